@@ -1,0 +1,19 @@
+#pragma once
+// gnnbed's own binary workload file: one file, fixed header, 4 KiB-aligned sections (CSR offsets,
+// CSR sources, labels, split, stored features), little-endian. Loading memory-maps the file, so a
+// generated 60 M-edge graph loads in the time it takes to validate it. See docs/binary_format.md.
+#include <filesystem>
+
+#include "workloads/dataset.hpp"
+
+namespace gnnbed {
+
+// Writes atomically (a temporary beside `path`, renamed when complete). Stored features are
+// written as float32 rows; generated features are written as their parameters only.
+void write_binary_workload(const Dataset& dataset, const std::filesystem::path& path);
+
+// Maps the file and validates header, section bounds, graph and dataset; throws InputError naming
+// the file and the header field or section at fault (wrong magic, version, truncation, ...).
+Dataset load_binary_workload(const std::filesystem::path& path);
+
+}  // namespace gnnbed

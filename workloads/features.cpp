@@ -1,0 +1,101 @@
+#include "workloads/features.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/random.hpp"
+
+namespace gnnbed {
+namespace {
+
+void check_columns(int dim, int column_begin, int column_end) {
+  if (column_begin < 0 || column_end > dim || column_begin > column_end) {
+    throw Error("feature columns [" + std::to_string(column_begin) + ", " +
+                std::to_string(column_end) + ") are outside [0, " + std::to_string(dim) + ")");
+  }
+}
+
+}  // namespace
+
+StoredFeatures::StoredFeatures(std::int64_t num_nodes, int dim, SharedArray<float> values)
+    : num_nodes_(num_nodes), dim_(dim), values_(std::move(values)) {
+  if (dim <= 0) throw Error("stored features need a positive dimension, got " + std::to_string(dim));
+  if (static_cast<std::int64_t>(values_.size()) != num_nodes * dim) {
+    throw Error("stored features hold " + std::to_string(values_.size()) + " values, expected " +
+                std::to_string(num_nodes) + " x " + std::to_string(dim));
+  }
+}
+
+void StoredFeatures::gather(std::span<const NodeId> nodes, int column_begin, int column_end,
+                            float* out) const {
+  check_columns(dim_, column_begin, column_end);
+  const auto width = static_cast<std::size_t>(column_end - column_begin);
+  const auto count = static_cast<std::int64_t>(nodes.size());
+#pragma omp parallel for schedule(static) if (count > 4096)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float* source = values_.data() +
+                          static_cast<std::size_t>(nodes[static_cast<std::size_t>(i)]) *
+                              static_cast<std::size_t>(dim_) +
+                          static_cast<std::size_t>(column_begin);
+    std::memcpy(out + static_cast<std::size_t>(i) * width, source, width * sizeof(float));
+  }
+}
+
+std::int64_t StoredFeatures::stored_bytes() const {
+  return static_cast<std::int64_t>(values_.size() * sizeof(float));
+}
+
+nlohmann::json StoredFeatures::describe() const {
+  return {{"kind", "stored"}, {"dtype", "float32"}, {"dim", dim_}, {"row_normalized", row_normalized_}};
+}
+
+StoredFeatures StoredFeatures::row_normalized() const {
+  std::vector<float> scaled(values_.begin(), values_.end());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t v = 0; v < num_nodes_; ++v) {
+    float* row_values = scaled.data() + static_cast<std::size_t>(v) * static_cast<std::size_t>(dim_);
+    double sum = 0;
+    for (int j = 0; j < dim_; ++j) sum += row_values[j];
+    if (sum == 0) continue;
+    const auto inverse = static_cast<float>(1.0 / sum);
+    for (int j = 0; j < dim_; ++j) row_values[j] *= inverse;
+  }
+  StoredFeatures result(num_nodes_, dim_, SharedArray(std::move(scaled)));
+  result.row_normalized_ = true;
+  return result;
+}
+
+GeneratedFeatures::GeneratedFeatures(int dim, SharedArray<std::int32_t> labels, float signal,
+                                     std::uint64_t seed)
+    : dim_(dim), labels_(std::move(labels)), signal_(signal), seed_(seed) {
+  if (dim <= 0) throw Error("generated features need a positive dimension, got " + std::to_string(dim));
+}
+
+float GeneratedFeatures::value(NodeId v, int column) const {
+  const auto c = static_cast<std::uint64_t>(column);
+  const float noise = standard_normal(hash_mix(seed_, static_cast<std::uint64_t>(v), c));
+  const std::int32_t label = labels_[static_cast<std::size_t>(v)];
+  if (label < 0) return noise;
+  const std::uint64_t sign_bits = hash_mix(seed_ ^ 0x5eed5eed5eed5eedULL, static_cast<std::uint64_t>(label), c);
+  return noise + ((sign_bits & 1) != 0 ? signal_ : -signal_);
+}
+
+void GeneratedFeatures::gather(std::span<const NodeId> nodes, int column_begin, int column_end,
+                               float* out) const {
+  check_columns(dim_, column_begin, column_end);
+  const auto width = static_cast<std::size_t>(column_end - column_begin);
+  const auto count = static_cast<std::int64_t>(nodes.size());
+#pragma omp parallel for schedule(static) if (count > 256)
+  for (std::int64_t i = 0; i < count; ++i) {
+    float* row_out = out + static_cast<std::size_t>(i) * width;
+    const NodeId v = nodes[static_cast<std::size_t>(i)];
+    for (int j = column_begin; j < column_end; ++j) row_out[j - column_begin] = value(v, j);
+  }
+}
+
+nlohmann::json GeneratedFeatures::describe() const {
+  return {{"kind", "generated"}, {"dim", dim_}, {"signal", signal_}, {"seed", seed_}};
+}
+
+}  // namespace gnnbed

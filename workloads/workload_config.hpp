@@ -1,0 +1,62 @@
+#pragma once
+// What a user names as "the workload", and how it becomes a Dataset. The same struct is read from
+// an experiment file's "workload" object and overridden from the command line.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "workloads/dataset.hpp"
+
+namespace gnnbed {
+
+struct WorkloadConfig {
+  // One of: a bundled dataset ("cora", "citeseer", "pubmed"); a preset ("products-like", ...);
+  // "csbm" or "rmat" (generated from the parameters below); or a file layout read from `path`:
+  // "planetoid-tsv", "edge-list", "ogb", "binary".
+  std::string source = "cora";
+  std::string path;
+  double scale = 1.0;       // presets only
+  std::uint64_t seed = 1;   // every generated part (structure, labels, features, split)
+
+  // Generated workloads (csbm, rmat) and generated parts of loaded ones.
+  std::int64_t num_nodes = 10000;
+  double average_degree = 10;
+  int num_classes = 8;
+  double homophily = 0.8;
+  int feature_dim = 64;
+  float feature_signal = 0.3f;
+  double train_fraction = 0.1, val_fraction = 0.1, test_fraction = 0.2;
+
+  // "auto": as the source provides them (generated for sources without features);
+  // "generated": class-conditional generated features of `feature_dim` columns;
+  // "none": structure only.
+  std::string features = "auto";
+  // "auto": row-normalise the bag-of-words features of the Planetoid datasets, as Kipf & Welling
+  // do, and nothing else; "row"; "none".
+  std::string feature_normalization = "auto";
+
+  bool symmetrize = true;        // edge-list and OGB files
+  bool drop_self_loops = false;
+  bool relabel = false;          // edge-list files: renumber the ids that occur densely
+  std::string ogb_split;         // OGB: split directory name (empty = the only one)
+};
+
+// Reads the fields present in `object` over `defaults`; unknown fields and wrong types throw
+// ConfigError naming the field (prefixed by `where`, e.g. "workload.scale").
+WorkloadConfig workload_config_from_json(const nlohmann::json& object, const WorkloadConfig& defaults,
+                                         const std::string& where);
+nlohmann::json to_json(const WorkloadConfig& config);
+
+// Loads or generates the dataset the config names, validated. Throws ConfigError for an unknown
+// source (listing the known ones) and InputError for bad files.
+Dataset load_workload(const WorkloadConfig& config);
+
+// The sources load_workload knows, for help texts.
+std::vector<std::string> workload_source_names();
+
+// Where the bundled Planetoid datasets live: $GNNBED_DATASETS if set, else the source tree's
+// workloads/datasets.
+std::string bundled_datasets_directory();
+
+}  // namespace gnnbed
