@@ -40,6 +40,7 @@ class StoredFeatures final : public FeatureStore {
  public:
   // `values` holds num_nodes x dim floats, row-major.
   StoredFeatures(std::int64_t num_nodes, int dim, SharedArray<float> values);
+  using FeatureStore::gather;
 
   std::int64_t num_nodes() const override { return num_nodes_; }
   int dim() const override { return dim_; }
@@ -72,6 +73,7 @@ class StoredFeatures final : public FeatureStore {
 class GeneratedFeatures final : public FeatureStore {
  public:
   GeneratedFeatures(int dim, SharedArray<std::int32_t> labels, float signal, std::uint64_t seed);
+  using FeatureStore::gather;
 
   std::int64_t num_nodes() const override { return static_cast<std::int64_t>(labels_.size()); }
   int dim() const override { return dim_; }

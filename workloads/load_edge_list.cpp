@@ -1,1 +1,149 @@
-// placeholder: being written
+// Reader for SNAP-style edge lists ("src dst" per line). Lines are parsed in place (no per-line
+// allocation); ids are kept 32-bit unless relabelling needs the original 64-bit values.
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/text_reader.hpp"
+#include "workloads/loaders.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::int64_t kMaxNodeId = std::numeric_limits<NodeId>::max() - 1;
+
+bool is_comment_or_blank(std::string_view line) {
+  const auto first = line.find_first_not_of(" \t");
+  return first == std::string_view::npos || line[first] == '#' || line[first] == '%';
+}
+
+// The common case, a line of two plain non-negative ids, without FieldParser's bookkeeping. False
+// when the line needs a closer look (comments, errors): the careful path then parses it again.
+bool parse_plain_line(std::string_view line, std::int64_t max_id, std::int64_t& u,
+                      std::int64_t& v) {
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  auto skip_blanks = [&] {
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+  };
+  auto parse_id = [&](std::int64_t& id) {
+    if (p == end || *p < '0' || *p > '9') return false;
+    const auto [stop, error] = std::from_chars(p, end, id);
+    p = stop;
+    return error == std::errc() && id <= max_id;
+  };
+  skip_blanks();
+  if (!parse_id(u) || p == end || (*p != ' ' && *p != '\t')) return false;
+  skip_blanks();
+  if (!parse_id(v)) return false;
+  skip_blanks();
+  return p == end;
+}
+
+std::int64_t read_id(FieldParser& fields, const LineReader& reader, std::string_view field,
+                     bool relabel) {
+  const std::int64_t id = fields.integer(field);
+  if (id < 0) {
+    throw InputError(reader.file(), reader.line_number(), std::string(field),
+                     "node id " + std::to_string(id) + " is negative");
+  }
+  if (!relabel && id > kMaxNodeId) {
+    throw InputError(reader.file(), reader.line_number(), std::string(field),
+                     "node id " + std::to_string(id) + " does not fit 32-bit node ids (at most " +
+                         std::to_string(kMaxNodeId) +
+                         "); relabel the ids if fewer distinct ones occur");
+  }
+  return id;
+}
+
+// Numbers the distinct ids of `original` (src, dst interleaved) 0..k-1 in increasing order and
+// writes the edges with the new ids; returns k.
+std::int64_t relabel_ids(std::vector<std::int64_t> original, std::vector<NodeId>& src,
+                         std::vector<NodeId>& dst, const std::string& file) {
+  const auto num_edges = static_cast<std::int64_t>(original.size() / 2);
+  src.resize(static_cast<std::size_t>(num_edges));
+  dst.resize(static_cast<std::size_t>(num_edges));
+  const std::int64_t max_id = *std::max_element(original.begin(), original.end());
+  std::vector<std::int64_t> distinct;
+  std::vector<NodeId> table;
+  // Ids no larger than a few times their count (the usual case): a direct table, no sorting.
+  // Sparse ids (hashes, 64-bit ids): sorted distinct ids and binary search.
+  const bool use_table = max_id < kMaxNodeId && max_id < 2 * num_edges;
+  std::int64_t num_nodes = 0;
+  if (use_table) {
+    table.assign(static_cast<std::size_t>(max_id) + 1, 0);
+    for (const std::int64_t id : original) table[static_cast<std::size_t>(id)] = 1;
+    for (NodeId& entry : table) entry = entry != 0 ? static_cast<NodeId>(num_nodes++) : -1;
+  } else {
+    distinct = original;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    num_nodes = static_cast<std::int64_t>(distinct.size());
+    check_node_count(num_nodes, file);
+  }
+  auto dense = [&](std::int64_t id) {
+    if (use_table) return table[static_cast<std::size_t>(id)];
+    return static_cast<NodeId>(std::lower_bound(distinct.begin(), distinct.end(), id) -
+                               distinct.begin());
+  };
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < num_edges; ++e) {
+    const auto i = static_cast<std::size_t>(e);
+    src[i] = dense(original[2 * i]);
+    dst[i] = dense(original[2 * i + 1]);
+  }
+  return num_nodes;
+}
+
+}  // namespace
+
+Graph load_edge_list(const std::filesystem::path& file, const EdgeListFileOptions& options) {
+  LineReader reader(file);
+  const bool relabel = options.relabel;
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+  // With relabelling, the original ids (src, dst interleaved) until the dense numbering is known.
+  std::vector<std::int64_t> original;
+  std::int64_t max_id = -1;
+  const std::int64_t max_plain_id = relabel ? std::numeric_limits<std::int64_t>::max() : kMaxNodeId;
+  std::string_view line;
+  while (reader.next(line)) {
+    std::int64_t u = 0;
+    std::int64_t v = 0;
+    if (!parse_plain_line(line, max_plain_id, u, v)) {
+      if (is_comment_or_blank(line)) continue;
+      FieldParser fields(reader, line, ' ');
+      u = read_id(fields, reader, "src", relabel);
+      v = read_id(fields, reader, "dst", relabel);
+      if (!fields.at_end()) {
+        throw InputError(reader.file(), reader.line_number(), "",
+                         "expected exactly 2 fields (src dst), got more: '" + std::string(line) +
+                             "' (weighted or temporal edge lists are not supported)");
+      }
+    }
+    if (relabel) {
+      original.push_back(u);
+      original.push_back(v);
+    } else {
+      src.push_back(static_cast<NodeId>(u));
+      dst.push_back(static_cast<NodeId>(v));
+      max_id = std::max({max_id, u, v});
+    }
+  }
+  if (reader.line_number() == 0) throw InputError(reader.file(), 0, "", "file is empty");
+  if (src.empty() && original.empty()) {
+    throw InputError(reader.file(), 0, "", "no edges (only comments or blank lines)");
+  }
+
+  std::int64_t num_nodes = max_id + 1;
+  if (relabel) num_nodes = relabel_ids(std::move(original), src, dst, reader.file());
+  EdgeListOptions build;
+  build.symmetrize = options.symmetrize;
+  build.drop_self_loops = options.drop_self_loops;
+  return build_graph(num_nodes, src, dst, build, reader.file());
+}
+
+}  // namespace gnnbed

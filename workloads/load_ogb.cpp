@@ -1,1 +1,257 @@
-// placeholder: being written
+// Reader for the raw layout of OGB node-property datasets (what ogb's download unpacks):
+// raw/{edge,node-feat,node-label,num-node-list}.csv[.gz] and
+// split/<name>/{train,valid,test}.csv[.gz].
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/text_reader.hpp"
+#include "workloads/loaders.hpp"
+
+namespace gnnbed {
+namespace {
+
+// `name` or `name.gz` in `directory` (the plain one when both exist); nullopt when neither does.
+std::optional<std::filesystem::path> find_table(const std::filesystem::path& directory,
+                                                const std::string& name) {
+  std::error_code ec;
+  for (const std::filesystem::path& candidate : {directory / name, directory / (name + ".gz")}) {
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::filesystem::path require_table(const std::filesystem::path& directory,
+                                    const std::string& name) {
+  if (auto found = find_table(directory, name)) return *found;
+  throw InputError((directory / name).string(), 0, "", "no such file (nor " + name + ".gz)");
+}
+
+std::filesystem::path choose_split(const std::filesystem::path& directory,
+                                   const std::string& split_name) {
+  const std::filesystem::path root = directory / "split";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root, ec)) {
+    throw InputError(root.string(), 0, "", "no such directory (OGB datasets keep splits there)");
+  }
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (entry.is_directory()) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string listed;
+  for (const std::string& name : names) listed += (listed.empty() ? "" : ", ") + name;
+  if (!split_name.empty()) {
+    if (std::find(names.begin(), names.end(), split_name) == names.end()) {
+      throw ConfigError("split_name", "'" + split_name + "' is not a directory under " +
+                                          root.string() + " (there: " + listed + ")");
+    }
+    return root / split_name;
+  }
+  if (names.empty()) throw InputError(root.string(), 0, "", "holds no split directory");
+  if (names.size() > 1) {
+    throw ConfigError("split_name",
+                      root.string() + " holds several splits (" + listed + "); choose one");
+  }
+  return root / names.front();
+}
+
+std::optional<std::int64_t> read_num_nodes(const std::filesystem::path& raw) {
+  const auto path = find_table(raw, "num-node-list.csv");
+  if (!path) return std::nullopt;
+  LineReader reader(*path);
+  std::optional<std::int64_t> num_nodes;
+  std::string_view line;
+  while (reader.next(line)) {
+    if (is_blank(line)) continue;
+    if (num_nodes) {
+      throw InputError(reader.file(), reader.line_number(), "num_nodes",
+                       "a second graph; only single-graph datasets are supported");
+    }
+    FieldParser fields(reader, line, ',');
+    num_nodes = fields.integer("num_nodes");
+    fields.expect_end();
+    if (*num_nodes < 1 || *num_nodes > std::numeric_limits<NodeId>::max()) {
+      throw InputError(reader.file(), reader.line_number(), "num_nodes",
+                       std::to_string(*num_nodes) + " is outside [1, " +
+                           std::to_string(std::numeric_limits<NodeId>::max()) + "]");
+    }
+  }
+  if (!num_nodes) throw InputError(reader.file(), 0, "", "file is empty");
+  return num_nodes;
+}
+
+// One label per line: an integer ("3", or "3.0" as pandas writes a float column), or "nan" / an
+// empty field / -1 for no label.
+std::int32_t parse_label(std::string_view text, const LineReader& reader) {
+  if (text.empty() || text == "nan" || text == "NaN" || text == "NAN") return -1;
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
+      value != std::floor(value)) {
+    throw InputError(reader.file(), reader.line_number(), "label",
+                     "'" + std::string(text) + "' is not a class number (or nan for none)");
+  }
+  if (value < -1 || value > std::numeric_limits<std::int32_t>::max() - 1) {
+    throw InputError(reader.file(), reader.line_number(), "label",
+                     "'" + std::string(text) + "' is outside [-1, 2^31 - 1)");
+  }
+  return static_cast<std::int32_t>(value);
+}
+
+std::vector<std::int32_t> read_labels(const std::filesystem::path& path,
+                                      std::optional<std::int64_t> num_nodes) {
+  LineReader reader(path);
+  std::vector<std::int32_t> labels;
+  if (num_nodes) labels.reserve(static_cast<std::size_t>(*num_nodes));
+  std::string_view line;
+  while (reader.next(line)) {
+    FieldParser fields(reader, line, ',');
+    labels.push_back(parse_label(fields.text("label"), reader));
+    fields.expect_end();
+  }
+  if (labels.empty()) throw InputError(reader.file(), 0, "", "file is empty");
+  if (num_nodes && static_cast<std::int64_t>(labels.size()) != *num_nodes) {
+    throw InputError(reader.file(), 0, "label",
+                     std::to_string(labels.size()) + " lines for " + std::to_string(*num_nodes) +
+                         " nodes (num-node-list.csv); every node needs one");
+  }
+  check_node_count(static_cast<std::int64_t>(labels.size()), reader.file());
+  return labels;
+}
+
+Graph read_edges(const std::filesystem::path& path, std::int64_t num_nodes, bool symmetrize) {
+  LineReader reader(path);
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+  std::string_view line;
+  auto node = [&](FieldParser& fields, std::string_view field) {
+    const std::int64_t id = fields.integer(field);
+    if (id < 0 || id >= num_nodes) {
+      throw InputError(reader.file(), reader.line_number(), std::string(field),
+                       "node id " + std::to_string(id) + " is outside [0, " +
+                           std::to_string(num_nodes) + ") (the number of label lines)");
+    }
+    return static_cast<NodeId>(id);
+  };
+  while (reader.next(line)) {
+    FieldParser fields(reader, line, ',');
+    src.push_back(node(fields, "src"));
+    dst.push_back(node(fields, "dst"));
+    fields.expect_end();
+  }
+  if (src.empty()) throw InputError(reader.file(), 0, "", "file is empty");
+  EdgeListOptions options;
+  options.symmetrize = symmetrize;
+  return build_graph(num_nodes, src, dst, options, reader.file());
+}
+
+std::shared_ptr<const FeatureStore> read_features(const std::filesystem::path& path,
+                                                  std::int64_t num_nodes) {
+  LineReader reader(path);
+  std::vector<float> values;
+  std::vector<std::string> column_names;  // "feature[j]", made once so errors can name columns
+  std::int64_t rows = 0;
+  std::string_view line;
+  while (reader.next(line)) {
+    if (column_names.empty()) {
+      const auto dim = std::count(line.begin(), line.end(), ',') + 1;
+      for (std::int64_t j = 0; j < dim; ++j) {
+        column_names.push_back("feature[" + std::to_string(j) + "]");
+      }
+      values.reserve(static_cast<std::size_t>(num_nodes) * column_names.size());
+    }
+    if (rows == num_nodes) {
+      throw InputError(reader.file(), reader.line_number(), "",
+                       "more rows than the " + std::to_string(num_nodes) + " nodes");
+    }
+    FieldParser fields(reader, line, ',');
+    for (const std::string& name : column_names) values.push_back(fields.real32(name));
+    if (!fields.at_end()) {
+      throw InputError(reader.file(), reader.line_number(), "",
+                       "more than " + std::to_string(column_names.size()) +
+                           " values (the first row has " + std::to_string(column_names.size()) +
+                           ")");
+    }
+    ++rows;
+  }
+  if (rows == 0) throw InputError(reader.file(), 0, "", "file is empty");
+  if (rows != num_nodes) {
+    throw InputError(reader.file(), 0, "",
+                     std::to_string(rows) + " rows for " + std::to_string(num_nodes) + " nodes");
+  }
+  return std::make_shared<const StoredFeatures>(num_nodes, static_cast<int>(column_names.size()),
+                                                SharedArray(std::move(values)));
+}
+
+Split read_split(const std::filesystem::path& directory, std::span<const std::int32_t> labels) {
+  const auto num_nodes = static_cast<std::int64_t>(labels.size());
+  // 0 = in no part yet, else 1 + the index of the part that lists the node.
+  std::vector<std::uint8_t> part_of(labels.size(), 0);
+  const std::string part_files[] = {"train.csv", "valid.csv", "test.csv"};
+  Split split;
+  std::vector<NodeId>* parts[] = {&split.train, &split.val, &split.test};
+  for (std::size_t part = 0; part < 3; ++part) {
+    LineReader reader(require_table(directory, part_files[part]));
+    std::string_view line;
+    while (reader.next(line)) {
+      FieldParser fields(reader, line, ',');
+      const std::int64_t id = fields.integer("node");
+      fields.expect_end();
+      if (id < 0 || id >= num_nodes) {
+        throw InputError(
+            reader.file(), reader.line_number(), "node",
+            "node id " + std::to_string(id) + " is outside [0, " + std::to_string(num_nodes) + ")");
+      }
+      const auto v = static_cast<std::size_t>(id);
+      if (part_of[v] != 0) {
+        throw InputError(
+            reader.file(), reader.line_number(), "node",
+            "node " + std::to_string(id) + " is already listed in " + part_files[part_of[v] - 1]);
+      }
+      if (labels[v] < 0) {
+        throw InputError(reader.file(), reader.line_number(), "node",
+                         "node " + std::to_string(id) + " has no label");
+      }
+      part_of[v] = static_cast<std::uint8_t>(part + 1);
+      parts[part]->push_back(static_cast<NodeId>(id));
+    }
+    if (reader.line_number() == 0) throw InputError(reader.file(), 0, "", "file is empty");
+  }
+  return split;
+}
+
+}  // namespace
+
+Dataset load_ogb(const std::filesystem::path& directory, const OgbOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(directory, ec)) {
+    throw InputError(directory.string(), 0, "", "no such directory");
+  }
+  const std::filesystem::path split_directory = choose_split(directory, options.split_name);
+  const std::filesystem::path raw = directory / "raw";
+  const std::optional<std::int64_t> stated_nodes = read_num_nodes(raw);
+
+  Dataset dataset;
+  const std::filesystem::path normal = std::filesystem::absolute(directory).lexically_normal();
+  dataset.name = (normal.has_filename() ? normal : normal.parent_path()).filename().string();
+  std::vector<std::int32_t> labels =
+      read_labels(require_table(raw, "node-label.csv"), stated_nodes);
+  const auto num_nodes = static_cast<std::int64_t>(labels.size());
+  dataset.num_classes = *std::max_element(labels.begin(), labels.end()) + 1;
+  dataset.graph = read_edges(require_table(raw, "edge.csv"), num_nodes, options.symmetrize);
+  if (const auto features = find_table(raw, "node-feat.csv")) {
+    dataset.features = read_features(*features, num_nodes);
+  }
+  dataset.split = read_split(split_directory, labels);
+  dataset.labels = SharedArray(std::move(labels));
+  dataset.validate(directory.string());
+  return dataset;
+}
+
+}  // namespace gnnbed

@@ -1,1 +1,342 @@
-// placeholder: being written
+// Reader for the TSV dataset layout of workloads/datasets/* (see ../shared/datasets/README.md).
+// Everything the files say twice (meta.tsv counts versus the data files) must agree, so a damaged
+// or hand-edited copy is caught here instead of silently training on different data.
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/text_reader.hpp"
+#include "workloads/loaders.hpp"
+#include "workloads/mapped_file.hpp"
+
+namespace gnnbed {
+namespace {
+
+struct MetaEntry {
+  std::string key;
+  std::string value;
+  std::int64_t line = 0;
+};
+
+class Meta {
+ public:
+  explicit Meta(const std::filesystem::path& path) {
+    LineReader reader(path);
+    file_ = reader.file();
+    std::string_view line;
+    bool any_line = false;
+    while (reader.next(line)) {
+      any_line = true;
+      if (is_blank(line)) continue;
+      const auto tab = line.find('\t');
+      if (tab == std::string_view::npos || tab == 0) {
+        throw InputError(file_, reader.line_number(), "key",
+                         "expected 'key<TAB>value', got '" + std::string(line) + "'");
+      }
+      MetaEntry entry{std::string(line.substr(0, tab)), std::string(line.substr(tab + 1)),
+                      reader.line_number()};
+      if (const MetaEntry* earlier = find(entry.key)) {
+        throw InputError(file_, entry.line, entry.key,
+                         "listed twice (first on line " + std::to_string(earlier->line) + ")");
+      }
+      entries_.push_back(std::move(entry));
+    }
+    if (!any_line) throw InputError(file_, 0, "", "file is empty");
+  }
+
+  const std::string& file() const { return file_; }
+
+  const MetaEntry* find(std::string_view key) const {
+    for (const MetaEntry& entry : entries_) {
+      if (entry.key == key) return &entry;
+    }
+    return nullptr;
+  }
+
+  const MetaEntry& required(std::string_view key) const {
+    const MetaEntry* entry = find(key);
+    if (entry == nullptr) throw InputError(file_, 0, std::string(key), "missing (required key)");
+    return *entry;
+  }
+
+  std::int64_t integer(const MetaEntry& entry) const {
+    std::int64_t value = 0;
+    const std::string& text = entry.value;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+      throw InputError(file_, entry.line, entry.key, "'" + text + "' is not an integer");
+    }
+    return value;
+  }
+
+  std::int64_t integer_in(std::string_view key, std::int64_t low, std::int64_t high) const {
+    const MetaEntry& entry = required(key);
+    const std::int64_t value = integer(entry);
+    if (value < low || value > high) {
+      throw InputError(file_, entry.line, entry.key,
+                       std::to_string(value) + " is outside [" + std::to_string(low) + ", " +
+                           std::to_string(high) + "]");
+    }
+    return value;
+  }
+
+  // A count that meta.tsv may state: when it does, the data file must agree.
+  void check_count(std::string_view key, std::int64_t actual, const std::string& data_file,
+                   const std::string& what) const {
+    const MetaEntry* entry = find(key);
+    if (entry == nullptr) return;
+    const std::int64_t stated = integer(*entry);
+    if (stated != actual) {
+      throw InputError(file_, entry->line, entry->key,
+                       "says " + std::to_string(stated) + " but " + data_file + " has " +
+                           std::to_string(actual) + " " + what);
+    }
+  }
+
+ private:
+  std::string file_;
+  std::vector<MetaEntry> entries_;
+};
+
+NodeId node_id(FieldParser& fields, const LineReader& reader, std::string_view field,
+               std::int64_t num_nodes) {
+  const std::int64_t id = fields.integer(field);
+  if (id < 0 || id >= num_nodes) {
+    throw InputError(reader.file(), reader.line_number(), std::string(field),
+                     "node id " + std::to_string(id) + " is outside [0, " +
+                         std::to_string(num_nodes) + ") (num_nodes in meta.tsv)");
+  }
+  return static_cast<NodeId>(id);
+}
+
+// Calls `per_line(reader, fields)` for every line; the callback reads the fields it expects and
+// extra fields are an error. Returns the number of lines.
+template <typename PerLine>
+std::int64_t for_each_line(const std::filesystem::path& path, PerLine&& per_line) {
+  LineReader reader(path);
+  std::string_view line;
+  while (reader.next(line)) {
+    FieldParser fields(reader, line, '\t');
+    per_line(reader, fields);
+    fields.expect_end();
+  }
+  if (reader.line_number() == 0) throw InputError(reader.file(), 0, "", "file is empty");
+  return reader.line_number();
+}
+
+Graph read_edges(const std::filesystem::path& path, const Meta& meta, std::int64_t num_nodes) {
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+  std::int64_t self_loops = 0;
+  const std::int64_t lines =
+      for_each_line(path, [&](const LineReader& reader, FieldParser& fields) {
+        src.push_back(node_id(fields, reader, "src", num_nodes));
+        dst.push_back(node_id(fields, reader, "dst", num_nodes));
+        if (src.back() == dst.back()) ++self_loops;
+      });
+  const std::string file = path.string();
+  meta.check_count("num_undirected_edges", lines, file, "lines");
+  meta.check_count("num_self_loops", self_loops, file, "self loops");
+
+  Graph graph = build_graph(num_nodes, src, dst, EdgeListOptions{}, file);
+  if (graph.num_edges() != 2 * (lines - self_loops) + self_loops) {
+    // Some undirected edge is listed twice (maybe once per direction): find the later copy.
+    std::vector<std::pair<std::uint64_t, std::int64_t>> keyed(src.size());
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      const auto low = static_cast<std::uint64_t>(std::min(src[i], dst[i]));
+      const auto high = static_cast<std::uint64_t>(std::max(src[i], dst[i]));
+      keyed[i] = {low << 32 | high, static_cast<std::int64_t>(i) + 1};
+    }
+    std::sort(keyed.begin(), keyed.end());
+    for (std::size_t i = 1; i < keyed.size(); ++i) {
+      if (keyed[i].first == keyed[i - 1].first) {
+        throw InputError(file, keyed[i].second, "src",
+                         "edge " + std::to_string(keyed[i].first >> 32) + " - " +
+                             std::to_string(keyed[i].first & 0xffffffffULL) +
+                             " is listed twice (also on line " +
+                             std::to_string(keyed[i - 1].second) + ")");
+      }
+    }
+  }
+  return graph;
+}
+
+std::shared_ptr<const FeatureStore> read_sparse_features(const std::filesystem::path& path,
+                                                         const Meta& meta, std::int64_t num_nodes,
+                                                         int dim) {
+  const auto cells = static_cast<std::size_t>(num_nodes) * static_cast<std::size_t>(dim);
+  std::vector<float> values(cells, 0.0f);
+  std::vector<bool> written(cells, false);
+  const std::int64_t lines =
+      for_each_line(path, [&](const LineReader& reader, FieldParser& fields) {
+        const NodeId v = node_id(fields, reader, "node", num_nodes);
+        const std::int64_t column = fields.integer("feature");
+        if (column < 0 || column >= dim) {
+          throw InputError(reader.file(), reader.line_number(), "feature",
+                           "column " + std::to_string(column) + " is outside [0, " +
+                               std::to_string(dim) + ") (num_features in meta.tsv)");
+        }
+        const float value = fields.real32("value");
+        const std::size_t cell = static_cast<std::size_t>(v) * static_cast<std::size_t>(dim) +
+                                 static_cast<std::size_t>(column);
+        if (written[cell]) {
+          throw InputError(reader.file(), reader.line_number(), "feature",
+                           "node " + std::to_string(v) + " feature " + std::to_string(column) +
+                               " is listed twice");
+        }
+        written[cell] = true;
+        values[cell] = value;
+      });
+  meta.check_count("num_feature_nonzeros", lines, path.string(), "lines");
+  return std::make_shared<const StoredFeatures>(num_nodes, dim, SharedArray(std::move(values)));
+}
+
+std::shared_ptr<const FeatureStore> read_dense_features(const std::filesystem::path& path,
+                                                        std::int64_t num_nodes, int dim) {
+  if constexpr (std::endian::native != std::endian::little) {
+    throw InputError(path.string(), 0, "", "little-endian float32 files need a little-endian host");
+  }
+  auto mapped = MappedFile::open(path);
+  const auto count = static_cast<std::size_t>(num_nodes) * static_cast<std::size_t>(dim);
+  if (mapped->size_bytes() != count * sizeof(float)) {
+    throw InputError(mapped->file(), 0, "",
+                     "has " + std::to_string(mapped->size_bytes()) + " bytes, expected " +
+                         std::to_string(num_nodes) + " nodes x " + std::to_string(dim) +
+                         " features x 4 bytes = " + std::to_string(count * sizeof(float)));
+  }
+  const std::span<const float> values = mapped->view<float>(0, count);
+  const auto bad =
+      std::find_if(values.begin(), values.end(), [](float value) { return !std::isfinite(value); });
+  if (bad != values.end()) {
+    const auto index = static_cast<std::size_t>(bad - values.begin());
+    throw InputError(mapped->file(), 0, "value",
+                     "node " + std::to_string(index / static_cast<std::size_t>(dim)) + " feature " +
+                         std::to_string(index % static_cast<std::size_t>(dim)) + " is not finite");
+  }
+  return std::make_shared<const StoredFeatures>(num_nodes, dim,
+                                                SharedArray<float>(values, std::move(mapped)));
+}
+
+std::vector<std::int32_t> read_labels(const std::filesystem::path& path, const Meta& meta,
+                                      std::int64_t num_nodes, std::int64_t num_classes) {
+  const auto n = static_cast<std::size_t>(num_nodes);
+  std::vector<std::int32_t> labels(n, -1);
+  std::vector<std::int64_t> line_of(n, 0);
+  const std::string file = path.string();
+  const std::int64_t lines = for_each_line(path, [&](const LineReader& reader,
+                                                     FieldParser& fields) {
+    const NodeId v = node_id(fields, reader, "node", num_nodes);
+    const std::int64_t label = fields.integer("class");
+    if (label < -1 || label >= num_classes) {
+      throw InputError(reader.file(), reader.line_number(), "class",
+                       std::to_string(label) + " is outside [-1, " + std::to_string(num_classes) +
+                           ") (num_classes in meta.tsv; -1 = no label)");
+    }
+    const auto slot = static_cast<std::size_t>(v);
+    if (line_of[slot] != 0) {
+      throw InputError(reader.file(), reader.line_number(), "node",
+                       "node " + std::to_string(v) + " is listed twice (first on line " +
+                           std::to_string(line_of[slot]) + ")");
+    }
+    line_of[slot] = reader.line_number();
+    labels[slot] = static_cast<std::int32_t>(label);
+  });
+  if (lines != num_nodes) {
+    const auto missing = std::find(line_of.begin(), line_of.end(), 0) - line_of.begin();
+    throw InputError(file, 0, "node",
+                     "node " + std::to_string(missing) + " has no line (" + std::to_string(lines) +
+                         " lines for " + std::to_string(num_nodes) +
+                         " nodes; every node needs one, -1 = no label)");
+  }
+  meta.check_count("num_unlabeled_nodes", std::count(labels.begin(), labels.end(), -1), file,
+                   "nodes labelled -1");
+  return labels;
+}
+
+Split read_split(const std::filesystem::path& path, const Meta& meta,
+                 std::span<const std::int32_t> labels) {
+  const auto num_nodes = static_cast<std::int64_t>(labels.size());
+  std::vector<std::int64_t> line_of(labels.size(), 0);
+  Split split;
+  for_each_line(path, [&](const LineReader& reader, FieldParser& fields) {
+    const NodeId v = node_id(fields, reader, "node", num_nodes);
+    const std::string_view part = fields.text("split");
+    std::vector<NodeId>* ids = part == "train"  ? &split.train
+                               : part == "val"  ? &split.val
+                               : part == "test" ? &split.test
+                                                : nullptr;
+    if (ids == nullptr) {
+      throw InputError(reader.file(), reader.line_number(), "split",
+                       "'" + std::string(part) + "' is not one of train, val, test");
+    }
+    const auto slot = static_cast<std::size_t>(v);
+    if (line_of[slot] != 0) {
+      throw InputError(reader.file(), reader.line_number(), "node",
+                       "node " + std::to_string(v) + " is listed twice (first on line " +
+                           std::to_string(line_of[slot]) + ")");
+    }
+    if (labels[slot] < 0) {
+      throw InputError(reader.file(), reader.line_number(), "node",
+                       "node " + std::to_string(v) + " has no label (-1 in labels.tsv)");
+    }
+    line_of[slot] = reader.line_number();
+    ids->push_back(v);
+  });
+  const std::string file = path.string();
+  meta.check_count("num_train", static_cast<std::int64_t>(split.train.size()), file, "train nodes");
+  meta.check_count("num_val", static_cast<std::int64_t>(split.val.size()), file, "val nodes");
+  meta.check_count("num_test", static_cast<std::int64_t>(split.test.size()), file, "test nodes");
+  return split;
+}
+
+}  // namespace
+
+Dataset load_planetoid_tsv(const std::filesystem::path& directory) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(directory, ec)) {
+    throw InputError(directory.string(), 0, "", "no such directory");
+  }
+  const Meta meta(directory / "meta.tsv");
+  const std::int64_t num_nodes =
+      meta.integer_in("num_nodes", 1, std::numeric_limits<NodeId>::max());
+  const std::int64_t num_classes =
+      meta.integer_in("num_classes", 1, std::numeric_limits<std::int32_t>::max());
+  const MetaEntry& format = meta.required("feature_format");
+
+  Dataset dataset;
+  // Normalized first, so that "cora/" and "." name the directory itself.
+  const std::filesystem::path normal = std::filesystem::absolute(directory).lexically_normal();
+  dataset.name = (normal.has_filename() ? normal : normal.parent_path()).filename().string();
+  dataset.num_classes = static_cast<int>(num_classes);
+  dataset.graph = read_edges(directory / "edges.tsv", meta, num_nodes);
+  if (format.value != "MISSING") {
+    const auto dim =
+        static_cast<int>(meta.integer_in("num_features", 1, std::numeric_limits<int>::max()));
+    if (std::string_view(format.value).starts_with("features_sparse.tsv")) {
+      dataset.features =
+          read_sparse_features(directory / "features_sparse.tsv", meta, num_nodes, dim);
+    } else if (std::string_view(format.value).starts_with("features.bin")) {
+      dataset.features = read_dense_features(directory / "features.bin", num_nodes, dim);
+    } else {
+      throw InputError(meta.file(), format.line, format.key,
+                       "'" + format.value +
+                           "' names no known format (features_sparse.tsv, features.bin or "
+                           "MISSING)");
+    }
+  }
+  std::vector<std::int32_t> labels =
+      read_labels(directory / "labels.tsv", meta, num_nodes, num_classes);
+  dataset.split = read_split(directory / "split.tsv", meta, labels);
+  dataset.labels = SharedArray(std::move(labels));
+  dataset.validate(directory.string());
+  return dataset;
+}
+
+}  // namespace gnnbed

@@ -1,1 +1,231 @@
-// placeholder: being written
+#include "workloads/workload_config.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "workloads/binary_format.hpp"
+#include "workloads/common/json_config.hpp"
+#include "workloads/common/random.hpp"
+#include "workloads/generators.hpp"
+#include "workloads/loaders.hpp"
+#include "workloads/presets.hpp"
+
+namespace gnnbed {
+namespace {
+
+std::uint64_t part_seed(const WorkloadConfig& config, std::uint64_t part) {
+  return hash_mix(config.seed, part);
+}
+
+std::int64_t fraction_of(double fraction, std::int64_t count) {
+  return static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(count)));
+}
+
+// Labels, a split and generated features for a structure-only graph.
+Dataset with_generated_node_data(std::string name, Graph graph, const WorkloadConfig& config) {
+  Dataset dataset;
+  dataset.name = std::move(name);
+  dataset.num_classes = config.num_classes;
+  dataset.labels = SharedArray(generate_labels(graph.num_nodes(), config.num_classes, part_seed(config, 1)));
+  const std::int64_t n = graph.num_nodes();
+  dataset.split = random_split(dataset.labels.span(), fraction_of(config.train_fraction, n),
+                               fraction_of(config.val_fraction, n),
+                               fraction_of(config.test_fraction, n), part_seed(config, 2));
+  dataset.features = std::make_shared<GeneratedFeatures>(config.feature_dim, dataset.labels,
+                                                         config.feature_signal, part_seed(config, 3));
+  dataset.graph = std::move(graph);
+  return dataset;
+}
+
+std::string required_path(const WorkloadConfig& config) {
+  if (config.path.empty()) {
+    throw ConfigError("workload.path", "source '" + config.source + "' reads a file or directory: set path");
+  }
+  return config.path;
+}
+
+using SourceLoader = std::function<Dataset(const WorkloadConfig&)>;
+
+Dataset load_bundled(const std::string& name) {
+  return load_planetoid_tsv(std::filesystem::path(bundled_datasets_directory()) / name);
+}
+
+std::map<std::string, SourceLoader> make_sources() {
+  std::map<std::string, SourceLoader> sources = {
+      {"cora", [](const WorkloadConfig&) { return load_bundled("cora"); }},
+      {"citeseer", [](const WorkloadConfig&) { return load_bundled("citeseer"); }},
+      {"pubmed", [](const WorkloadConfig&) { return load_bundled("pubmed"); }},
+      {"planetoid-tsv", [](const WorkloadConfig& c) { return load_planetoid_tsv(required_path(c)); }},
+      {"binary", [](const WorkloadConfig& c) { return load_binary_workload(required_path(c)); }},
+      {"ogb",
+       [](const WorkloadConfig& c) {
+         return load_ogb(required_path(c), OgbOptions{c.ogb_split, c.symmetrize});
+       }},
+      {"edge-list",
+       [](const WorkloadConfig& c) {
+         const std::filesystem::path path = required_path(c);
+         Graph graph = load_edge_list(path, {c.symmetrize, c.drop_self_loops, c.relabel});
+         return with_generated_node_data(path.stem().string(), std::move(graph), c);
+       }},
+      {"rmat",
+       [](const WorkloadConfig& c) {
+         RmatParams params;
+         params.num_nodes = c.num_nodes;
+         params.num_undirected_edges = static_cast<std::int64_t>(
+             std::llround(static_cast<double>(c.num_nodes) * c.average_degree / 2));
+         params.seed = part_seed(c, 4);
+         return with_generated_node_data("rmat", generate_rmat(params), c);
+       }},
+      {"csbm",
+       [](const WorkloadConfig& c) {
+         CsbmParams params;
+         params.num_nodes = c.num_nodes;
+         params.average_degree = c.average_degree;
+         params.num_classes = c.num_classes;
+         params.homophily = c.homophily;
+         params.feature_dim = c.feature_dim;
+         params.feature_signal = c.feature_signal;
+         params.train_fraction = c.train_fraction;
+         params.val_fraction = c.val_fraction;
+         params.test_fraction = c.test_fraction;
+         params.seed = c.seed;
+         return generate_csbm(params);
+       }},
+  };
+  for (const PresetSpec& preset : presets()) {
+    sources.emplace(preset.name, [name = preset.name](const WorkloadConfig& c) {
+      return generate_preset(scaled(find_preset(name), c.scale), c.seed);
+    });
+  }
+  return sources;
+}
+
+const std::map<std::string, SourceLoader>& sources() {
+  static const std::map<std::string, SourceLoader> known = make_sources();
+  return known;
+}
+
+bool is_planetoid(const std::string& source) {
+  return source == "cora" || source == "citeseer" || source == "pubmed" || source == "planetoid-tsv";
+}
+
+void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
+  if (config.features == "none") {
+    dataset.features.reset();
+    return;
+  }
+  if (config.features == "generated" || (config.features == "auto" && !dataset.features)) {
+    if (dataset.labels.empty()) {
+      throw ConfigError("workload.features", "generated features need labels, and '" +
+                                                 dataset.name + "' has none");
+    }
+    dataset.features = std::make_shared<GeneratedFeatures>(config.feature_dim, dataset.labels,
+                                                           config.feature_signal, part_seed(config, 3));
+  }
+  const bool row = config.feature_normalization == "row" ||
+                   (config.feature_normalization == "auto" && is_planetoid(config.source));
+  if (!row) return;
+  const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get());
+  if (stored != nullptr) {
+    dataset.features = std::make_shared<StoredFeatures>(stored->row_normalized());
+  } else if (config.feature_normalization == "row") {
+    throw ConfigError("workload.feature_normalization",
+                      "'row' needs stored features; '" + dataset.name + "' has generated ones");
+  }
+}
+
+void validate_config(const WorkloadConfig& config) {
+  require(config.scale > 0, "workload.scale", "must be positive");
+  require(config.num_nodes >= 2, "workload.num_nodes", "must be at least 2");
+  require(config.average_degree > 0, "workload.average_degree", "must be positive");
+  require(config.num_classes >= 2, "workload.num_classes", "must be at least 2");
+  require(config.homophily >= 0 && config.homophily <= 1, "workload.homophily", "must lie in [0, 1]");
+  require(config.feature_dim >= 1, "workload.feature_dim", "must be at least 1");
+  require(config.train_fraction >= 0 && config.val_fraction >= 0 && config.test_fraction >= 0 &&
+              config.train_fraction + config.val_fraction + config.test_fraction <= 1,
+          "workload.train_fraction", "train, val and test fractions must be >= 0 and sum to <= 1");
+  require_one_of("workload.features", config.features, {"auto", "generated", "none"});
+  require_one_of("workload.feature_normalization", config.feature_normalization, {"auto", "row", "none"});
+}
+
+}  // namespace
+
+WorkloadConfig workload_config_from_json(const nlohmann::json& object, const WorkloadConfig& defaults,
+                                         const std::string& where) {
+  WorkloadConfig config = defaults;
+  JsonFieldReader reader(object, where);
+  reader.read("source", config.source);
+  reader.read("path", config.path);
+  reader.read("scale", config.scale);
+  reader.read("seed", config.seed);
+  reader.read("num_nodes", config.num_nodes);
+  reader.read("average_degree", config.average_degree);
+  reader.read("num_classes", config.num_classes);
+  reader.read("homophily", config.homophily);
+  reader.read("feature_dim", config.feature_dim);
+  reader.read("feature_signal", config.feature_signal);
+  reader.read("train_fraction", config.train_fraction);
+  reader.read("val_fraction", config.val_fraction);
+  reader.read("test_fraction", config.test_fraction);
+  reader.read("features", config.features);
+  reader.read("feature_normalization", config.feature_normalization);
+  reader.read("symmetrize", config.symmetrize);
+  reader.read("drop_self_loops", config.drop_self_loops);
+  reader.read("relabel", config.relabel);
+  reader.read("ogb_split", config.ogb_split);
+  reader.finish();
+  return config;
+}
+
+nlohmann::json to_json(const WorkloadConfig& config) {
+  return {{"source", config.source},
+          {"path", config.path},
+          {"scale", config.scale},
+          {"seed", config.seed},
+          {"num_nodes", config.num_nodes},
+          {"average_degree", config.average_degree},
+          {"num_classes", config.num_classes},
+          {"homophily", config.homophily},
+          {"feature_dim", config.feature_dim},
+          {"feature_signal", config.feature_signal},
+          {"train_fraction", config.train_fraction},
+          {"val_fraction", config.val_fraction},
+          {"test_fraction", config.test_fraction},
+          {"features", config.features},
+          {"feature_normalization", config.feature_normalization},
+          {"symmetrize", config.symmetrize},
+          {"drop_self_loops", config.drop_self_loops},
+          {"relabel", config.relabel},
+          {"ogb_split", config.ogb_split}};
+}
+
+std::vector<std::string> workload_source_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, loader] : sources()) names.push_back(name);
+  return names;
+}
+
+Dataset load_workload(const WorkloadConfig& config) {
+  validate_config(config);
+  const auto it = sources().find(config.source);
+  if (it == sources().end()) {
+    std::string known;
+    for (const auto& name : workload_source_names()) known += (known.empty() ? "" : ", ") + name;
+    throw ConfigError("workload.source", "'" + config.source + "' is not one of: " + known);
+  }
+  Dataset dataset = it->second(config);
+  apply_feature_options(dataset, config);
+  dataset.validate(dataset.name);
+  return dataset;
+}
+
+std::string bundled_datasets_directory() {
+  if (const char* overridden = std::getenv("GNNBED_DATASETS"); overridden != nullptr && *overridden != '\0') {
+    return overridden;
+  }
+  return GNNBED_BUNDLED_DATASETS_DIR;
+}
+
+}  // namespace gnnbed

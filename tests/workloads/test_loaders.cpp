@@ -1,1 +1,335 @@
-// placeholder: being written
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_support.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/loaders.hpp"
+
+namespace gnnbed {
+namespace {
+
+using testing::bundled_dataset;
+using testing::TemporaryDirectory;
+using testing::write_gzip;
+
+std::vector<EdgeIndex> offsets_of(const Graph& graph) {
+  return {graph.offsets().begin(), graph.offsets().end()};
+}
+std::vector<NodeId> sources_of(const Graph& graph) {
+  return {graph.sources().begin(), graph.sources().end()};
+}
+std::vector<std::int32_t> labels_of(const Dataset& dataset) {
+  return {dataset.labels.begin(), dataset.labels.end()};
+}
+std::vector<float> features_of(const Dataset& dataset) {
+  const auto& stored = dynamic_cast<const StoredFeatures&>(*dataset.features);
+  return {stored.values().begin(), stored.values().end()};
+}
+std::int64_t self_loops(const Graph& graph) {
+  std::int64_t count = 0;
+  for (NodeId v = 0; v < graph.num_nodes(); ++v) {
+    const auto row = graph.in_neighbors(v);
+    count += std::count(row.begin(), row.end(), v);
+  }
+  return count;
+}
+std::map<std::int32_t, std::int64_t> label_histogram(const Dataset& dataset) {
+  std::map<std::int32_t, std::int64_t> histogram;
+  for (const std::int32_t label : dataset.labels) ++histogram[label];
+  return histogram;
+}
+std::int64_t nonzeros(const Dataset& dataset) {
+  const auto values = features_of(dataset);
+  return std::count_if(values.begin(), values.end(), [](float x) { return x != 0.0f; });
+}
+
+// ---------------------------------------------------------------- bundled Planetoid datasets
+
+TEST(LoadPlanetoidTsv, CoraHasThePublishedCounts) {
+  const Dataset cora = load_planetoid_tsv(bundled_dataset("cora"));
+  EXPECT_EQ(cora.name, "cora");
+  EXPECT_EQ(cora.num_nodes(), 2708);
+  EXPECT_EQ(cora.graph.num_edges(), 10556);
+  EXPECT_EQ(self_loops(cora.graph), 0);
+  EXPECT_TRUE(cora.graph.is_symmetric());
+  EXPECT_EQ(cora.feature_dim(), 1433);
+  EXPECT_EQ(nonzeros(cora), 49216);
+  const auto values = features_of(cora);
+  EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](float x) { return x == 0 || x == 1; }));
+  EXPECT_EQ(cora.num_classes, 7);
+  EXPECT_EQ(label_histogram(cora),
+            (std::map<std::int32_t, std::int64_t>{
+                {0, 351}, {1, 217}, {2, 418}, {3, 818}, {4, 426}, {5, 298}, {6, 180}}));
+  ASSERT_EQ(cora.split.train.size(), 140u);
+  ASSERT_EQ(cora.split.val.size(), 500u);
+  ASSERT_EQ(cora.split.test.size(), 1000u);
+  for (NodeId i = 0; i < 140; ++i) EXPECT_EQ(cora.split.train[static_cast<std::size_t>(i)], i);
+  for (NodeId i = 0; i < 500; ++i) EXPECT_EQ(cora.split.val[static_cast<std::size_t>(i)], 140 + i);
+  EXPECT_EQ(cora.split.test.front(), 1708);
+  EXPECT_EQ(cora.split.test.back(), 2707);
+  // Planetoid's training set has 20 nodes per class.
+  std::map<std::int32_t, int> per_class;
+  for (const NodeId v : cora.split.train) ++per_class[cora.labels[static_cast<std::size_t>(v)]];
+  for (const auto& [label, count] : per_class) EXPECT_EQ(count, 20) << "class " << label;
+  // First lines of edges.tsv and features_sparse.tsv: 0-633, 0-1862, 0-2582; node 0 has 19, 81.
+  const auto row0 = cora.graph.in_neighbors(0);
+  const std::vector<NodeId> first_neighbors = {633, 1862, 2582};
+  EXPECT_TRUE(
+      std::includes(row0.begin(), row0.end(), first_neighbors.begin(), first_neighbors.end()));
+  EXPECT_EQ(values[19], 1.0f);
+  EXPECT_EQ(values[81], 1.0f);
+  EXPECT_EQ(values[20], 0.0f);
+}
+
+TEST(LoadPlanetoidTsv, CiteseerKeepsSelfLoopsAndUnlabelledNodes) {
+  const Dataset citeseer = load_planetoid_tsv(bundled_dataset("citeseer"));
+  EXPECT_EQ(citeseer.name, "citeseer");
+  EXPECT_EQ(citeseer.num_nodes(), 3327);
+  EXPECT_EQ(citeseer.graph.num_edges(), 2 * 4552 + 124);
+  EXPECT_EQ(self_loops(citeseer.graph), 124);
+  EXPECT_TRUE(citeseer.graph.is_symmetric());
+  EXPECT_EQ(citeseer.feature_dim(), 3703);
+  EXPECT_EQ(nonzeros(citeseer), 105165);
+  EXPECT_EQ(citeseer.num_classes, 6);
+  EXPECT_EQ(label_histogram(citeseer),
+            (std::map<std::int32_t, std::int64_t>{
+                {-1, 15}, {0, 249}, {1, 590}, {2, 668}, {3, 701}, {4, 596}, {5, 508}}));
+  EXPECT_EQ(citeseer.labels[2407], -1);
+  EXPECT_EQ(citeseer.split.train.size(), 120u);
+  EXPECT_EQ(citeseer.split.val.size(), 500u);
+  EXPECT_EQ(citeseer.split.test.size(), 1000u);
+}
+
+TEST(LoadPlanetoidTsv, PubmedComesWithoutFeatures) {
+  const Dataset pubmed = load_planetoid_tsv(bundled_dataset("pubmed"));
+  EXPECT_EQ(pubmed.num_nodes(), 19717);
+  EXPECT_EQ(pubmed.graph.num_edges(), 2 * 44324 + 3);
+  EXPECT_EQ(self_loops(pubmed.graph), 3);
+  EXPECT_EQ(pubmed.features, nullptr);
+  EXPECT_EQ(pubmed.feature_dim(), 0);
+  EXPECT_EQ(pubmed.num_classes, 3);
+  EXPECT_EQ(label_histogram(pubmed),
+            (std::map<std::int32_t, std::int64_t>{{0, 4103}, {1, 7739}, {2, 7875}}));
+  EXPECT_EQ(pubmed.split.train.size(), 60u);
+  EXPECT_EQ(pubmed.split.val.size(), 500u);
+  EXPECT_EQ(pubmed.split.test.size(), 1000u);
+}
+
+// ---------------------------------------------------------------- hand-made Planetoid layout
+
+void write_tiny_planetoid(const TemporaryDirectory& dir, const std::string& feature_format) {
+  dir.write("tiny/meta.tsv",
+            "num_nodes\t5\nnum_features\t3\nnum_classes\t2\n"
+            "num_undirected_edges\t4\nnum_self_loops\t1\nfeature_format\t" +
+                feature_format + "\nnum_train\t2\n");
+  dir.write("tiny/edges.tsv", "0\t1\n1\t2\n2\t2\n3\t4\n");
+  dir.write("tiny/features_sparse.tsv", "0\t0\t1\n0\t2\t0.5\n3\t1\t2.5\n4\t2\t-1\n");
+  dir.write("tiny/labels.tsv", "0\t0\n1\t1\n2\t-1\n3\t1\n4\t0\n");
+  dir.write("tiny/split.tsv", "0\ttrain\n1\tval\n3\ttest\n4\ttrain\n");
+}
+
+const std::vector<float> kTinyFeatures = {1, 0, 0.5f, 0, 0, 0, 0, 0, 0, 0, 2.5f, 0, 0, 0, -1};
+
+TEST(LoadPlanetoidTsv, TinyDatasetExactly) {
+  TemporaryDirectory dir;
+  write_tiny_planetoid(dir, "features_sparse.tsv (node<TAB>feature<TAB>value)");
+  // A trailing separator must not change the dataset's name.
+  const Dataset tiny = load_planetoid_tsv(dir.path().string() + "/tiny/");
+  EXPECT_EQ(tiny.name, "tiny");
+  EXPECT_EQ(offsets_of(tiny.graph), (std::vector<EdgeIndex>{0, 1, 3, 5, 6, 7}));
+  EXPECT_EQ(sources_of(tiny.graph), (std::vector<NodeId>{1, 0, 2, 1, 2, 4, 3}));
+  EXPECT_EQ(tiny.num_classes, 2);
+  EXPECT_EQ(labels_of(tiny), (std::vector<std::int32_t>{0, 1, -1, 1, 0}));
+  EXPECT_EQ(features_of(tiny), kTinyFeatures);
+  EXPECT_EQ(tiny.split.train, (std::vector<NodeId>{0, 4}));
+  EXPECT_EQ(tiny.split.val, (std::vector<NodeId>{1}));
+  EXPECT_EQ(tiny.split.test, (std::vector<NodeId>{3}));
+}
+
+TEST(LoadPlanetoidTsv, DenseFeaturesBinIsMappedAndChecked) {
+  TemporaryDirectory dir;
+  write_tiny_planetoid(dir, "features.bin (float32 rows)");
+  std::filesystem::remove(dir.path() / "tiny/features_sparse.tsv");
+  dir.write("tiny/features.bin", std::string(reinterpret_cast<const char*>(kTinyFeatures.data()),
+                                             kTinyFeatures.size() * sizeof(float)));
+  const Dataset tiny = load_planetoid_tsv(dir.path() / "tiny");
+  EXPECT_EQ(tiny.feature_dim(), 3);
+  EXPECT_EQ(features_of(tiny), kTinyFeatures);
+}
+
+TEST(LoadPlanetoidTsv, MissingFeatureFormatGivesNoFeatures) {
+  TemporaryDirectory dir;
+  write_tiny_planetoid(dir, "MISSING");
+  const Dataset tiny = load_planetoid_tsv(dir.path() / "tiny");
+  EXPECT_EQ(tiny.features, nullptr);
+  EXPECT_EQ(tiny.graph.num_edges(), 7);
+}
+
+// ---------------------------------------------------------------- SNAP edge lists
+
+const std::string kEdgeList =
+    "# a SNAP-style header\n% and a Matrix-Market-style comment\n1 2\n\t2\t3  \n\n   \n3 1\n"
+    "1 2\n4 4\n";
+
+TEST(LoadEdgeList, CommentsBlankLinesDuplicatesAndSelfLoops) {
+  TemporaryDirectory dir;
+  const auto path = dir.write("graph.txt", kEdgeList);
+  const Graph graph = load_edge_list(path, {});
+  EXPECT_EQ(graph.num_nodes(), 5);  // max id + 1: node 0 is isolated
+  EXPECT_EQ(offsets_of(graph), (std::vector<EdgeIndex>{0, 0, 2, 4, 6, 7}));
+  EXPECT_EQ(sources_of(graph), (std::vector<NodeId>{2, 3, 1, 3, 1, 2, 4}));
+}
+
+TEST(LoadEdgeList, DirectedAndWithoutSelfLoops) {
+  TemporaryDirectory dir;
+  const auto path = dir.write("graph.txt", kEdgeList);
+  EdgeListFileOptions directed;
+  directed.symmetrize = false;
+  const Graph graph = load_edge_list(path, directed);
+  EXPECT_EQ(offsets_of(graph), (std::vector<EdgeIndex>{0, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(sources_of(graph), (std::vector<NodeId>{3, 1, 2, 4}));
+  EdgeListFileOptions no_loops;
+  no_loops.drop_self_loops = true;
+  EXPECT_EQ(offsets_of(load_edge_list(path, no_loops)), (std::vector<EdgeIndex>{0, 0, 2, 4, 6, 6}));
+}
+
+TEST(LoadEdgeList, GzipGivesTheSameGraph) {
+  TemporaryDirectory dir;
+  write_gzip(dir.path() / "graph.txt.gz", kEdgeList);
+  const Graph graph = load_edge_list(dir.path() / "graph.txt.gz", {});
+  EXPECT_EQ(offsets_of(graph), (std::vector<EdgeIndex>{0, 0, 2, 4, 6, 7}));
+  EXPECT_EQ(sources_of(graph), (std::vector<NodeId>{2, 3, 1, 3, 1, 2, 4}));
+}
+
+TEST(LoadEdgeList, RelabelNumbersDistinctIdsInIncreasingOrder) {
+  TemporaryDirectory dir;
+  const auto path = dir.write("big_ids.txt", "1000000000000 5\n5 77\n77 1000000000000\n");
+  EdgeListFileOptions options;
+  options.relabel = true;
+  options.symmetrize = false;
+  // 5 -> 0, 77 -> 1, 10^12 -> 2: edges 2->0, 0->1, 1->2.
+  const Graph graph = load_edge_list(path, options);
+  EXPECT_EQ(offsets_of(graph), (std::vector<EdgeIndex>{0, 1, 2, 3}));
+  EXPECT_EQ(sources_of(graph), (std::vector<NodeId>{2, 0, 1}));
+
+  const auto sparse = dir.write("sparse_ids.txt", "10 30\n30 20\n");
+  EXPECT_EQ(load_edge_list(sparse, {}).num_nodes(), 31);
+  EXPECT_EQ(load_edge_list(sparse, options).num_nodes(), 3);
+}
+
+TEST(LoadEdgeList, RelabelOfSmallDenseIds) {
+  TemporaryDirectory dir;
+  // Ids no larger than twice the edge count take the lookup-table path: 1 -> 0, 3 -> 1, 5 -> 2.
+  const auto path = dir.write("dense_ids.txt", "3 1\n1 3\n5 3\n");
+  EdgeListFileOptions options;
+  options.relabel = true;
+  options.symmetrize = false;
+  const Graph graph = load_edge_list(path, options);
+  EXPECT_EQ(offsets_of(graph), (std::vector<EdgeIndex>{0, 1, 3, 3}));
+  EXPECT_EQ(sources_of(graph), (std::vector<NodeId>{1, 0, 2}));
+}
+
+// ---------------------------------------------------------------- OGB raw layout
+
+struct OgbTree {
+  std::string edges = "0,1\n1,2\n3,4\n4,0\n";
+  std::string num_nodes = "6\n";
+  std::string labels = "0\n3.0\nnan\n1\n2\n0\n";
+  std::string features = "0.5,-1\n1,2\n0,0\n3.25,4\n-5,6e-1\n7,8\n";
+  std::string train = "0\n1\n";
+  std::string valid = "3\n";
+  std::string test = "4\n5\n";
+};
+
+// Writes the tree under dir/name, each file plain or gzipped.
+std::filesystem::path write_ogb(const TemporaryDirectory& dir, const std::string& name,
+                                const OgbTree& tree, bool gzipped) {
+  const std::pair<std::string, const std::string*> files[] = {
+      {"raw/edge.csv", &tree.edges},         {"raw/num-node-list.csv", &tree.num_nodes},
+      {"raw/node-label.csv", &tree.labels},  {"raw/node-feat.csv", &tree.features},
+      {"split/time/train.csv", &tree.train}, {"split/time/valid.csv", &tree.valid},
+      {"split/time/test.csv", &tree.test}};
+  for (const auto& [relative, content] : files) {
+    if (gzipped) {
+      write_gzip(dir.path() / name / (relative + ".gz"), *content);
+    } else {
+      dir.write(name + "/" + relative, *content);
+    }
+  }
+  return dir.path() / name;
+}
+
+void expect_tiny_ogb(const Dataset& dataset) {
+  EXPECT_EQ(dataset.num_nodes(), 6);
+  EXPECT_EQ(offsets_of(dataset.graph), (std::vector<EdgeIndex>{0, 2, 4, 5, 6, 8, 8}));
+  EXPECT_EQ(sources_of(dataset.graph), (std::vector<NodeId>{1, 4, 0, 2, 1, 4, 0, 3}));
+  EXPECT_EQ(labels_of(dataset), (std::vector<std::int32_t>{0, 3, -1, 1, 2, 0}));
+  EXPECT_EQ(dataset.num_classes, 4);
+  EXPECT_EQ(features_of(dataset),
+            (std::vector<float>{0.5f, -1, 1, 2, 0, 0, 3.25f, 4, -5, 0.6f, 7, 8}));
+  EXPECT_EQ(dataset.split.train, (std::vector<NodeId>{0, 1}));
+  EXPECT_EQ(dataset.split.val, (std::vector<NodeId>{3}));
+  EXPECT_EQ(dataset.split.test, (std::vector<NodeId>{4, 5}));
+}
+
+TEST(LoadOgb, PlainTree) {
+  TemporaryDirectory dir;
+  const Dataset dataset = load_ogb(write_ogb(dir, "ogbn_tiny", {}, false), {});
+  EXPECT_EQ(dataset.name, "ogbn_tiny");
+  expect_tiny_ogb(dataset);
+}
+
+TEST(LoadOgb, GzippedTree) {
+  TemporaryDirectory dir;
+  expect_tiny_ogb(load_ogb(write_ogb(dir, "ogbn_tiny", {}, true), {}));
+}
+
+TEST(LoadOgb, WithoutNumNodeListOrFeaturesAndDirected) {
+  TemporaryDirectory dir;
+  const auto root = write_ogb(dir, "d", {}, false);
+  std::filesystem::remove(root / "raw/num-node-list.csv");
+  std::filesystem::remove(root / "raw/node-feat.csv");
+  OgbOptions options;
+  options.symmetrize = false;
+  const Dataset dataset = load_ogb(root, options);
+  EXPECT_EQ(dataset.num_nodes(), 6);  // one label line per node
+  EXPECT_EQ(dataset.features, nullptr);
+  EXPECT_EQ(offsets_of(dataset.graph), (std::vector<EdgeIndex>{0, 1, 2, 3, 3, 4, 4}));
+  EXPECT_EQ(sources_of(dataset.graph), (std::vector<NodeId>{4, 0, 1, 3}));
+}
+
+TEST(LoadOgb, PlainFileWinsOverGzipWhenBothExist) {
+  TemporaryDirectory dir;
+  const auto root = write_ogb(dir, "d", {}, false);
+  write_gzip(root / "raw/node-label.csv.gz", "1\n1\n1\n1\n1\n1\n");
+  EXPECT_EQ(labels_of(load_ogb(root, {})), (std::vector<std::int32_t>{0, 3, -1, 1, 2, 0}));
+}
+
+TEST(LoadOgb, SplitIsChosenByNameWhenThereAreSeveral) {
+  TemporaryDirectory dir;
+  const auto root = write_ogb(dir, "d", {}, false);
+  dir.write("d/split/random/train.csv", "5\n");
+  dir.write("d/split/random/valid.csv", "4\n");
+  dir.write("d/split/random/test.csv", "0\n3\n");
+  try {
+    load_ogb(root, {});
+    FAIL() << "no exception";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "split_name");
+    EXPECT_NE(std::string(error.what()).find("random, time"), std::string::npos) << error.what();
+  }
+  OgbOptions options;
+  options.split_name = "random";
+  const Dataset dataset = load_ogb(root, options);
+  EXPECT_EQ(dataset.split.train, (std::vector<NodeId>{5}));
+  EXPECT_EQ(dataset.split.test, (std::vector<NodeId>{0, 3}));
+  options.split_name = "scaffold";
+  EXPECT_THROW(load_ogb(root, options), ConfigError);
+}
+
+}  // namespace
+}  // namespace gnnbed

@@ -17,8 +17,9 @@ void write_file_atomically(const std::filesystem::path& path,
   if (ec) {
     throw SystemError("cannot create directory " + parent.string() + ": " + ec.message());
   }
-  const std::filesystem::path temporary =
-      parent / ("." + path.filename().string() + ".tmp" + std::to_string(getpid()));
+  std::string temporary_name = path.filename().string();
+  temporary_name.insert(0, 1, '.').append(".tmp").append(std::to_string(getpid()));
+  const std::filesystem::path temporary = parent / temporary_name;
   try {
     {
       std::ofstream out(temporary, std::ios::binary | std::ios::trunc);

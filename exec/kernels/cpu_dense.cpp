@@ -1,0 +1,80 @@
+#include <cblas.h>
+
+#include <string>
+
+#include "exec/kernels/cpu_kernels.hpp"
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed::cpu {
+namespace {
+
+std::string shape(MatrixView m, bool transposed) {
+  return std::to_string(transposed ? m.cols : m.rows) + "x" +
+         std::to_string(transposed ? m.rows : m.cols);
+}
+
+}  // namespace
+
+void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
+          float alpha, float beta) {
+  const std::int64_t m = transpose_a ? a.cols : a.rows;
+  const std::int64_t k = transpose_a ? a.rows : a.cols;
+  const std::int64_t k_b = transpose_b ? b.cols : b.rows;
+  const std::int64_t n = transpose_b ? b.rows : b.cols;
+  if (k != k_b) {
+    throw Error("gemm: inner dimensions differ: " + shape(a, transpose_a) + " times " +
+                shape(b, transpose_b));
+  }
+  if (beta == 0.0f) {
+    if (c.rows() != m || c.cols() != n) c.reset(m, n);
+  } else if (c.rows() != m || c.cols() != n) {
+    throw Error("gemm: accumulating into " + shape(MatrixView(c), false) + " but the product is " +
+                std::to_string(m) + "x" + std::to_string(n));
+  }
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (beta == 0.0f) c.fill(0.0f);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
+              transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a.data,
+              static_cast<blasint>(a.cols), b.data, static_cast<blasint>(b.cols), beta,
+              c.data(), static_cast<blasint>(c.cols()));
+}
+
+void add_row_vector(Matrix& y, const Matrix& bias) {
+  if (bias.rows() != 1 || bias.cols() != y.cols()) throw Error("add_row_vector: bias shape mismatch");
+  const std::int64_t cols = y.cols();
+#pragma omp parallel for schedule(static) if (y.size() > 65536)
+  for (std::int64_t i = 0; i < y.rows(); ++i) {
+    float* row = y.row(i);
+    for (std::int64_t j = 0; j < cols; ++j) row[j] += bias.data()[j];
+  }
+}
+
+void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) {
+  if (bias_grad.rows() != 1 || bias_grad.cols() != grad.cols()) {
+    throw Error("accumulate_column_sums: shape mismatch");
+  }
+  // Sequential over rows in double: exact enough and independent of thread count.
+  std::vector<double> sums(static_cast<std::size_t>(grad.cols()), 0.0);
+  for (std::int64_t i = 0; i < grad.rows(); ++i) {
+    const float* row = grad.row(i);
+    for (std::int64_t j = 0; j < grad.cols(); ++j) sums[static_cast<std::size_t>(j)] += row[j];
+  }
+  for (std::int64_t j = 0; j < grad.cols(); ++j) {
+    bias_grad.data()[j] += static_cast<float>(sums[static_cast<std::size_t>(j)]);
+  }
+}
+
+void add_in_place(Matrix& y, const Matrix& x) {
+  if (y.rows() != x.rows() || y.cols() != x.cols()) throw Error("add_in_place: shape mismatch");
+  float* out = y.data();
+  const float* in = x.data();
+  const std::int64_t count = y.size();
+#pragma omp parallel for schedule(static) if (count > 65536)
+  for (std::int64_t i = 0; i < count; ++i) out[i] += in[i];
+}
+
+}  // namespace gnnbed::cpu

@@ -1,0 +1,129 @@
+#include <algorithm>
+#include <cmath>
+
+#include "exec/kernels/cpu_kernels.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/random.hpp"
+
+namespace gnnbed::cpu {
+namespace {
+
+constexpr std::int64_t kEntriesPerHash = 4;  // 16 random bits decide each entry
+
+// Applies inverted dropout to `x` in place. One 64-bit hash decides four consecutive entries of a
+// row. With `skip_zero_groups` (forward only), groups of zeros are left alone without hashing:
+// they stay zero whatever the mask, which makes dropout on sparse bag-of-words features cheap.
+void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
+                   std::uint64_t key, bool skip_zero_groups) {
+  if (static_cast<std::int64_t>(row_ids.size()) != x.rows()) {
+    throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
+                std::to_string(x.rows()) + " rows");
+  }
+  if (rate <= 0.0f) return;
+  const float scale = 1.0f / (1.0f - rate);
+  const auto threshold = static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
+  const std::int64_t cols = x.cols();
+#pragma omp parallel for schedule(static) if (x.size() > 16384)
+  for (std::int64_t i = 0; i < x.rows(); ++i) {
+    float* row = x.row(i);
+    const auto id = static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]);
+    for (std::int64_t group = 0; group * kEntriesPerHash < cols; ++group) {
+      const std::int64_t begin = group * kEntriesPerHash;
+      const std::int64_t end = std::min(cols, begin + kEntriesPerHash);
+      if (skip_zero_groups &&
+          std::all_of(row + begin, row + end, [](float value) { return value == 0.0f; })) {
+        continue;
+      }
+      std::uint64_t bits = hash_mix(key, id, static_cast<std::uint64_t>(group));
+      for (std::int64_t j = begin; j < end; ++j, bits >>= 16) {
+        row[j] = (bits & 0xffff) >= threshold ? row[j] * scale : 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void relu_forward(Matrix& x) {
+  float* values = x.data();
+  const std::int64_t count = x.size();
+#pragma omp parallel for schedule(static) if (count > 65536)
+  for (std::int64_t i = 0; i < count; ++i) values[i] = std::max(values[i], 0.0f);
+}
+
+void relu_backward(const Matrix& output, Matrix& grad) {
+  if (output.rows() != grad.rows() || output.cols() != grad.cols()) {
+    throw Error("relu_backward: shape mismatch");
+  }
+  const float* out = output.data();
+  float* g = grad.data();
+  const std::int64_t count = grad.size();
+#pragma omp parallel for schedule(static) if (count > 65536)
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (out[i] <= 0.0f) g[i] = 0.0f;
+  }
+}
+
+void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
+                     std::uint64_t key) {
+  apply_dropout(x, row_ids, rate, key, true);
+}
+
+void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
+                      std::uint64_t key) {
+  apply_dropout(grad, row_ids, rate, key, false);
+}
+
+double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,
+                             Matrix& grad, std::int64_t& correct) {
+  const std::int64_t rows = logits.rows();
+  const std::int64_t cols = logits.cols();
+  if (static_cast<std::int64_t>(labels.size()) != rows) {
+    throw Error("softmax_cross_entropy: " + std::to_string(labels.size()) + " labels for " +
+                std::to_string(rows) + " rows");
+  }
+  grad.reset(rows, cols);
+  if (rows == 0) {
+    correct = 0;
+    return 0.0;
+  }
+  for (const std::int32_t label : labels) {
+    if (label < 0 || label >= cols) {
+      throw Error("softmax_cross_entropy: label " + std::to_string(label) + " outside [0, " +
+                  std::to_string(cols) + ")");
+    }
+  }
+  const double inverse_rows = 1.0 / static_cast<double>(rows);
+  double loss = 0.0;
+  std::int64_t hits = 0;
+#pragma omp parallel for schedule(static) reduction(+ : loss, hits) if (rows > 1024)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* z = logits.row(i);
+    const std::int32_t label = labels[static_cast<std::size_t>(i)];
+    const float* max_position = std::max_element(z, z + cols);
+    if (max_position - z == label) ++hits;
+    const double max_logit = *max_position;
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < cols; ++j) sum += std::exp(static_cast<double>(z[j]) - max_logit);
+    const double log_sum = std::log(sum) + max_logit;
+    loss += log_sum - static_cast<double>(z[label]);
+    float* g = grad.row(i);
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const double probability = std::exp(static_cast<double>(z[j]) - log_sum);
+      g[j] = static_cast<float>((probability - (j == label ? 1.0 : 0.0)) * inverse_rows);
+    }
+  }
+  correct = hits;
+  return loss * inverse_rows;
+}
+
+std::int64_t count_correct(const Matrix& logits, std::span<const std::int32_t> labels) {
+  std::int64_t hits = 0;
+  for (std::int64_t i = 0; i < logits.rows(); ++i) {
+    const float* z = logits.row(i);
+    if (std::max_element(z, z + logits.cols()) - z == labels[static_cast<std::size_t>(i)]) ++hits;
+  }
+  return hits;
+}
+
+}  // namespace gnnbed::cpu

@@ -1,0 +1,66 @@
+#pragma once
+// The CPU compute kernels every engine op runs on. Dense products go through BLAS; sparse
+// aggregation is a CSR times dense product, parallel over output rows.
+//
+// Shapes are checked; a mismatch is a programming error in the caller and throws gnnbed::Error.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "exec/tensor.hpp"
+
+namespace gnnbed::cpu {
+
+// c = alpha * op(a) * op(b) + beta * c, op = transpose when the flag is set. With beta == 0, c is
+// resized to fit; otherwise it must already have the result's shape.
+void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
+          float alpha = 1.0f, float beta = 0.0f);
+
+// A sparse matrix in CSR form with explicit weights: row r holds columns[offsets[r] ..
+// offsets[r+1]) with weights[...] (one weight per entry).
+struct SparseMatrix {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::vector<std::int64_t> offsets{0};
+  std::vector<std::int32_t> columns;
+  std::vector<float> weights;
+
+  std::int64_t nonzeros() const { return static_cast<std::int64_t>(columns.size()); }
+  // The transpose, with the entries of each row in increasing column order (deterministic).
+  SparseMatrix transposed() const;
+};
+
+// y = a * x (y is resized to a.rows x x.cols).
+void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y);
+
+// y += broadcast(bias) over rows.
+void add_row_vector(Matrix& y, const Matrix& bias);
+// bias_grad (1 x cols) += column sums of grad.
+void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad);
+// y += x (same shapes).
+void add_in_place(Matrix& y, const Matrix& x);
+
+void relu_forward(Matrix& x);
+// grad *= (output > 0), with `output` the ReLU's output.
+void relu_backward(const Matrix& output, Matrix& grad);
+
+// Inverted dropout, deterministic: entry (r, c) is kept iff bits 16 (c % 4) .. 16 (c % 4) + 15 of
+// hash_mix(key, row_ids[r], c / 4), read as a fraction of 2^16, are >= rate; kept entries are
+// scaled by 1 / (1 - rate). Keying on the row's global node id makes the mask independent of how
+// rows are ordered or split across ranks.
+void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
+                     std::uint64_t key);
+// Applies the same mask to a gradient.
+void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
+                      std::uint64_t key);
+
+// Mean softmax cross-entropy over the rows of `logits` against `labels` (one per row, each in
+// [0, cols)). Writes d(loss)/d(logits) into `grad` and returns the loss; `correct` receives the
+// number of rows whose arg-max equals the label.
+double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,
+                             Matrix& grad, std::int64_t& correct);
+
+// Number of rows whose arg-max equals the label.
+std::int64_t count_correct(const Matrix& logits, std::span<const std::int32_t> labels);
+
+}  // namespace gnnbed::cpu

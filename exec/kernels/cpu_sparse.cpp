@@ -1,0 +1,48 @@
+#include <algorithm>
+#include <string>
+
+#include "exec/kernels/cpu_kernels.hpp"
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed::cpu {
+
+SparseMatrix SparseMatrix::transposed() const {
+  SparseMatrix t;
+  t.rows = cols;
+  t.cols = rows;
+  t.offsets.assign(static_cast<std::size_t>(cols) + 1, 0);
+  for (const std::int32_t c : columns) ++t.offsets[static_cast<std::size_t>(c) + 1];
+  for (std::size_t i = 1; i < t.offsets.size(); ++i) t.offsets[i] += t.offsets[i - 1];
+  t.columns.resize(columns.size());
+  t.weights.resize(weights.size());
+  std::vector<std::int64_t> cursor(t.offsets.begin(), t.offsets.end() - 1);
+  // Rows are visited in increasing order, so every transposed row comes out sorted by column.
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (auto e = offsets[static_cast<std::size_t>(r)]; e < offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      const auto slot = static_cast<std::size_t>(cursor[static_cast<std::size_t>(columns[static_cast<std::size_t>(e)])]++);
+      t.columns[slot] = static_cast<std::int32_t>(r);
+      t.weights[slot] = weights[static_cast<std::size_t>(e)];
+    }
+  }
+  return t;
+}
+
+void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y) {
+  if (x.rows() != a.cols) {
+    throw Error("spmm: sparse matrix has " + std::to_string(a.cols) + " columns but the dense input has " +
+                std::to_string(x.rows()) + " rows");
+  }
+  const std::int64_t width = x.cols();
+  y.reset(a.rows, width);
+#pragma omp parallel for schedule(dynamic, 256)
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    float* out = y.row(r);
+    for (auto e = a.offsets[static_cast<std::size_t>(r)]; e < a.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      const float w = a.weights[static_cast<std::size_t>(e)];
+      const float* in = x.row(a.columns[static_cast<std::size_t>(e)]);
+      for (std::int64_t j = 0; j < width; ++j) out[j] += w * in[j];
+    }
+  }
+}
+
+}  // namespace gnnbed::cpu

@@ -1,0 +1,78 @@
+#include "exec/nn/model.hpp"
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/random.hpp"
+
+namespace gnnbed {
+
+Model::Model(const ModelSpec& spec, std::uint64_t seed) : spec_(spec) {
+  for (int l = 0; l < spec.num_layers(); ++l) layers_.push_back(make_layer(spec, l, seed));
+}
+
+std::uint64_t Model::layer_dropout_key(int layer) const {
+  return hash_mix(dropout_key_, static_cast<std::uint64_t>(layer));
+}
+
+Matrix Model::forward(std::span<const Block* const> blocks, const Matrix& input, bool training,
+                      std::uint64_t dropout_key) {
+  const int num_layers = spec_.num_layers();
+  if (static_cast<int>(blocks.size()) != num_layers) {
+    throw Error("model forward: " + std::to_string(blocks.size()) + " blocks for " +
+                std::to_string(num_layers) + " layers");
+  }
+  blocks_.assign(blocks.begin(), blocks.end());
+  inputs_.resize(static_cast<std::size_t>(num_layers));
+  dropout_key_ = dropout_key;
+  const auto rate = static_cast<float>(spec_.dropout());
+  dropout_applied_ = training && rate > 0.0f;
+  const Matrix* h = &input;
+  for (int l = 0;; ++l) {
+    const auto index = static_cast<std::size_t>(l);
+    const Block& block = *blocks[index];
+    if (h->rows() != block.num_src()) {
+      throw Error("model forward: layer " + std::to_string(l) + " gets " +
+                  std::to_string(h->rows()) + " rows for " + std::to_string(block.num_src()) +
+                  " source nodes");
+    }
+    if (dropout_applied_) {
+      if (h != &inputs_[index]) inputs_[index].copy_from(*h);
+      cpu::dropout_forward(inputs_[index], block.src_nodes, rate, layer_dropout_key(l));
+      h = &inputs_[index];
+    }
+    Matrix out = layers_[index]->forward(block, *h);
+    if (l == num_layers - 1) return out;
+    cpu::relu_forward(out);
+    inputs_[index + 1] = std::move(out);
+    h = &inputs_[index + 1];
+  }
+}
+
+void Model::backward(const Matrix& grad_logits) {
+  const auto rate = static_cast<float>(spec_.dropout());
+  Matrix grad = grad_logits;
+  for (int l = spec_.num_layers() - 1; l >= 0; --l) {
+    const auto index = static_cast<std::size_t>(l);
+    // The ReLU after layer l fed inputs_[l + 1]. After dropout that holds relu_output * mask /
+    // (1 - rate), which is positive exactly where relu_output is positive and kept; where an
+    // entry was dropped its gradient is already zero. So it serves as the ReLU's mask either way.
+    if (spec_.layer(l).relu) cpu::relu_backward(inputs_[index + 1], grad);
+    grad = layers_[index]->backward(grad, l > 0);
+    if (l > 0 && dropout_applied_) {
+      cpu::dropout_backward(grad, blocks_[index]->src_nodes, rate, layer_dropout_key(l));
+    }
+  }
+}
+
+void Model::zero_grad() {
+  for (Parameter* p : parameters()) p->grad.fill(0.0f);
+}
+
+std::vector<Parameter*> Model::parameters() {
+  std::vector<Parameter*> all;
+  for (auto& layer : layers_) {
+    for (Parameter& p : layer->parameters()) all.push_back(&p);
+  }
+  return all;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,45 @@
+#pragma once
+// A stack of GNN layers with dropout before every layer and ReLU between layers.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/nn/layers.hpp"
+#include "exec/tensor.hpp"
+#include "strategies/model_spec.hpp"
+#include "workloads/sampler.hpp"
+
+namespace gnnbed {
+
+class Model {
+ public:
+  Model(const ModelSpec& spec, std::uint64_t seed);
+
+  // Runs blocks[0..L-1] on `input` (one row per blocks[0] source node). With `training`, applies
+  // dropout (masks keyed on `dropout_key`, the layer and each row's node id). Keeps what backward
+  // needs: the blocks and `input` must stay alive, unchanged, until backward.
+  Matrix forward(std::span<const Block* const> blocks, const Matrix& input, bool training,
+                 std::uint64_t dropout_key);
+
+  // Back-propagates d(loss)/d(logits) of the last training forward, adding to every grad.
+  void backward(const Matrix& grad_logits);
+
+  void zero_grad();
+  std::vector<Parameter*> parameters();
+  const ModelSpec& spec() const { return spec_; }
+
+ private:
+  std::uint64_t layer_dropout_key(int layer) const;
+
+  ModelSpec spec_;
+  std::vector<std::unique_ptr<GnnLayer>> layers_;
+  std::vector<const Block*> blocks_;
+  // inputs_[l] is what layer l consumed (after dropout); inputs_[0] is used only with dropout,
+  // otherwise layer 0 reads the caller's input directly. Kept between steps to reuse the memory.
+  std::vector<Matrix> inputs_;
+  std::uint64_t dropout_key_ = 0;
+  bool dropout_applied_ = false;
+};
+
+}  // namespace gnnbed

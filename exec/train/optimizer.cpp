@@ -1,0 +1,84 @@
+#include "exec/train/optimizer.hpp"
+
+#include <cmath>
+
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+void size_state(std::vector<std::vector<float>>& state, std::span<Parameter* const> parameters) {
+  if (!state.empty()) {
+    if (state.size() != parameters.size()) throw Error("optimizer: the parameter list changed");
+    return;
+  }
+  for (const Parameter* p : parameters) {
+    state.emplace_back(static_cast<std::size_t>(p->value.size()), 0.0f);
+  }
+}
+
+}  // namespace
+
+SgdOptimizer::SgdOptimizer(double learning_rate, double momentum)
+    : learning_rate_(learning_rate), momentum_(momentum) {}
+
+void SgdOptimizer::step(std::span<Parameter* const> parameters) {
+  size_state(velocity_, parameters);
+  const auto lr = static_cast<float>(learning_rate_);
+  const auto momentum = static_cast<float>(momentum_);
+  for (std::size_t p = 0; p < parameters.size(); ++p) {
+    float* w = parameters[p]->value.data();
+    const float* g = parameters[p]->grad.data();
+    float* v = velocity_[p].data();
+    for (std::int64_t i = 0; i < parameters[p]->value.size(); ++i) {
+      v[i] = momentum * v[i] + g[i];
+      w[i] -= lr * v[i];
+    }
+  }
+}
+
+AdamOptimizer::AdamOptimizer(double learning_rate) : learning_rate_(learning_rate) {}
+
+void AdamOptimizer::step(std::span<Parameter* const> parameters) {
+  constexpr double kBeta1 = 0.9;
+  constexpr double kBeta2 = 0.999;
+  constexpr double kEpsilon = 1e-8;
+  size_state(first_moment_, parameters);
+  size_state(second_moment_, parameters);
+  ++steps_;
+  const double correction1 = 1.0 - std::pow(kBeta1, static_cast<double>(steps_));
+  const double correction2 = 1.0 - std::pow(kBeta2, static_cast<double>(steps_));
+  const double step_size = learning_rate_ / correction1;
+  for (std::size_t p = 0; p < parameters.size(); ++p) {
+    float* w = parameters[p]->value.data();
+    const float* g = parameters[p]->grad.data();
+    float* m = first_moment_[p].data();
+    float* v = second_moment_[p].data();
+    for (std::int64_t i = 0; i < parameters[p]->value.size(); ++i) {
+      m[i] = static_cast<float>(kBeta1 * m[i] + (1.0 - kBeta1) * g[i]);
+      v[i] = static_cast<float>(kBeta2 * v[i] + (1.0 - kBeta2) * g[i] * g[i]);
+      const double denominator = std::sqrt(v[i] / correction2) + kEpsilon;
+      w[i] = static_cast<float>(w[i] - step_size * m[i] / denominator);
+    }
+  }
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const TrainingConfig& config) {
+  if (config.optimizer == "sgd") return std::make_unique<SgdOptimizer>(config.learning_rate, config.momentum);
+  if (config.optimizer == "adam") return std::make_unique<AdamOptimizer>(config.learning_rate);
+  throw ConfigError("training.optimizer", "'" + config.optimizer + "' is not one of: adam, sgd");
+}
+
+void apply_weight_decay(std::span<Parameter* const> parameters, const TrainingConfig& config) {
+  if (config.weight_decay == 0.0) return;
+  const auto decay = static_cast<float>(config.weight_decay);
+  const bool first_only = config.weight_decay_layers == "first";
+  for (Parameter* p : parameters) {
+    if (!p->is_weight || (first_only && p->layer != 0)) continue;
+    float* g = p->grad.data();
+    const float* w = p->value.data();
+    for (std::int64_t i = 0; i < p->value.size(); ++i) g[i] += decay * w[i];
+  }
+}
+
+}  // namespace gnnbed

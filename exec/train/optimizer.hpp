@@ -1,0 +1,50 @@
+#pragma once
+// Optimisers over the model's parameters, plus L2 weight decay folded into the gradients.
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/nn/layers.hpp"
+#include "strategies/training_config.hpp"
+
+namespace gnnbed {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // Updates every parameter from its grad. The parameter list must be the same (same order) at
+  // every call.
+  virtual void step(std::span<Parameter* const> parameters) = 0;
+};
+
+// Plain SGD, with optional momentum (v = momentum * v + g; w -= lr * v).
+class SgdOptimizer final : public Optimizer {
+ public:
+  SgdOptimizer(double learning_rate, double momentum);
+  void step(std::span<Parameter* const> parameters) override;
+
+ private:
+  double learning_rate_;
+  double momentum_;
+  std::vector<std::vector<float>> velocity_;
+};
+
+// Adam (Kingma & Ba) with bias correction; beta1 0.9, beta2 0.999, epsilon 1e-8.
+class AdamOptimizer final : public Optimizer {
+ public:
+  explicit AdamOptimizer(double learning_rate);
+  void step(std::span<Parameter* const> parameters) override;
+
+ private:
+  double learning_rate_;
+  std::int64_t steps_ = 0;
+  std::vector<std::vector<float>> first_moment_;
+  std::vector<std::vector<float>> second_moment_;
+};
+
+std::unique_ptr<Optimizer> make_optimizer(const TrainingConfig& config);
+
+// grad += weight_decay * value for weight matrices (of every layer, or of the first only).
+void apply_weight_decay(std::span<Parameter* const> parameters, const TrainingConfig& config);
+
+}  // namespace gnnbed

@@ -1,0 +1,57 @@
+#include "strategies/experiment_cli.hpp"
+
+#include <iostream>
+
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+
+namespace po = boost::program_options;
+
+void add_experiment_options(po::options_description& options, const std::string& section) {
+  options.add_options()("config", po::value<std::string>(), "experiment file (JSON)")(
+      "set", po::value<std::vector<std::string>>(),
+      "FIELD=VALUE, any experiment field, e.g. --set workload.seed=3 (repeatable)");
+  for (const auto& option : experiment_options()) {
+    if (!section.empty() && std::string(option.path).rfind(section + ".", 0) != 0) continue;
+    options.add_options()(option.name, po::value<std::string>(),
+                          (std::string(option.help) + " [" + option.path + "]").c_str());
+  }
+}
+
+ExperimentConfig experiment_from_options(const po::parsed_options& parsed,
+                                         const std::vector<std::string>& defaults) {
+  std::string config_file;
+  std::vector<std::string> assignments;
+  for (const auto& option : parsed.options) {
+    if (option.value.empty()) continue;
+    const std::string& value = option.value.front();
+    if (option.string_key == "config") {
+      config_file = value;
+    } else if (option.string_key == "set") {
+      assignments.push_back(value);
+    } else {
+      for (const auto& known : experiment_options()) {
+        if (option.string_key == known.name) assignments.push_back(std::string(known.path) + "=" + value);
+      }
+    }
+  }
+  return resolve_experiment(config_file, assignments, defaults);
+}
+
+int run_main(const char* program, int (*body)(int, char**), int argc, char** argv) {
+  try {
+    return body(argc, argv);
+  } catch (const po::error& error) {
+    std::cerr << program << ": " << error.what() << " (see --help)\n";
+    return 2;
+  } catch (const ConfigError& error) {
+    std::cerr << program << ": " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << program << ": " << error.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gnnbed

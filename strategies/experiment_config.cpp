@@ -1,0 +1,83 @@
+#include "strategies/experiment_config.hpp"
+
+#include "workloads/common/json_config.hpp"
+
+namespace gnnbed {
+
+ExperimentConfig experiment_config_from_json(const nlohmann::json& document) {
+  ExperimentConfig config;
+  JsonFieldReader reader(document, "");
+  if (const auto* workload = reader.child("workload")) {
+    config.workload = workload_config_from_json(*workload, config.workload, "workload");
+  }
+  if (const auto* model = reader.child("model")) {
+    config.model = model_config_from_json(*model, config.model, "model");
+  }
+  if (const auto* training = reader.child("training")) {
+    config.training = training_config_from_json(*training, config.training, "training");
+  }
+  reader.finish();
+  return config;
+}
+
+nlohmann::json to_json(const ExperimentConfig& config) {
+  return {{"workload", to_json(config.workload)},
+          {"model", to_json(config.model)},
+          {"training", to_json(config.training)}};
+}
+
+const std::vector<ExperimentOption>& experiment_options() {
+  static const std::vector<ExperimentOption> options = {
+      {"workload", "workload.source",
+       "cora, citeseer, pubmed, a preset (products-like, papers-like, uk-like, facebook-like), "
+       "csbm, rmat, or a layout read from --path: planetoid-tsv, edge-list, ogb, binary"},
+      {"path", "workload.path", "file or directory for planetoid-tsv, edge-list, ogb, binary"},
+      {"scale", "workload.scale", "preset scale factor (node, edge and split counts)"},
+      {"features", "workload.features", "auto, generated or none"},
+      {"model", "model.kind", "gcn or sage"},
+      {"layers", "model.num_layers", "number of GNN layers"},
+      {"hidden", "model.hidden", "hidden width"},
+      {"dropout", "model.dropout", "dropout before every layer"},
+      {"epochs", "training.epochs", "training epochs"},
+      {"optimizer", "training.optimizer", "adam or sgd"},
+      {"lr", "training.learning_rate", "learning rate"},
+      {"weight-decay", "training.weight_decay", "L2 penalty on weights"},
+      {"batch-size", "training.batch_size", "training nodes per mini-batch (0 = full graph)"},
+      {"fanouts", "training.fanouts", "neighbours sampled per hop from the seeds, e.g. 25,10"},
+      {"seed", "training.seed", "seed for weights, dropout, shuffling and sampling"},
+  };
+  return options;
+}
+
+namespace {
+
+void apply_assignments(nlohmann::json& document, const std::vector<std::string>& assignments) {
+  for (const auto& assignment : assignments) {
+    const auto equals = assignment.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw ConfigError(assignment, "expected FIELD=VALUE, e.g. model.hidden=64");
+    }
+    set_json_path(document, std::string_view(assignment).substr(0, equals),
+                  std::string_view(assignment).substr(equals + 1));
+  }
+}
+
+}  // namespace
+
+ExperimentConfig resolve_experiment(const std::filesystem::path& config_file,
+                                    const std::vector<std::string>& assignments,
+                                    const std::vector<std::string>& defaults) {
+  nlohmann::json document = nlohmann::json::object();
+  apply_assignments(document, defaults);
+  if (!config_file.empty()) {
+    const nlohmann::json file = parse_json_file(config_file);
+    if (!file.is_object()) {
+      throw InputError(config_file.string(), 0, "", "expected a JSON object at the top level");
+    }
+    document.merge_patch(file);
+  }
+  apply_assignments(document, assignments);
+  return experiment_config_from_json(document);
+}
+
+}  // namespace gnnbed

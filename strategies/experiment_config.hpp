@@ -1,0 +1,42 @@
+#pragma once
+// One experiment: workload, model and training, read from one JSON file and overridden from the
+// command line. The resolved config is stored with every result.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "strategies/model_spec.hpp"
+#include "strategies/training_config.hpp"
+#include "workloads/workload_config.hpp"
+
+namespace gnnbed {
+
+struct ExperimentConfig {
+  WorkloadConfig workload;
+  ModelConfig model;
+  TrainingConfig training;
+};
+
+// Reads {"workload": {...}, "model": {...}, "training": {...}} over the defaults; unknown fields
+// and wrong types throw ConfigError naming the field.
+ExperimentConfig experiment_config_from_json(const nlohmann::json& document);
+nlohmann::json to_json(const ExperimentConfig& config);
+
+// A command-line option that sets one field of the experiment: `--hidden 64` is
+// `--set model.hidden=64`.
+struct ExperimentOption {
+  const char* name;
+  const char* path;
+  const char* help;
+};
+const std::vector<ExperimentOption>& experiment_options();
+
+// The experiment described by `defaults` (assignments such as "model.hidden=64", a program's own
+// defaults), overridden by an optional JSON file, overridden by `assignments` in order. Errors
+// name the file (InputError) or the field (ConfigError).
+ExperimentConfig resolve_experiment(const std::filesystem::path& config_file,
+                                    const std::vector<std::string>& assignments,
+                                    const std::vector<std::string>& defaults = {});
+
+}  // namespace gnnbed

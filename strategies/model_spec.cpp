@@ -1,0 +1,94 @@
+#include "strategies/model_spec.hpp"
+
+#include <algorithm>
+
+#include "workloads/common/json_config.hpp"
+
+namespace gnnbed {
+
+ModelConfig model_config_from_json(const nlohmann::json& object, const ModelConfig& defaults,
+                                   const std::string& where) {
+  ModelConfig config = defaults;
+  JsonFieldReader reader(object, where);
+  reader.read("kind", config.kind);
+  reader.read("num_layers", config.num_layers);
+  reader.read("hidden", config.hidden);
+  reader.read("dropout", config.dropout);
+  reader.finish();
+  return config;
+}
+
+nlohmann::json to_json(const ModelConfig& config) {
+  return {{"kind", config.kind},
+          {"num_layers", config.num_layers},
+          {"hidden", config.hidden},
+          {"dropout", config.dropout}};
+}
+
+ModelSpec::ModelSpec(const ModelConfig& config, int input_dim, int num_classes)
+    : dropout_(config.dropout) {
+  require_one_of("model.kind", config.kind, {"gcn", "sage"});
+  kind_ = config.kind == "gcn" ? ModelKind::gcn : ModelKind::sage;
+  require(config.num_layers >= 1, "model.num_layers", "must be at least 1");
+  require(config.hidden >= 1, "model.hidden", "must be at least 1");
+  require(config.dropout >= 0 && config.dropout < 1, "model.dropout", "must lie in [0, 1)");
+  require(input_dim >= 1, "workload.features", "the model needs node features (dimension >= 1)");
+  require(num_classes >= 2, "workload.num_classes", "the model needs at least 2 classes");
+  for (int l = 0; l < config.num_layers; ++l) {
+    const bool last = l == config.num_layers - 1;
+    layers_.push_back({l == 0 ? input_dim : config.hidden, last ? num_classes : config.hidden, !last});
+  }
+}
+
+std::vector<ParameterShape> ModelSpec::parameters(int l) const {
+  const LayerShape& shape = layer(l);
+  std::vector<ParameterShape> shapes;
+  if (kind_ == ModelKind::gcn) {
+    shapes.push_back({"W", shape.in_dim, shape.out_dim, true});
+  } else {
+    shapes.push_back({"W_self", shape.in_dim, shape.out_dim, true});
+    shapes.push_back({"W_neigh", shape.in_dim, shape.out_dim, true});
+  }
+  shapes.push_back({"b", 1, shape.out_dim, false});
+  return shapes;
+}
+
+std::int64_t ModelSpec::num_parameters() const {
+  std::int64_t total = 0;
+  for (int l = 0; l < num_layers(); ++l) {
+    for (const auto& p : parameters(l)) total += static_cast<std::int64_t>(p.rows) * p.cols;
+  }
+  return total;
+}
+
+ModelSpec::Flops ModelSpec::forward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
+                                          std::int64_t num_edges) const {
+  const double in = layer(l).in_dim;
+  const double out = layer(l).out_dim;
+  const double width = transforms_first(l) ? out : in;
+  // The neighbour transform runs over every source row when it comes first, else over the
+  // aggregated destination rows.
+  const double neighbour_rows = static_cast<double>(transforms_first(l) ? num_src : num_dst);
+  Flops flops;
+  if (kind_ == ModelKind::gcn) {
+    flops.dense = 2.0 * neighbour_rows * in * out;
+    flops.sparse = 2.0 * static_cast<double>(num_edges + num_dst) * width;
+  } else {
+    flops.dense = 2.0 * static_cast<double>(num_dst) * in * out + 2.0 * neighbour_rows * in * out;
+    flops.sparse = 2.0 * static_cast<double>(num_edges) * width;
+  }
+  return flops;
+}
+
+ModelSpec::Flops ModelSpec::backward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
+                                           std::int64_t num_edges, bool input_grad) const {
+  const Flops forward = forward_flops(l, num_dst, num_src, num_edges);
+  Flops flops;
+  flops.dense = input_grad ? 2.0 * forward.dense : forward.dense;
+  // Transforming first, the transposed aggregation feeds the weight gradient; aggregating first,
+  // it only carries the input gradient.
+  flops.sparse = (transforms_first(l) || input_grad) ? forward.sparse : 0.0;
+  return flops;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,77 @@
+#pragma once
+// What is trained: the model's kind and size as the user configures it (ModelConfig) and, once the
+// workload fixes the input and output widths, every layer's shape, parameters and FLOP count
+// (ModelSpec). Engines and strategies agree on the model through ModelSpec alone.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gnnbed {
+
+enum class ModelKind {
+  gcn,   // Kipf & Welling: h'_v = sum_{u in N(v) + v} h_u W / sqrt(d_u d_v) + b
+  sage,  // GraphSAGE-mean: h'_v = h_v W_self + mean_{u in N(v)} h_u W_neigh + b
+};
+
+struct ModelConfig {
+  std::string kind = "gcn";  // "gcn" or "sage"
+  int num_layers = 2;
+  int hidden = 16;           // width of every hidden layer
+  double dropout = 0.5;      // before every layer, as Kipf & Welling apply it
+};
+
+ModelConfig model_config_from_json(const nlohmann::json& object, const ModelConfig& defaults,
+                                   const std::string& where);
+nlohmann::json to_json(const ModelConfig& config);
+
+struct LayerShape {
+  int in_dim = 0;
+  int out_dim = 0;
+  bool relu = false;  // ReLU after the layer (all but the last)
+};
+
+struct ParameterShape {
+  std::string name;  // "W", "W_self", "W_neigh", "b"
+  int rows = 0;
+  int cols = 0;
+  bool is_weight = false;  // weight matrices take weight decay; biases do not
+};
+
+class ModelSpec {
+ public:
+  // Validates the config (ConfigError naming the field) and resolves the layer widths.
+  ModelSpec(const ModelConfig& config, int input_dim, int num_classes);
+
+  ModelKind kind() const { return kind_; }
+  double dropout() const { return dropout_; }
+  int num_layers() const { return static_cast<int>(layers_.size()); }
+  const LayerShape& layer(int l) const { return layers_[static_cast<std::size_t>(l)]; }
+  std::vector<ParameterShape> parameters(int l) const;
+  std::int64_t num_parameters() const;
+
+  // True when layer l multiplies by its weights before aggregating (out < in): the kernels
+  // aggregate at the narrower width.
+  bool transforms_first(int l) const { return layer(l).out_dim < layer(l).in_dim; }
+
+  // Multiply-adds counted as 2 FLOPs, split into dense weight products and sparse aggregation
+  // (one multiply-add per edge and column; GCN adds a self loop per destination).
+  struct Flops {
+    double dense = 0;
+    double sparse = 0;
+    double total() const { return dense + sparse; }
+  };
+  Flops forward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
+                      std::int64_t num_edges) const;
+  // Weight gradients always; the input gradient (dense products and, when aggregating first,
+  // the transposed aggregation) only with `input_grad` (every layer but the first).
+  Flops backward_flops(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
+                       bool input_grad) const;
+
+ private:
+  ModelKind kind_;
+  double dropout_;
+  std::vector<LayerShape> layers_;
+};
+
+}  // namespace gnnbed

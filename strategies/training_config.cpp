@@ -1,0 +1,58 @@
+#include "strategies/training_config.hpp"
+
+#include "workloads/common/json_config.hpp"
+
+namespace gnnbed {
+
+TrainingConfig training_config_from_json(const nlohmann::json& object,
+                                         const TrainingConfig& defaults, const std::string& where) {
+  TrainingConfig config = defaults;
+  JsonFieldReader reader(object, where);
+  reader.read("epochs", config.epochs);
+  reader.read("optimizer", config.optimizer);
+  reader.read("learning_rate", config.learning_rate);
+  reader.read("momentum", config.momentum);
+  reader.read("weight_decay", config.weight_decay);
+  reader.read("weight_decay_layers", config.weight_decay_layers);
+  reader.read("batch_size", config.batch_size);
+  reader.read("fanouts", config.fanouts);
+  reader.read("eval_every", config.eval_every);
+  reader.read("seed", config.seed);
+  reader.finish();
+  return config;
+}
+
+nlohmann::json to_json(const TrainingConfig& config) {
+  return {{"epochs", config.epochs},
+          {"optimizer", config.optimizer},
+          {"learning_rate", config.learning_rate},
+          {"momentum", config.momentum},
+          {"weight_decay", config.weight_decay},
+          {"weight_decay_layers", config.weight_decay_layers},
+          {"batch_size", config.batch_size},
+          {"fanouts", config.fanouts},
+          {"eval_every", config.eval_every},
+          {"seed", config.seed}};
+}
+
+void validate(const TrainingConfig& config, int num_layers) {
+  require(config.epochs >= 1, "training.epochs", "must be at least 1");
+  require_one_of("training.optimizer", config.optimizer, {"adam", "sgd"});
+  require(config.learning_rate > 0, "training.learning_rate", "must be positive");
+  require(config.momentum >= 0 && config.momentum < 1, "training.momentum", "must lie in [0, 1)");
+  require(config.weight_decay >= 0, "training.weight_decay", "must not be negative");
+  require_one_of("training.weight_decay_layers", config.weight_decay_layers, {"all", "first"});
+  require(config.batch_size >= 0, "training.batch_size", "must not be negative (0 = full graph)");
+  require(config.eval_every >= 0, "training.eval_every", "must not be negative (0 = at the end)");
+  if (config.batch_size > 0) {
+    require(static_cast<int>(config.fanouts.size()) == num_layers, "training.fanouts",
+            "has " + std::to_string(config.fanouts.size()) + " entries but the model has " +
+                std::to_string(num_layers) + " layers (one fanout per layer)");
+    for (const int fanout : config.fanouts) {
+      require(fanout > 0 || fanout == -1, "training.fanouts",
+              "entries must be positive or -1 (all neighbours), got " + std::to_string(fanout));
+    }
+  }
+}
+
+}  // namespace gnnbed

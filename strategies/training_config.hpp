@@ -1,0 +1,33 @@
+#pragma once
+// How a model is trained: optimisation, batching and sampling.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gnnbed {
+
+struct TrainingConfig {
+  int epochs = 200;
+  std::string optimizer = "adam";  // "adam" or "sgd"
+  double learning_rate = 0.01;
+  double momentum = 0.0;           // sgd only
+  double weight_decay = 5e-4;      // L2 penalty on weight matrices (added to their gradients)
+  // "all": every layer's weights; "first": the first layer's only, as in Kipf & Welling's code.
+  std::string weight_decay_layers = "all";
+  // 0 trains full-graph (every training node in one step, full neighbourhoods); otherwise
+  // mini-batches of this many training nodes, sampled with `fanouts`.
+  int batch_size = 0;
+  std::vector<int> fanouts{25, 10};  // by hop from the seeds; -1 = all neighbours
+  int eval_every = 1;                // evaluate on validation every this many epochs (0 = at end)
+  std::uint64_t seed = 1;            // weights, dropout, shuffling and sampling
+};
+
+TrainingConfig training_config_from_json(const nlohmann::json& object,
+                                         const TrainingConfig& defaults, const std::string& where);
+nlohmann::json to_json(const TrainingConfig& config);
+
+// Throws ConfigError naming the first field that cannot be used (with the model's layer count).
+void validate(const TrainingConfig& config, int num_layers);
+
+}  // namespace gnnbed

@@ -1,0 +1,213 @@
+// Every layer's hand-derived backward pass against central finite differences, for GCN and
+// GraphSAGE, in both multiplication orders (out < in transforms first, out >= in aggregates first),
+// on a sampled block (destinations a prefix of sources) and through a whole model with dropout,
+// ReLU and softmax cross-entropy.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "exec/kernels/cpu_kernels.hpp"
+#include "exec/nn/layers.hpp"
+#include "exec/nn/model.hpp"
+#include "workloads/common/random.hpp"
+
+namespace gnnbed {
+namespace {
+
+// A block with 4 destinations and 7 sources; destination 3 has no in-edges.
+Block sampled_block() {
+  Block block;
+  block.src_nodes = {40, 41, 42, 43, 44, 45, 46};
+  block.num_dst = 4;
+  block.offsets = {0, 3, 5, 8, 8};
+  block.src_index = {4, 1, 5, 0, 6, 1, 4, 2};
+  return block;
+}
+
+Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  Matrix m(rows, cols);
+  for (std::int64_t i = 0; i < m.size(); ++i) {
+    m.data()[i] = 2.0f * unit_float(hash_mix(seed, static_cast<std::uint64_t>(i))) - 1.0f;
+  }
+  return m;
+}
+
+// One-sided differences of `loss` with respect to every entry of `values`: left and right. Where
+// the loss is smooth they agree and their mean is the central difference; where a ReLU switches
+// inside the step (a kink) they differ, and the analytic gradient must lie between them.
+struct NumericGradient {
+  std::vector<double> left;
+  std::vector<double> right;
+};
+
+NumericGradient numeric_gradient(std::span<float> values, const std::function<double()>& loss,
+                                 float step) {
+  NumericGradient gradient{std::vector<double>(values.size()), std::vector<double>(values.size())};
+  const double at = loss();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float saved = values[i];
+    values[i] = saved + step;
+    const double plus = loss();
+    values[i] = saved - step;
+    const double minus = loss();
+    values[i] = saved;
+    gradient.left[i] = (at - minus) / static_cast<double>(step);
+    gradient.right[i] = (plus - at) / static_cast<double>(step);
+  }
+  return gradient;
+}
+
+void expect_gradient(std::span<const float> analytic, const NumericGradient& numeric,
+                     double tolerance, const std::string& what) {
+  ASSERT_EQ(analytic.size(), numeric.left.size()) << what;
+  double largest = 0;
+  std::size_t kinks = 0;
+  for (std::size_t i = 0; i < analytic.size(); ++i) {
+    const double central = (numeric.left[i] + numeric.right[i]) / 2;
+    largest = std::max(largest, std::abs(central));
+    const double slack = tolerance * std::max(1.0, std::abs(central));
+    const bool smooth = std::abs(numeric.left[i] - numeric.right[i]) <= slack;
+    kinks += smooth ? 0 : 1;
+    const double low = smooth ? central : std::min(numeric.left[i], numeric.right[i]);
+    const double high = smooth ? central : std::max(numeric.left[i], numeric.right[i]);
+    EXPECT_GE(analytic[i], low - slack) << what << " entry " << i;
+    EXPECT_LE(analytic[i], high + slack) << what << " entry " << i;
+  }
+  ASSERT_GT(largest, 1e-3) << what << ": the gradient is trivially zero, the check would be empty";
+  EXPECT_LE(kinks, 1 + analytic.size() / 10) << what << ": too many non-smooth entries to check";
+}
+
+struct LayerCase {
+  const char* kind;
+  int in_dim;
+  int out_dim;
+};
+
+void PrintTo(const LayerCase& layer_case, std::ostream* out) {
+  *out << layer_case.kind << " " << layer_case.in_dim << "->" << layer_case.out_dim;
+}
+
+class LayerGradient : public ::testing::TestWithParam<LayerCase> {};
+
+// loss = sum(layer(h) * r) is linear in the weights and in h, so central differences are exact
+// up to float rounding.
+TEST_P(LayerGradient, MatchesFiniteDifferences) {
+  const LayerCase c = GetParam();
+  ModelConfig config;
+  config.kind = c.kind;
+  config.num_layers = 2;
+  config.hidden = c.out_dim;
+  const ModelSpec spec(config, c.in_dim, 3);
+  const Block block = sampled_block();
+  auto layer = make_layer(spec, 0, 11);
+  Matrix h = random_matrix(block.num_src(), c.in_dim, 12);
+  const Matrix r = random_matrix(block.num_dst, c.out_dim, 13);
+  for (Parameter& p : layer->parameters()) {
+    p.value = random_matrix(p.value.rows(), p.value.cols(), std::hash<std::string>{}(p.name));
+  }
+
+  auto loss = [&]() {
+    const Matrix out = layer->forward(block, h);
+    double total = 0;
+    for (std::int64_t i = 0; i < out.size(); ++i) total += static_cast<double>(out.data()[i]) * r.data()[i];
+    return total;
+  };
+  loss();
+  const Matrix grad_h = layer->backward(r, true);
+  ASSERT_EQ(grad_h.rows(), block.num_src());
+  ASSERT_EQ(grad_h.cols(), c.in_dim);
+  expect_gradient(grad_h.values(), numeric_gradient(h.values(), loss, 1e-2f), 2e-3, "d/dh");
+  for (Parameter& p : layer->parameters()) {
+    expect_gradient(p.grad.values(), numeric_gradient(p.value.values(), loss, 1e-2f), 2e-3, p.name);
+  }
+  EXPECT_EQ(layer->backward(r, false).size(), 0) << "no input gradient was asked for";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layers, LayerGradient,
+    ::testing::Values(LayerCase{"gcn", 6, 3}, LayerCase{"gcn", 3, 5}, LayerCase{"sage", 6, 3},
+                      LayerCase{"sage", 3, 5}),
+    [](const ::testing::TestParamInfo<LayerCase>& param_info) {
+      return std::string(param_info.param.kind) + "_" + std::to_string(param_info.param.in_dim) + "_to_" +
+             std::to_string(param_info.param.out_dim);
+    });
+
+class ModelGradient : public ::testing::TestWithParam<const char*> {};
+
+// Two layers, dropout 0.3, ReLU, softmax cross-entropy: d(loss)/d(every parameter).
+TEST_P(ModelGradient, MatchesFiniteDifferences) {
+  ModelConfig config;
+  config.kind = GetParam();
+  config.num_layers = 2;
+  config.hidden = 5;
+  config.dropout = 0.3;
+  const ModelSpec spec(config, 6, 3);
+  Model model(spec, 21);
+  // Layer 0 maps 7 sources to 4 destinations; layer 1 maps those 4 to the 2 seeds.
+  const Block first = sampled_block();
+  Block second;
+  second.src_nodes = {40, 41, 42, 43};
+  second.num_dst = 2;
+  second.offsets = {0, 2, 4};
+  second.src_index = {2, 3, 0, 2};
+  const Block* blocks[] = {&first, &second};
+  const Matrix input = random_matrix(first.num_src(), 6, 22);
+  const std::int32_t labels[] = {2, 0};
+
+  auto loss = [&]() {
+    const Matrix logits = model.forward(blocks, input, true, 99);
+    Matrix grad;
+    std::int64_t correct = 0;
+    return cpu::softmax_cross_entropy(logits, labels, grad, correct);
+  };
+  const Matrix logits = model.forward(blocks, input, true, 99);
+  Matrix grad_logits;
+  std::int64_t correct = 0;
+  cpu::softmax_cross_entropy(logits, labels, grad_logits, correct);
+  model.zero_grad();
+  model.backward(grad_logits);
+  for (Parameter* p : model.parameters()) {
+    const std::vector<float> analytic(p->grad.values().begin(), p->grad.values().end());
+    expect_gradient(analytic, numeric_gradient(p->value.values(), loss, 2e-3f), 2e-2, p->name);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelGradient, ::testing::Values("gcn", "sage"),
+                         [](const ::testing::TestParamInfo<const char*>& param_info) {
+                           return std::string(param_info.param);
+                         });
+
+TEST(Model, ForwardIsDeterministicAndDropoutOnlyInTraining) {
+  ModelConfig config;
+  config.kind = "sage";
+  config.hidden = 4;
+  config.dropout = 0.5;
+  const ModelSpec spec(config, 6, 3);
+  Model a(spec, 5);
+  Model b(spec, 5);
+  const Block block = sampled_block();
+  Block top;
+  top.src_nodes = {40, 41, 42, 43};
+  top.num_dst = 4;
+  top.offsets = {0, 0, 0, 0, 0};
+  const Block* blocks[] = {&block, &top};
+  const Matrix input = random_matrix(block.num_src(), 6, 1);
+  const Matrix train_a = a.forward(blocks, input, true, 7);
+  const Matrix train_b = b.forward(blocks, input, true, 7);
+  const Matrix train_other_key = b.forward(blocks, input, true, 8);
+  const Matrix eval_a = a.forward(blocks, input, false, 7);
+  const Matrix eval_b = a.forward(blocks, input, false, 8);
+  bool key_matters = false;
+  bool dropout_matters = false;
+  for (std::int64_t i = 0; i < train_a.size(); ++i) {
+    EXPECT_EQ(train_a.data()[i], train_b.data()[i]);
+    EXPECT_EQ(eval_a.data()[i], eval_b.data()[i]);
+    key_matters = key_matters || train_a.data()[i] != train_other_key.data()[i];
+    dropout_matters = dropout_matters || train_a.data()[i] != eval_a.data()[i];
+  }
+  EXPECT_TRUE(key_matters);
+  EXPECT_TRUE(dropout_matters);
+}
+
+}  // namespace
+}  // namespace gnnbed

@@ -1,0 +1,278 @@
+// CPU kernels against straightforward loops and closed forms.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "exec/kernels/cpu_kernels.hpp"
+#include "exec/nn/aggregation.hpp"
+#include "exec/train/optimizer.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/random.hpp"
+
+namespace gnnbed {
+namespace {
+
+Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  Matrix m(rows, cols);
+  for (std::int64_t i = 0; i < m.size(); ++i) {
+    m.data()[i] = 2.0f * unit_float(hash_mix(seed, static_cast<std::uint64_t>(i))) - 1.0f;
+  }
+  return m;
+}
+
+Matrix transpose(const Matrix& m) {
+  Matrix t(m.cols(), m.rows());
+  for (std::int64_t i = 0; i < m.rows(); ++i) {
+    for (std::int64_t j = 0; j < m.cols(); ++j) t(j, i) = m(i, j);
+  }
+  return t;
+}
+
+Matrix naive_product(const Matrix& a, const Matrix& b) {
+  Matrix c(a.rows(), b.cols());
+  for (std::int64_t i = 0; i < a.rows(); ++i) {
+    for (std::int64_t j = 0; j < b.cols(); ++j) {
+      double sum = 0;
+      for (std::int64_t k = 0; k < a.cols(); ++k) sum += static_cast<double>(a(i, k)) * b(k, j);
+      c(i, j) = static_cast<float>(sum);
+    }
+  }
+  return c;
+}
+
+void expect_near(const Matrix& actual, const Matrix& expected, float tolerance) {
+  ASSERT_EQ(actual.rows(), expected.rows());
+  ASSERT_EQ(actual.cols(), expected.cols());
+  for (std::int64_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual.data()[i], expected.data()[i], tolerance) << "entry " << i;
+  }
+}
+
+TEST(Gemm, AllTransposeCombinationsMatchNaiveProduct) {
+  const Matrix a = random_matrix(7, 5, 1);
+  const Matrix b = random_matrix(5, 3, 2);
+  const Matrix expected = naive_product(a, b);
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      const Matrix a_arg = ta ? transpose(a) : a;
+      const Matrix b_arg = tb ? transpose(b) : b;
+      Matrix c;
+      cpu::gemm(a_arg, ta, b_arg, tb, c);
+      expect_near(c, expected, 1e-5f);
+    }
+  }
+}
+
+TEST(Gemm, AccumulatesWithBetaOne) {
+  const Matrix a = random_matrix(4, 6, 3);
+  const Matrix b = random_matrix(6, 2, 4);
+  Matrix c = random_matrix(4, 2, 5);
+  Matrix expected = naive_product(a, b);
+  for (std::int64_t i = 0; i < c.size(); ++i) expected.data()[i] += c.data()[i];
+  cpu::gemm(a, false, b, false, c, 1.0f, 1.0f);
+  expect_near(c, expected, 1e-5f);
+}
+
+TEST(Gemm, RejectsMismatchedShapes) {
+  Matrix c;
+  EXPECT_THROW(cpu::gemm(random_matrix(3, 4, 1), false, random_matrix(5, 2, 2), false, c), Error);
+}
+
+TEST(Gemm, FirstRowsViewMultipliesAPrefix) {
+  const Matrix a = random_matrix(6, 4, 8);
+  const Matrix b = random_matrix(4, 3, 9);
+  Matrix c;
+  cpu::gemm(MatrixView(a).first_rows(2), false, b, false, c);
+  const Matrix full = naive_product(a, b);
+  ASSERT_EQ(c.rows(), 2);
+  for (std::int64_t i = 0; i < 2 * 3; ++i) EXPECT_NEAR(c.data()[i], full.data()[i], 1e-5f);
+}
+
+cpu::SparseMatrix small_sparse() {
+  // 3 x 4: row 0 = {1: 2.0, 3: -1.0}, row 1 = {}, row 2 = {0: 0.5, 1: 1.5, 2: 3.0}
+  cpu::SparseMatrix a;
+  a.rows = 3;
+  a.cols = 4;
+  a.offsets = {0, 2, 2, 5};
+  a.columns = {1, 3, 0, 1, 2};
+  a.weights = {2.0f, -1.0f, 0.5f, 1.5f, 3.0f};
+  return a;
+}
+
+Matrix dense_of(const cpu::SparseMatrix& a) {
+  Matrix d(a.rows, a.cols);
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    for (auto e = a.offsets[static_cast<std::size_t>(r)]; e < a.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      d(r, a.columns[static_cast<std::size_t>(e)]) += a.weights[static_cast<std::size_t>(e)];
+    }
+  }
+  return d;
+}
+
+TEST(Spmm, MatchesDenseProduct) {
+  const cpu::SparseMatrix a = small_sparse();
+  const Matrix x = random_matrix(4, 3, 6);
+  Matrix y;
+  cpu::spmm(a, x, y);
+  expect_near(y, naive_product(dense_of(a), x), 1e-6f);
+}
+
+TEST(Spmm, TransposedIsTheTranspose) {
+  const cpu::SparseMatrix a = small_sparse();
+  const cpu::SparseMatrix t = a.transposed();
+  EXPECT_EQ(t.rows, 4);
+  EXPECT_EQ(t.cols, 3);
+  expect_near(dense_of(t), transpose(dense_of(a)), 0.0f);
+  for (std::int64_t r = 0; r < t.rows; ++r) {
+    for (auto e = t.offsets[static_cast<std::size_t>(r)] + 1; e < t.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      EXPECT_LT(t.columns[static_cast<std::size_t>(e) - 1], t.columns[static_cast<std::size_t>(e)]);
+    }
+  }
+}
+
+// Path 0 - 1 - 2 plus an isolated node 3, as a full-graph block.
+Block path_block() {
+  Block block;
+  block.src_nodes = {0, 1, 2, 3};
+  block.num_dst = 4;
+  block.offsets = {0, 1, 3, 4, 4};
+  block.src_index = {1, 0, 2, 1};
+  return block;
+}
+
+TEST(Aggregation, GcnOnFullGraphIsSymmetricNormalisedAdjacencyWithSelfLoops) {
+  const Matrix a = dense_of(gcn_aggregation(path_block()));
+  // degrees with self loops: 2, 3, 2, 1
+  const double d[] = {2, 3, 2, 1};
+  const int edges[][2] = {{0, 1}, {1, 0}, {1, 2}, {2, 1}};
+  Matrix expected(4, 4);
+  for (int v = 0; v < 4; ++v) expected(v, v) = static_cast<float>(1.0 / d[v]);
+  for (const auto& e : edges) expected(e[0], e[1]) = static_cast<float>(1.0 / std::sqrt(d[e[0]] * d[e[1]]));
+  expect_near(a, expected, 1e-7f);
+}
+
+TEST(Aggregation, GcnOnSampledBlockUsesBlockDegrees) {
+  // dst {10, 11}; src {10, 11, 12}; edges 12->10, 11->10, 12->11.
+  Block block;
+  block.src_nodes = {10, 11, 12};
+  block.num_dst = 2;
+  block.offsets = {0, 2, 3};
+  block.src_index = {2, 1, 2};
+  const Matrix a = dense_of(gcn_aggregation(block));
+  // in-degree + 1: d0 = 3, d1 = 2. out-degree (+1 for dst): s0 = 1, s1 = 2, s2 = 2.
+  EXPECT_NEAR(a(0, 0), 1.0 / std::sqrt(3.0 * 1.0), 1e-7);
+  EXPECT_NEAR(a(0, 1), 1.0 / std::sqrt(3.0 * 2.0), 1e-7);
+  EXPECT_NEAR(a(0, 2), 1.0 / std::sqrt(3.0 * 2.0), 1e-7);
+  EXPECT_NEAR(a(1, 1), 1.0 / std::sqrt(2.0 * 2.0), 1e-7);
+  EXPECT_NEAR(a(1, 2), 1.0 / std::sqrt(2.0 * 2.0), 1e-7);
+  EXPECT_EQ(a(1, 0), 0.0f);
+}
+
+TEST(Aggregation, MeanAveragesInNeighboursAndLeavesIsolatedNodesAtZero) {
+  const Matrix a = dense_of(mean_aggregation(path_block()));
+  EXPECT_EQ(a(0, 1), 1.0f);
+  EXPECT_EQ(a(1, 0), 0.5f);
+  EXPECT_EQ(a(1, 2), 0.5f);
+  EXPECT_EQ(a(2, 1), 1.0f);
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(a(3, j), 0.0f);
+}
+
+TEST(SoftmaxCrossEntropy, ValueGradientAndAccuracyMatchClosedForm) {
+  Matrix logits(2, 3);
+  const float values[] = {1.0f, 2.0f, 3.0f, 0.5f, -1.0f, 0.0f};
+  std::copy(values, values + 6, logits.data());
+  const std::int32_t labels[] = {2, 1};
+  Matrix grad;
+  std::int64_t correct = 0;
+  const double loss = cpu::softmax_cross_entropy(logits, labels, grad, correct);
+  double expected_loss = 0;
+  for (int i = 0; i < 2; ++i) {
+    double sum = 0;
+    for (int j = 0; j < 3; ++j) sum += std::exp(static_cast<double>(logits(i, j)));
+    expected_loss += std::log(sum) - logits(i, labels[i]);
+    for (int j = 0; j < 3; ++j) {
+      const double p = std::exp(static_cast<double>(logits(i, j))) / sum;
+      EXPECT_NEAR(grad(i, j), (p - (j == labels[i] ? 1 : 0)) / 2, 1e-7);
+    }
+  }
+  EXPECT_NEAR(loss, expected_loss / 2, 1e-12);
+  EXPECT_EQ(correct, 1);
+  EXPECT_EQ(cpu::count_correct(logits, labels), 1);
+}
+
+TEST(Dropout, KeepsTheExpectedFractionScaledAndMasksGradientsIdentically) {
+  Matrix x(1000, 20);
+  x.fill(1.0f);
+  std::vector<std::int32_t> ids(1000);
+  for (int i = 0; i < 1000; ++i) ids[static_cast<std::size_t>(i)] = 5000 + i;
+  cpu::dropout_forward(x, ids, 0.5f, 42);
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(x.data()[i] == 0.0f || x.data()[i] == 2.0f);
+    kept += x.data()[i] != 0.0f;
+  }
+  EXPECT_NEAR(static_cast<double>(kept) / 20000.0, 0.5, 0.02);
+  Matrix g(1000, 20);
+  g.fill(1.0f);
+  cpu::dropout_backward(g, ids, 0.5f, 42);
+  for (std::int64_t i = 0; i < x.size(); ++i) EXPECT_EQ(g.data()[i], x.data()[i]);
+}
+
+TEST(Dropout, MaskDependsOnNodeIdNotRowPosition) {
+  Matrix a(2, 8);
+  Matrix b(2, 8);
+  a.fill(1.0f);
+  b.fill(1.0f);
+  const std::int32_t ids_a[] = {7, 9};
+  const std::int32_t ids_b[] = {9, 7};
+  cpu::dropout_forward(a, ids_a, 0.5f, 3);
+  cpu::dropout_forward(b, ids_b, 0.5f, 3);
+  for (int j = 0; j < 8; ++j) {
+    EXPECT_EQ(a(0, j), b(1, j));
+    EXPECT_EQ(a(1, j), b(0, j));
+  }
+}
+
+TEST(Optimizer, AdamFirstStepMovesEveryWeightByTheLearningRate) {
+  Parameter p{"w", 0, true, Matrix(1, 3), Matrix(1, 3)};
+  p.value.fill(1.0f);
+  p.grad(0, 0) = 0.5f;
+  p.grad(0, 1) = -2.0f;
+  p.grad(0, 2) = 0.0f;
+  AdamOptimizer adam(0.1);
+  Parameter* list[] = {&p};
+  adam.step(list);
+  // After one bias-corrected step, m / sqrt(v) = sign(g).
+  EXPECT_NEAR(p.value(0, 0), 0.9f, 1e-6f);
+  EXPECT_NEAR(p.value(0, 1), 1.1f, 1e-6f);
+  EXPECT_NEAR(p.value(0, 2), 1.0f, 1e-6f);
+}
+
+TEST(Optimizer, SgdWithMomentumAndWeightDecay) {
+  Parameter w{"layer0.W", 0, true, Matrix(1, 1), Matrix(1, 1)};
+  Parameter b{"layer0.b", 0, false, Matrix(1, 1), Matrix(1, 1)};
+  Parameter w2{"layer1.W", 1, true, Matrix(1, 1), Matrix(1, 1)};
+  for (Parameter* p : {&w, &b, &w2}) {
+    p->value(0, 0) = 2.0f;
+    p->grad(0, 0) = 1.0f;
+  }
+  TrainingConfig config;
+  config.optimizer = "sgd";
+  config.learning_rate = 0.5;
+  config.momentum = 0.9;
+  config.weight_decay = 0.25;
+  config.weight_decay_layers = "first";
+  Parameter* list[] = {&w, &b, &w2};
+  apply_weight_decay(list, config);
+  EXPECT_FLOAT_EQ(w.grad(0, 0), 1.5f);   // decayed
+  EXPECT_FLOAT_EQ(b.grad(0, 0), 1.0f);   // biases never decay
+  EXPECT_FLOAT_EQ(w2.grad(0, 0), 1.0f);  // not the first layer
+  auto sgd = make_optimizer(config);
+  sgd->step(list);
+  EXPECT_FLOAT_EQ(w.value(0, 0), 2.0f - 0.5f * 1.5f);
+  sgd->step(list);  // velocity 0.9 * 1.5 + 1.5
+  EXPECT_FLOAT_EQ(w.value(0, 0), 2.0f - 0.75f - 0.5f * (0.9f * 1.5f + 1.5f));
+}
+
+}  // namespace
+}  // namespace gnnbed

@@ -1,0 +1,61 @@
+#pragma once
+// Reading typed configuration structs from JSON with errors that name the field: every struct's
+// reader walks its object with a JsonFieldReader, which rejects unknown fields and wrong types.
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+
+class JsonFieldReader {
+ public:
+  // `where` prefixes field names in errors ("training" -> "training.lr"); `object` must be a JSON
+  // object (ConfigError otherwise).
+  JsonFieldReader(const nlohmann::json& object, std::string where);
+
+  // Reads `key` into `field` if present (leaving it unchanged otherwise).
+  void read(std::string_view key, bool& field);
+  void read(std::string_view key, int& field);
+  void read(std::string_view key, std::int64_t& field);
+  void read(std::string_view key, std::uint64_t& field);
+  void read(std::string_view key, double& field);
+  void read(std::string_view key, float& field);
+  void read(std::string_view key, std::string& field);
+  // Accepts an array of integers or a comma-separated string ("25,10").
+  void read(std::string_view key, std::vector<int>& field);
+
+  // The sub-object at `key` (null json if absent), marking the key as known.
+  const nlohmann::json* child(std::string_view key);
+
+  // Throws ConfigError for any field that no read() asked for, listing the known ones.
+  void finish() const;
+
+  std::string path(std::string_view key) const;
+
+ private:
+  const nlohmann::json* find(std::string_view key);
+
+  const nlohmann::json& object_;
+  std::string where_;
+  std::set<std::string, std::less<>> known_;
+};
+
+// Parses a JSON document; a syntax error becomes InputError naming the file, line and column.
+nlohmann::json parse_json_file(const std::filesystem::path& path);
+nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
+
+// Sets the field at dotted `path` ("training.lr") to `value_text`, read as JSON when it is valid
+// JSON (numbers, true/false, arrays) and as a string otherwise. Creates intermediate objects.
+void set_json_path(nlohmann::json& document, std::string_view path, std::string_view value_text);
+
+// Throws ConfigError(field, ...) unless `value` is one of `allowed`.
+void require_one_of(const std::string& field, const std::string& value,
+                    const std::vector<std::string>& allowed);
+
+}  // namespace gnnbed
