@@ -24,7 +24,9 @@ class Matrix {
 
   float* row(std::int64_t i) { return values_.data() + i * cols_; }
   const float* row(std::int64_t i) const { return values_.data() + i * cols_; }
-  float& operator()(std::int64_t i, std::int64_t j) { return values_[static_cast<std::size_t>(i * cols_ + j)]; }
+  float& operator()(std::int64_t i, std::int64_t j) {
+    return values_[static_cast<std::size_t>(i * cols_ + j)];
+  }
   float operator()(std::int64_t i, std::int64_t j) const {
     return values_[static_cast<std::size_t>(i * cols_ + j)];
   }
@@ -65,5 +67,9 @@ struct MatrixView {
 
   MatrixView first_rows(std::int64_t count) const { return {data, count, cols}; }
 };
+
+// Entries uniform in [low, high), entry i a pure function of (seed, i).
+Matrix uniform_matrix(std::int64_t rows, std::int64_t cols, float low, float high,
+                      std::uint64_t seed);
 
 }  // namespace gnnbed

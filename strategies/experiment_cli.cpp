@@ -8,6 +8,20 @@ namespace gnnbed {
 
 namespace po = boost::program_options;
 
+std::optional<CommandLine> parse_command_line(int argc, char** argv,
+                                              const po::options_description& options,
+                                              const po::positional_options_description& positional) {
+  CommandLine command_line{
+      po::command_line_parser(argc, argv).options(options).positional(positional).run(), {}};
+  po::store(command_line.parsed, command_line.values);
+  if (command_line.values.count("help") != 0) {
+    std::cout << options << "\n";
+    return std::nullopt;
+  }
+  po::notify(command_line.values);
+  return command_line;
+}
+
 void add_experiment_options(po::options_description& options, const std::string& section) {
   options.add_options()("config", po::value<std::string>(), "experiment file (JSON)")(
       "set", po::value<std::vector<std::string>>(),
@@ -32,7 +46,8 @@ ExperimentConfig experiment_from_options(const po::parsed_options& parsed,
       assignments.push_back(value);
     } else {
       for (const auto& known : experiment_options()) {
-        if (option.string_key == known.name) assignments.push_back(std::string(known.path) + "=" + value);
+        if (option.string_key == known.name)
+          assignments.push_back(std::string(known.path) + "=" + value);
       }
     }
   }

@@ -3,12 +3,26 @@
 // assignments, and one named option per common field (see experiment_options()), all resolved
 // into an ExperimentConfig.
 #include <boost/program_options.hpp>
+#include <optional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strategies/experiment_config.hpp"
 
 namespace gnnbed {
+
+// A parsed command line: what the parser saw (in order) and the values by name.
+struct CommandLine {
+  boost::program_options::parsed_options parsed;
+  boost::program_options::variables_map values;
+};
+
+// Parses argv against `options` (which should declare "help"), with optional positional names.
+// With --help, prints the options to stdout and returns nothing: the program should exit 0.
+std::optional<CommandLine> parse_command_line(
+    int argc, char** argv, const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description& positional = {});
 
 // Adds --config, --set and the named experiment options to `options`; with a non-empty
 // `section` ("workload"), only the options of that part of the experiment.

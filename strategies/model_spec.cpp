@@ -36,7 +36,8 @@ ModelSpec::ModelSpec(const ModelConfig& config, int input_dim, int num_classes)
   require(num_classes >= 2, "workload.num_classes", "the model needs at least 2 classes");
   for (int l = 0; l < config.num_layers; ++l) {
     const bool last = l == config.num_layers - 1;
-    layers_.push_back({l == 0 ? input_dim : config.hidden, last ? num_classes : config.hidden, !last});
+    layers_.push_back(
+        {l == 0 ? input_dim : config.hidden, last ? num_classes : config.hidden, !last});
   }
 }
 

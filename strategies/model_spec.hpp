@@ -17,8 +17,8 @@ enum class ModelKind {
 struct ModelConfig {
   std::string kind = "gcn";  // "gcn" or "sage"
   int num_layers = 2;
-  int hidden = 16;           // width of every hidden layer
-  double dropout = 0.5;      // before every layer, as Kipf & Welling apply it
+  int hidden = 16;       // width of every hidden layer
+  double dropout = 0.5;  // before every layer, as Kipf & Welling apply it
 };
 
 ModelConfig model_config_from_json(const nlohmann::json& object, const ModelConfig& defaults,

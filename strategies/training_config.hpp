@@ -11,8 +11,8 @@ struct TrainingConfig {
   int epochs = 200;
   std::string optimizer = "adam";  // "adam" or "sgd"
   double learning_rate = 0.01;
-  double momentum = 0.0;           // sgd only
-  double weight_decay = 5e-4;      // L2 penalty on weight matrices (added to their gradients)
+  double momentum = 0.0;       // sgd only
+  double weight_decay = 5e-4;  // L2 penalty on weight matrices (added to their gradients)
   // "all": every layer's weights; "first": the first layer's only, as in Kipf & Welling's code.
   std::string weight_decay_layers = "all";
   // 0 trains full-graph (every training node in one step, full neighbourhoods); otherwise

@@ -17,8 +17,9 @@ void Dataset::validate(const std::string& origin) const {
   }
   if (!labels.empty()) {
     if (static_cast<std::int64_t>(labels.size()) != n) {
-      throw InputError(origin, 0, "labels",
-                       std::to_string(labels.size()) + " labels for " + std::to_string(n) + " nodes");
+      throw InputError(
+          origin, 0, "labels",
+          std::to_string(labels.size()) + " labels for " + std::to_string(n) + " nodes");
     }
     for (std::size_t v = 0; v < labels.size(); ++v) {
       if (labels[v] < -1 || labels[v] >= num_classes) {
@@ -35,8 +36,9 @@ void Dataset::validate(const std::string& origin) const {
     for (const NodeId v : *ids) {
       const std::string field = std::string("split.") + part_name;
       if (v < 0 || v >= n) {
-        throw InputError(origin, 0, field,
-                         "node id " + std::to_string(v) + " outside [0, " + std::to_string(n) + ")");
+        throw InputError(
+            origin, 0, field,
+            "node id " + std::to_string(v) + " outside [0, " + std::to_string(n) + ")");
       }
       if (seen[static_cast<std::size_t>(v)] != 0) {
         throw InputError(origin, 0, field, "node " + std::to_string(v) + " is listed twice");

@@ -22,7 +22,7 @@ struct Dataset {
   std::string name;
   Graph graph;
   std::shared_ptr<const FeatureStore> features;  // null for a structure-only workload
-  SharedArray<std::int32_t> labels;               // one per node, -1 = unlabelled
+  SharedArray<std::int32_t> labels;              // one per node, -1 = unlabelled
   int num_classes = 0;
   Split split;
 

@@ -20,7 +20,8 @@ void check_columns(int dim, int column_begin, int column_end) {
 
 StoredFeatures::StoredFeatures(std::int64_t num_nodes, int dim, SharedArray<float> values)
     : num_nodes_(num_nodes), dim_(dim), values_(std::move(values)) {
-  if (dim <= 0) throw Error("stored features need a positive dimension, got " + std::to_string(dim));
+  if (dim <= 0)
+    throw Error("stored features need a positive dimension, got " + std::to_string(dim));
   if (static_cast<std::int64_t>(values_.size()) != num_nodes * dim) {
     throw Error("stored features hold " + std::to_string(values_.size()) + " values, expected " +
                 std::to_string(num_nodes) + " x " + std::to_string(dim));
@@ -47,14 +48,16 @@ std::int64_t StoredFeatures::stored_bytes() const {
 }
 
 nlohmann::json StoredFeatures::describe() const {
-  return {{"kind", "stored"}, {"dtype", "float32"}, {"dim", dim_}, {"row_normalized", row_normalized_}};
+  return {
+      {"kind", "stored"}, {"dtype", "float32"}, {"dim", dim_}, {"row_normalized", row_normalized_}};
 }
 
 StoredFeatures StoredFeatures::row_normalized() const {
   std::vector<float> scaled(values_.begin(), values_.end());
 #pragma omp parallel for schedule(static)
   for (std::int64_t v = 0; v < num_nodes_; ++v) {
-    float* row_values = scaled.data() + static_cast<std::size_t>(v) * static_cast<std::size_t>(dim_);
+    float* row_values =
+        scaled.data() + static_cast<std::size_t>(v) * static_cast<std::size_t>(dim_);
     double sum = 0;
     for (int j = 0; j < dim_; ++j) sum += row_values[j];
     if (sum == 0) continue;
@@ -66,19 +69,45 @@ StoredFeatures StoredFeatures::row_normalized() const {
   return result;
 }
 
+namespace {
+
+constexpr std::uint64_t kColumnStride = 0x9e3779b97f4a7c15ULL;
+
+// Mean 0, variance 1: four 16-bit uniforms summed (Irwin-Hall), centred and scaled.
+float unit_noise(std::uint64_t bits) {
+  constexpr float kScale = 1.7320508f / 65536.0f;  // sqrt(3) / 2^16
+  const auto sum = static_cast<float>((bits & 0xffff) + ((bits >> 16) & 0xffff) +
+                                      ((bits >> 32) & 0xffff) + (bits >> 48));
+  return (sum + 2.0f) * kScale - 2.0f * 1.7320508f;
+}
+
+}  // namespace
+
 GeneratedFeatures::GeneratedFeatures(int dim, SharedArray<std::int32_t> labels, float signal,
                                      std::uint64_t seed)
     : dim_(dim), labels_(std::move(labels)), signal_(signal), seed_(seed) {
-  if (dim <= 0) throw Error("generated features need a positive dimension, got " + std::to_string(dim));
+  if (dim <= 0)
+    throw Error("generated features need a positive dimension, got " + std::to_string(dim));
+  std::int32_t max_label = -1;
+  for (const std::int32_t label : labels_) max_label = std::max(max_label, label);
+  const auto num_classes = static_cast<std::size_t>(max_label + 1);
+  class_means_.resize(num_classes * static_cast<std::size_t>(dim));
+  for (std::size_t c = 0; c < num_classes; ++c) {
+    for (int j = 0; j < dim; ++j) {
+      const std::uint64_t sign_bits =
+          hash_mix(seed_ ^ 0x5eed5eed5eed5eedULL, c, static_cast<std::uint64_t>(j));
+      class_means_[c * static_cast<std::size_t>(dim) + static_cast<std::size_t>(j)] =
+          (sign_bits & 1) != 0 ? signal_ : -signal_;
+    }
+  }
 }
 
 float GeneratedFeatures::value(NodeId v, int column) const {
-  const auto c = static_cast<std::uint64_t>(column);
-  const float noise = standard_normal(hash_mix(seed_, static_cast<std::uint64_t>(v), c));
+  const std::uint64_t row_key = hash_mix(seed_, static_cast<std::uint64_t>(v));
+  const float noise =
+      unit_noise(splitmix64(row_key + static_cast<std::uint64_t>(column) * kColumnStride));
   const std::int32_t label = labels_[static_cast<std::size_t>(v)];
-  if (label < 0) return noise;
-  const std::uint64_t sign_bits = hash_mix(seed_ ^ 0x5eed5eed5eed5eedULL, static_cast<std::uint64_t>(label), c);
-  return noise + ((sign_bits & 1) != 0 ? signal_ : -signal_);
+  return label < 0 ? noise : noise + class_mean(label, column);
 }
 
 void GeneratedFeatures::gather(std::span<const NodeId> nodes, int column_begin, int column_end,
@@ -90,7 +119,13 @@ void GeneratedFeatures::gather(std::span<const NodeId> nodes, int column_begin, 
   for (std::int64_t i = 0; i < count; ++i) {
     float* row_out = out + static_cast<std::size_t>(i) * width;
     const NodeId v = nodes[static_cast<std::size_t>(i)];
-    for (int j = column_begin; j < column_end; ++j) row_out[j - column_begin] = value(v, j);
+    const std::uint64_t row_key = hash_mix(seed_, static_cast<std::uint64_t>(v));
+    const std::int32_t label = labels_[static_cast<std::size_t>(v)];
+    for (int j = column_begin; j < column_end; ++j) {
+      const float noise =
+          unit_noise(splitmix64(row_key + static_cast<std::uint64_t>(j) * kColumnStride));
+      row_out[j - column_begin] = label < 0 ? noise : noise + class_mean(label, j);
+    }
   }
 }
 

@@ -19,15 +19,16 @@ void check_node_count(std::int64_t num_nodes, const std::string& origin) {
 
 Graph::Graph(SharedArray<EdgeIndex> offsets, SharedArray<NodeId> sources, const std::string& origin)
     : offsets_(std::move(offsets)), sources_(std::move(sources)) {
-  if (offsets_.empty()) throw InputError(origin, 0, "offsets", "is empty (needs num_nodes + 1 entries)");
+  if (offsets_.empty())
+    throw InputError(origin, 0, "offsets", "is empty (needs num_nodes + 1 entries)");
   num_nodes_ = static_cast<std::int64_t>(offsets_.size()) - 1;
   check_node_count(num_nodes_, origin);
   if (offsets_[0] != 0) throw InputError(origin, 0, "offsets", "does not start at 0");
   const auto num_edges = static_cast<EdgeIndex>(sources_.size());
   if (offsets_[offsets_.size() - 1] != num_edges) {
     throw InputError(origin, 0, "offsets",
-                     "ends at " + std::to_string(offsets_[offsets_.size() - 1]) + " but there are " +
-                         std::to_string(num_edges) + " edges");
+                     "ends at " + std::to_string(offsets_[offsets_.size() - 1]) +
+                         " but there are " + std::to_string(num_edges) + " edges");
   }
   std::int64_t first_decrease = -1;
 #pragma omp parallel for reduction(max : first_decrease) schedule(static)
@@ -120,8 +121,8 @@ Graph build_graph(std::int64_t num_nodes, std::span<const NodeId> src, std::span
     sources[static_cast<std::size_t>(
         cursor[static_cast<std::size_t>(dst[i])].fetch_add(1, std::memory_order_relaxed))] = src[i];
     if (options.symmetrize && src[i] != dst[i]) {
-      sources[static_cast<std::size_t>(
-          cursor[static_cast<std::size_t>(src[i])].fetch_add(1, std::memory_order_relaxed))] = dst[i];
+      sources[static_cast<std::size_t>(cursor[static_cast<std::size_t>(src[i])].fetch_add(
+          1, std::memory_order_relaxed))] = dst[i];
     }
   }
   std::vector<std::atomic<EdgeIndex>>().swap(cursor);

@@ -48,7 +48,7 @@ class Graph {
 };
 
 struct EdgeListOptions {
-  bool symmetrize = true;       // add v->u for every u->v (undirected input)
+  bool symmetrize = true;        // add v->u for every u->v (undirected input)
   bool drop_self_loops = false;  // remove u->u
   bool deduplicate = true;       // keep one copy of repeated edges
 };

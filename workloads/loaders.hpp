@@ -17,7 +17,7 @@ namespace gnnbed {
 Dataset load_planetoid_tsv(const std::filesystem::path& directory);
 
 struct EdgeListFileOptions {
-  bool symmetrize = true;        // the file lists each undirected edge (in either direction)
+  bool symmetrize = true;  // the file lists each undirected edge (in either direction)
   bool drop_self_loops = false;
   // Renumber the ids that occur in the file densely as 0..k-1, in increasing id order. Without it
   // the graph has max id + 1 nodes and ids that never occur are isolated nodes.

@@ -51,13 +51,13 @@ class NodePartition {
 struct PartitionReport {
   std::string method;
   int num_parts = 0;
-  std::int64_t edge_cut = 0;           // CSR entries whose source and destination owners differ
-  double edge_cut_fraction = 0;        // edge_cut / num_edges
-  double node_balance = 0;             // max nodes per part / mean
-  double edge_balance = 0;             // max in-edges per part / mean
-  double replication_factor = 0;       // mean copies of a node: its owner plus every other part
-                                       // that owns one of its out-neighbours (a halo copy)
-  double seconds = 0;                  // time the partitioner took
+  std::int64_t edge_cut = 0;      // CSR entries whose source and destination owners differ
+  double edge_cut_fraction = 0;   // edge_cut / num_edges
+  double node_balance = 0;        // max nodes per part / mean
+  double edge_balance = 0;        // max in-edges per part / mean
+  double replication_factor = 0;  // mean copies of a node: its owner plus every other part
+                                  // that owns one of its out-neighbours (a halo copy)
+  double seconds = 0;             // time the partitioner took
   std::vector<std::int64_t> nodes_per_part;
   std::vector<std::int64_t> edges_per_part;
 

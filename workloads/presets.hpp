@@ -18,6 +18,8 @@ struct PresetSpec {
   int feature_dim;
   int num_classes;
   std::int64_t num_train, num_val, num_test;
+  // R-MAT quadrant probabilities of the structure (d = 1 - a - b - c).
+  double rmat_a = 0.57, rmat_b = 0.19, rmat_c = 0.19;
 };
 
 const std::vector<PresetSpec>& presets();

@@ -28,20 +28,22 @@ Dataset with_generated_node_data(std::string name, Graph graph, const WorkloadCo
   Dataset dataset;
   dataset.name = std::move(name);
   dataset.num_classes = config.num_classes;
-  dataset.labels = SharedArray(generate_labels(graph.num_nodes(), config.num_classes, part_seed(config, 1)));
+  dataset.labels =
+      SharedArray(generate_labels(graph.num_nodes(), config.num_classes, part_seed(config, 1)));
   const std::int64_t n = graph.num_nodes();
   dataset.split = random_split(dataset.labels.span(), fraction_of(config.train_fraction, n),
                                fraction_of(config.val_fraction, n),
                                fraction_of(config.test_fraction, n), part_seed(config, 2));
-  dataset.features = std::make_shared<GeneratedFeatures>(config.feature_dim, dataset.labels,
-                                                         config.feature_signal, part_seed(config, 3));
+  dataset.features = std::make_shared<GeneratedFeatures>(
+      config.feature_dim, dataset.labels, config.feature_signal, part_seed(config, 3));
   dataset.graph = std::move(graph);
   return dataset;
 }
 
 std::string required_path(const WorkloadConfig& config) {
   if (config.path.empty()) {
-    throw ConfigError("workload.path", "source '" + config.source + "' reads a file or directory: set path");
+    throw ConfigError("workload.path",
+                      "source '" + config.source + "' reads a file or directory: set path");
   }
   return config.path;
 }
@@ -57,7 +59,8 @@ std::map<std::string, SourceLoader> make_sources() {
       {"cora", [](const WorkloadConfig&) { return load_bundled("cora"); }},
       {"citeseer", [](const WorkloadConfig&) { return load_bundled("citeseer"); }},
       {"pubmed", [](const WorkloadConfig&) { return load_bundled("pubmed"); }},
-      {"planetoid-tsv", [](const WorkloadConfig& c) { return load_planetoid_tsv(required_path(c)); }},
+      {"planetoid-tsv",
+       [](const WorkloadConfig& c) { return load_planetoid_tsv(required_path(c)); }},
       {"binary", [](const WorkloadConfig& c) { return load_binary_workload(required_path(c)); }},
       {"ogb",
        [](const WorkloadConfig& c) {
@@ -76,6 +79,9 @@ std::map<std::string, SourceLoader> make_sources() {
          params.num_undirected_edges = static_cast<std::int64_t>(
              std::llround(static_cast<double>(c.num_nodes) * c.average_degree / 2));
          params.seed = part_seed(c, 4);
+         params.a = c.rmat_a.value_or(params.a);
+         params.b = c.rmat_b.value_or(params.b);
+         params.c = c.rmat_c.value_or(params.c);
          return with_generated_node_data("rmat", generate_rmat(params), c);
        }},
       {"csbm",
@@ -96,7 +102,11 @@ std::map<std::string, SourceLoader> make_sources() {
   };
   for (const PresetSpec& preset : presets()) {
     sources.emplace(preset.name, [name = preset.name](const WorkloadConfig& c) {
-      return generate_preset(scaled(find_preset(name), c.scale), c.seed);
+      PresetSpec spec = scaled(find_preset(name), c.scale);
+      spec.rmat_a = c.rmat_a.value_or(spec.rmat_a);
+      spec.rmat_b = c.rmat_b.value_or(spec.rmat_b);
+      spec.rmat_c = c.rmat_c.value_or(spec.rmat_c);
+      return generate_preset(spec, c.seed);
     });
   }
   return sources;
@@ -108,7 +118,8 @@ const std::map<std::string, SourceLoader>& sources() {
 }
 
 bool is_planetoid(const std::string& source) {
-  return source == "cora" || source == "citeseer" || source == "pubmed" || source == "planetoid-tsv";
+  return source == "cora" || source == "citeseer" || source == "pubmed" ||
+         source == "planetoid-tsv";
 }
 
 void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
@@ -118,11 +129,11 @@ void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
   }
   if (config.features == "generated" || (config.features == "auto" && !dataset.features)) {
     if (dataset.labels.empty()) {
-      throw ConfigError("workload.features", "generated features need labels, and '" +
-                                                 dataset.name + "' has none");
+      throw ConfigError("workload.features",
+                        "generated features need labels, and '" + dataset.name + "' has none");
     }
-    dataset.features = std::make_shared<GeneratedFeatures>(config.feature_dim, dataset.labels,
-                                                           config.feature_signal, part_seed(config, 3));
+    dataset.features = std::make_shared<GeneratedFeatures>(
+        config.feature_dim, dataset.labels, config.feature_signal, part_seed(config, 3));
   }
   const bool row = config.feature_normalization == "row" ||
                    (config.feature_normalization == "auto" && is_planetoid(config.source));
@@ -141,19 +152,21 @@ void validate_config(const WorkloadConfig& config) {
   require(config.num_nodes >= 2, "workload.num_nodes", "must be at least 2");
   require(config.average_degree > 0, "workload.average_degree", "must be positive");
   require(config.num_classes >= 2, "workload.num_classes", "must be at least 2");
-  require(config.homophily >= 0 && config.homophily <= 1, "workload.homophily", "must lie in [0, 1]");
+  require(config.homophily >= 0 && config.homophily <= 1, "workload.homophily",
+          "must lie in [0, 1]");
   require(config.feature_dim >= 1, "workload.feature_dim", "must be at least 1");
   require(config.train_fraction >= 0 && config.val_fraction >= 0 && config.test_fraction >= 0 &&
               config.train_fraction + config.val_fraction + config.test_fraction <= 1,
           "workload.train_fraction", "train, val and test fractions must be >= 0 and sum to <= 1");
   require_one_of("workload.features", config.features, {"auto", "generated", "none"});
-  require_one_of("workload.feature_normalization", config.feature_normalization, {"auto", "row", "none"});
+  require_one_of("workload.feature_normalization", config.feature_normalization,
+                 {"auto", "row", "none"});
 }
 
 }  // namespace
 
-WorkloadConfig workload_config_from_json(const nlohmann::json& object, const WorkloadConfig& defaults,
-                                         const std::string& where) {
+WorkloadConfig workload_config_from_json(const nlohmann::json& object,
+                                         const WorkloadConfig& defaults, const std::string& where) {
   WorkloadConfig config = defaults;
   JsonFieldReader reader(object, where);
   reader.read("source", config.source);
@@ -169,6 +182,9 @@ WorkloadConfig workload_config_from_json(const nlohmann::json& object, const Wor
   reader.read("train_fraction", config.train_fraction);
   reader.read("val_fraction", config.val_fraction);
   reader.read("test_fraction", config.test_fraction);
+  reader.read("rmat_a", config.rmat_a);
+  reader.read("rmat_b", config.rmat_b);
+  reader.read("rmat_c", config.rmat_c);
   reader.read("features", config.features);
   reader.read("feature_normalization", config.feature_normalization);
   reader.read("symmetrize", config.symmetrize);
@@ -193,6 +209,9 @@ nlohmann::json to_json(const WorkloadConfig& config) {
           {"train_fraction", config.train_fraction},
           {"val_fraction", config.val_fraction},
           {"test_fraction", config.test_fraction},
+          {"rmat_a", config.rmat_a ? nlohmann::json(*config.rmat_a) : nlohmann::json(nullptr)},
+          {"rmat_b", config.rmat_b ? nlohmann::json(*config.rmat_b) : nlohmann::json(nullptr)},
+          {"rmat_c", config.rmat_c ? nlohmann::json(*config.rmat_c) : nlohmann::json(nullptr)},
           {"features", config.features},
           {"feature_normalization", config.feature_normalization},
           {"symmetrize", config.symmetrize},
@@ -222,7 +241,8 @@ Dataset load_workload(const WorkloadConfig& config) {
 }
 
 std::string bundled_datasets_directory() {
-  if (const char* overridden = std::getenv("GNNBED_DATASETS"); overridden != nullptr && *overridden != '\0') {
+  if (const char* overridden = std::getenv("GNNBED_DATASETS");
+      overridden != nullptr && *overridden != '\0') {
     return overridden;
   }
   return GNNBED_BUNDLED_DATASETS_DIR;

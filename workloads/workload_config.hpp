@@ -3,6 +3,7 @@
 // an experiment file's "workload" object and overridden from the command line.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,8 @@ struct WorkloadConfig {
   // "planetoid-tsv", "edge-list", "ogb", "binary".
   std::string source = "cora";
   std::string path;
-  double scale = 1.0;       // presets only
-  std::uint64_t seed = 1;   // every generated part (structure, labels, features, split)
+  double scale = 1.0;      // presets only
+  std::uint64_t seed = 1;  // every generated part (structure, labels, features, split)
 
   // Generated workloads (csbm, rmat) and generated parts of loaded ones.
   std::int64_t num_nodes = 10000;
@@ -27,6 +28,9 @@ struct WorkloadConfig {
   int feature_dim = 64;
   float feature_signal = 0.3f;
   double train_fraction = 0.1, val_fraction = 0.1, test_fraction = 0.2;
+  // R-MAT quadrant probabilities for "rmat" and the presets; unset = the preset's own (Graph500's
+  // 0.57/0.19/0.19 for "rmat").
+  std::optional<double> rmat_a, rmat_b, rmat_c;
 
   // "auto": as the source provides them (generated for sources without features);
   // "generated": class-conditional generated features of `feature_dim` columns;
@@ -36,16 +40,16 @@ struct WorkloadConfig {
   // do, and nothing else; "row"; "none".
   std::string feature_normalization = "auto";
 
-  bool symmetrize = true;        // edge-list and OGB files
+  bool symmetrize = true;  // edge-list and OGB files
   bool drop_self_loops = false;
-  bool relabel = false;          // edge-list files: renumber the ids that occur densely
-  std::string ogb_split;         // OGB: split directory name (empty = the only one)
+  bool relabel = false;   // edge-list files: renumber the ids that occur densely
+  std::string ogb_split;  // OGB: split directory name (empty = the only one)
 };
 
 // Reads the fields present in `object` over `defaults`; unknown fields and wrong types throw
 // ConfigError naming the field (prefixed by `where`, e.g. "workload.scale").
-WorkloadConfig workload_config_from_json(const nlohmann::json& object, const WorkloadConfig& defaults,
-                                         const std::string& where);
+WorkloadConfig workload_config_from_json(const nlohmann::json& object,
+                                         const WorkloadConfig& defaults, const std::string& where);
 nlohmann::json to_json(const WorkloadConfig& config);
 
 // Loads or generates the dataset the config names, validated. Throws ConfigError for an unknown

@@ -15,8 +15,8 @@ std::string shape(MatrixView m, bool transposed) {
 
 }  // namespace
 
-void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
-          float alpha, float beta) {
+void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c, float alpha,
+          float beta) {
   const std::int64_t m = transpose_a ? a.cols : a.rows;
   const std::int64_t k = transpose_a ? a.rows : a.cols;
   const std::int64_t k_b = transpose_b ? b.cols : b.rows;
@@ -39,12 +39,13 @@ void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a.data,
-              static_cast<blasint>(a.cols), b.data, static_cast<blasint>(b.cols), beta,
-              c.data(), static_cast<blasint>(c.cols()));
+              static_cast<blasint>(a.cols), b.data, static_cast<blasint>(b.cols), beta, c.data(),
+              static_cast<blasint>(c.cols()));
 }
 
 void add_row_vector(Matrix& y, const Matrix& bias) {
-  if (bias.rows() != 1 || bias.cols() != y.cols()) throw Error("add_row_vector: bias shape mismatch");
+  if (bias.rows() != 1 || bias.cols() != y.cols())
+    throw Error("add_row_vector: bias shape mismatch");
   const std::int64_t cols = y.cols();
 #pragma omp parallel for schedule(static) if (y.size() > 65536)
   for (std::int64_t i = 0; i < y.rows(); ++i) {

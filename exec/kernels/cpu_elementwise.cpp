@@ -13,15 +13,16 @@ constexpr std::int64_t kEntriesPerHash = 4;  // 16 random bits decide each entry
 // Applies inverted dropout to `x` in place. One 64-bit hash decides four consecutive entries of a
 // row. With `skip_zero_groups` (forward only), groups of zeros are left alone without hashing:
 // they stay zero whatever the mask, which makes dropout on sparse bag-of-words features cheap.
-void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
-                   std::uint64_t key, bool skip_zero_groups) {
+void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate, std::uint64_t key,
+                   bool skip_zero_groups) {
   if (static_cast<std::int64_t>(row_ids.size()) != x.rows()) {
     throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
                 std::to_string(x.rows()) + " rows");
   }
   if (rate <= 0.0f) return;
   const float scale = 1.0f / (1.0f - rate);
-  const auto threshold = static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
+  const auto threshold =
+      static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
   const std::int64_t cols = x.cols();
 #pragma omp parallel for schedule(static) if (x.size() > 16384)
   for (std::int64_t i = 0; i < x.rows(); ++i) {

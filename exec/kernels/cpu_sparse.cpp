@@ -18,8 +18,10 @@ SparseMatrix SparseMatrix::transposed() const {
   std::vector<std::int64_t> cursor(t.offsets.begin(), t.offsets.end() - 1);
   // Rows are visited in increasing order, so every transposed row comes out sorted by column.
   for (std::int64_t r = 0; r < rows; ++r) {
-    for (auto e = offsets[static_cast<std::size_t>(r)]; e < offsets[static_cast<std::size_t>(r) + 1]; ++e) {
-      const auto slot = static_cast<std::size_t>(cursor[static_cast<std::size_t>(columns[static_cast<std::size_t>(e)])]++);
+    for (auto e = offsets[static_cast<std::size_t>(r)];
+         e < offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      const auto slot = static_cast<std::size_t>(
+          cursor[static_cast<std::size_t>(columns[static_cast<std::size_t>(e)])]++);
       t.columns[slot] = static_cast<std::int32_t>(r);
       t.weights[slot] = weights[static_cast<std::size_t>(e)];
     }
@@ -29,15 +31,16 @@ SparseMatrix SparseMatrix::transposed() const {
 
 void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y) {
   if (x.rows() != a.cols) {
-    throw Error("spmm: sparse matrix has " + std::to_string(a.cols) + " columns but the dense input has " +
-                std::to_string(x.rows()) + " rows");
+    throw Error("spmm: sparse matrix has " + std::to_string(a.cols) +
+                " columns but the dense input has " + std::to_string(x.rows()) + " rows");
   }
   const std::int64_t width = x.cols();
   y.reset(a.rows, width);
 #pragma omp parallel for schedule(dynamic, 256)
   for (std::int64_t r = 0; r < a.rows; ++r) {
     float* out = y.row(r);
-    for (auto e = a.offsets[static_cast<std::size_t>(r)]; e < a.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+    for (auto e = a.offsets[static_cast<std::size_t>(r)];
+         e < a.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
       const float w = a.weights[static_cast<std::size_t>(e)];
       const float* in = x.row(a.columns[static_cast<std::size_t>(e)]);
       for (std::int64_t j = 0; j < width; ++j) out[j] += w * in[j];

@@ -45,6 +45,26 @@ class GnnLayer {
   std::vector<Parameter> parameters_;
 };
 
+// y = A h W for a sparse aggregation A (num_dst x num_src), dense h (num_src x in) and W (in x
+// out), multiplied in the cheaper order: (A (h W)) when out < in, else ((A h) W). The part GCN and
+// GraphSAGE's neighbour term share.
+class AggregateTransform {
+ public:
+  explicit AggregateTransform(bool transform_first) : transform_first_(transform_first) {}
+
+  // Keeps `aggregation` and a reference to `h_src` (which must outlive backward).
+  Matrix forward(cpu::SparseMatrix aggregation, const Matrix& h_src, const Matrix& weight);
+  // Adds dL/dW to `weight_grad`; returns dL/dh_src when `want_input_grad`, else an empty matrix.
+  Matrix backward(const Matrix& grad_out, const Matrix& weight, Matrix& weight_grad,
+                  bool want_input_grad);
+
+ private:
+  bool transform_first_;
+  cpu::SparseMatrix aggregation_;
+  const Matrix* h_src_ = nullptr;
+  Matrix aggregated_;  // A h_src (aggregate-first order only)
+};
+
 class GcnLayer final : public GnnLayer {
  public:
   GcnLayer(const ModelSpec& spec, int layer, std::uint64_t seed);
@@ -55,10 +75,7 @@ class GcnLayer final : public GnnLayer {
   Parameter& weight() { return parameter(0); }
   Parameter& bias() { return parameter(1); }
 
-  bool transform_first_;
-  cpu::SparseMatrix aggregation_;
-  const Matrix* h_src_ = nullptr;
-  Matrix aggregated_;  // A h_src (aggregate-first order only)
+  AggregateTransform propagate_;
 };
 
 class SageLayer final : public GnnLayer {
@@ -72,11 +89,9 @@ class SageLayer final : public GnnLayer {
   Parameter& weight_neigh() { return parameter(1); }
   Parameter& bias() { return parameter(2); }
 
-  bool transform_first_;
-  cpu::SparseMatrix aggregation_;
+  AggregateTransform neighbours_;
   std::int64_t num_dst_ = 0;
   const Matrix* h_src_ = nullptr;
-  Matrix aggregated_;  // mean-aggregated h_src (aggregate-first order only)
 };
 
 std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer, std::uint64_t seed);

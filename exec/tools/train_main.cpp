@@ -33,34 +33,32 @@ void print_progress(const EpochRecord& record, int epochs) {
 int train_main(int argc, char** argv) {
   po::options_description options("train [options]");
   options.add_options()("help,h", "show this help")(
-      "output,o", po::value<std::string>(), "result file (JSON); default results/train-<workload>-<model>.json")(
-      "quiet,q", "no per-epoch progress");
+      "output,o", po::value<std::string>(),
+      "result file (JSON); default results/train-<workload>-<model>.json")("quiet,q",
+                                                                           "no per-epoch progress");
   add_experiment_options(options);
-  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(options).run();
-  po::variables_map vm;
-  po::store(parsed, vm);
-  po::notify(vm);
-  if (vm.count("help") != 0) {
-    std::cout << options << "\n";
-    return 0;
-  }
+  const auto command_line = parse_command_line(argc, argv, options);
+  if (!command_line) return 0;
+  const po::variables_map& vm = command_line->values;
+  const po::parsed_options& parsed = command_line->parsed;
   const ExperimentConfig config = experiment_from_options(parsed);
-  const std::string output = vm.count("output") != 0 ? vm["output"].as<std::string>() : default_output(config);
+  const std::string output =
+      vm.count("output") != 0 ? vm["output"].as<std::string>() : default_output(config);
 
   const Stopwatch load;
   const Dataset dataset = load_workload(config.workload);
   const double load_seconds = load.seconds();
   const ModelSpec spec(config.model, dataset.feature_dim(), dataset.num_classes);
-  std::printf("%s: %lld nodes, %lld edges, %d features, %d classes, %zu/%zu/%zu train/val/test "
-              "(loaded in %.2f s)\n",
-              dataset.name.c_str(), static_cast<long long>(dataset.num_nodes()),
-              static_cast<long long>(dataset.graph.num_edges()), dataset.feature_dim(),
-              dataset.num_classes, dataset.split.train.size(), dataset.split.val.size(),
-              dataset.split.test.size(), load_seconds);
+  std::printf(
+      "%s: %lld nodes, %lld edges, %d features, %d classes, %zu/%zu/%zu train/val/test "
+      "(loaded in %.2f s)\n",
+      dataset.name.c_str(), static_cast<long long>(dataset.num_nodes()),
+      static_cast<long long>(dataset.graph.num_edges()), dataset.feature_dim(), dataset.num_classes,
+      dataset.split.train.size(), dataset.split.val.size(), dataset.split.test.size(),
+      load_seconds);
   const bool quiet = vm.count("quiet") != 0;
-  const TrainingReport report = train_model(
-      dataset, spec, config.training,
-      [&](const EpochRecord& record) {
+  const TrainingReport report =
+      train_model(dataset, spec, config.training, [&](const EpochRecord& record) {
         if (!quiet) print_progress(record, config.training.epochs);
       });
 
@@ -75,8 +73,9 @@ int train_main(int argc, char** argv) {
   const EpochRecord& last = report.epochs.back();
   std::printf("\n%s, %s: %d layers, hidden %d, %s, %d epochs\n", dataset.name.c_str(),
               config.model.kind.c_str(), spec.num_layers(), config.model.hidden,
-              config.training.batch_size > 0 ? ("mini-batch " + std::to_string(config.training.batch_size)).c_str()
-                                             : "full-graph",
+              config.training.batch_size > 0
+                  ? ("mini-batch " + std::to_string(config.training.batch_size)).c_str()
+                  : "full-graph",
               config.training.epochs);
   std::printf("  test accuracy %.1f %%  (validation %.1f %%, final training loss %.4f)\n",
               100 * report.test_accuracy, 100 * report.val_accuracy, last.loss);

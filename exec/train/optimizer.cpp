@@ -64,7 +64,8 @@ void AdamOptimizer::step(std::span<Parameter* const> parameters) {
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const TrainingConfig& config) {
-  if (config.optimizer == "sgd") return std::make_unique<SgdOptimizer>(config.learning_rate, config.momentum);
+  if (config.optimizer == "sgd")
+    return std::make_unique<SgdOptimizer>(config.learning_rate, config.momentum);
   if (config.optimizer == "adam") return std::make_unique<AdamOptimizer>(config.learning_rate);
   throw ConfigError("training.optimizer", "'" + config.optimizer + "' is not one of: adam, sgd");
 }

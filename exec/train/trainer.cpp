@@ -94,8 +94,8 @@ class Run {
     double loss_sum = 0;
     std::int64_t correct_sum = 0;
     for (std::size_t b = 0; b < num_batches; ++b) {
-      const std::span<const NodeId> seeds =
-          std::span<const NodeId>(order).subspan(b * batch_size, std::min(batch_size, order.size() - b * batch_size));
+      const std::span<const NodeId> seeds = std::span<const NodeId>(order).subspan(
+          b * batch_size, std::min(batch_size, order.size() - b * batch_size));
       Stopwatch phase;
       const MiniBatch batch =
           sampler.sample(seeds, static_cast<std::uint64_t>(epoch) * num_batches + b);
@@ -131,7 +131,8 @@ class Run {
     const Matrix logits = model_.forward(full_blocks_, all_features_, false, 0);
     auto accuracy = [&](const std::vector<NodeId>& nodes) {
       if (nodes.empty()) return 0.0;
-      return static_cast<double>(cpu::count_correct(rows_of(logits, nodes), labels_of(dataset_, nodes))) /
+      return static_cast<double>(
+                 cpu::count_correct(rows_of(logits, nodes), labels_of(dataset_, nodes))) /
              static_cast<double>(nodes.size());
     };
     return {accuracy(dataset_.split.val), accuracy(dataset_.split.test)};
@@ -206,10 +207,11 @@ TrainingReport train_model(const Dataset& dataset, const ModelSpec& spec,
   TrainingReport report;
   report.num_parameters = run.num_parameters();
   for (int epoch = 1; epoch <= config.epochs; ++epoch) {
-    EpochRecord record = sampler ? run.mini_batch_epoch(epoch, *sampler) : run.full_graph_epoch(epoch);
+    EpochRecord record =
+        sampler ? run.mini_batch_epoch(epoch, *sampler) : run.full_graph_epoch(epoch);
     record.epoch = epoch;
-    const bool evaluate_now = epoch == config.epochs ||
-                              (config.eval_every > 0 && epoch % config.eval_every == 0);
+    const bool evaluate_now =
+        epoch == config.epochs || (config.eval_every > 0 && epoch % config.eval_every == 0);
     if (evaluate_now) {
       const auto [val, test] = run.evaluate();
       record.val_accuracy = val;

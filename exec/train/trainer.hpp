@@ -26,10 +26,10 @@ struct EpochRecord {
 
 struct TrainingReport {
   std::vector<EpochRecord> epochs;
-  double val_accuracy = 0;       // after the last epoch
-  double test_accuracy = 0;      // after the last epoch
-  double epoch_seconds = 0;      // mean training time per epoch
-  double total_seconds = 0;      // wall time including evaluation
+  double val_accuracy = 0;   // after the last epoch
+  double test_accuracy = 0;  // after the last epoch
+  double epoch_seconds = 0;  // mean training time per epoch
+  double total_seconds = 0;  // wall time including evaluation
   std::int64_t num_parameters = 0;
   std::int64_t peak_memory_bytes = 0;  // resident set high-water mark of the process
 

@@ -18,14 +18,6 @@ using namespace gnnbed;
 
 namespace {
 
-Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
-  Matrix m(rows, cols);
-  for (std::int64_t i = 0; i < m.size(); ++i) {
-    m.data()[i] = 2.0f * unit_float(hash_mix(seed, static_cast<std::uint64_t>(i))) - 1.0f;
-  }
-  return m;
-}
-
 // Repeats `body` until `seconds` have passed (at least 3 times, after one warm-up call) and
 // returns the mean seconds per call.
 template <typename Body>
@@ -42,18 +34,14 @@ double time_per_call(double seconds, Body body) {
 
 int bench_main(int argc, char** argv) {
   po::options_description options("bench_sage_layer [options]");
-  options.add_options()("help,h", "show this help")(
-      "batch", po::value<int>()->default_value(1000), "seeds per mini-batch")(
+  options.add_options()("help,h", "show this help")("batch", po::value<int>()->default_value(1000),
+                                                    "seeds per mini-batch")(
       "seconds", po::value<double>()->default_value(2.0), "measuring time per kernel");
   add_experiment_options(options);
-  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(options).run();
-  po::variables_map vm;
-  po::store(parsed, vm);
-  po::notify(vm);
-  if (vm.count("help") != 0) {
-    std::cout << options << "\n";
-    return 0;
-  }
+  const auto command_line = parse_command_line(argc, argv, options);
+  if (!command_line) return 0;
+  const po::variables_map& vm = command_line->values;
+  const po::parsed_options& parsed = command_line->parsed;
   const ExperimentConfig config = experiment_from_options(
       parsed, {"workload.source=products-like", "workload.scale=0.1", "model.kind=sage",
                "model.hidden=32", "training.fanouts=25,10"});
@@ -64,7 +52,8 @@ int bench_main(int argc, char** argv) {
   const NeighborSampler sampler(dataset.graph, config.training.fanouts, 7);
   const auto count = std::min<std::size_t>(static_cast<std::size_t>(vm["batch"].as<int>()),
                                            dataset.split.train.size());
-  const MiniBatch batch = sampler.sample(std::span<const NodeId>(dataset.split.train).first(count), 0);
+  const MiniBatch batch =
+      sampler.sample(std::span<const NodeId>(dataset.split.train).first(count), 0);
 
   nlohmann::json results = nlohmann::json::array();
   std::printf("%s, GraphSAGE hidden %d, %zu seeds, fanouts %s\n", dataset.name.c_str(),
@@ -72,8 +61,8 @@ int bench_main(int argc, char** argv) {
   for (int l = 0; l < spec.num_layers(); ++l) {
     const Block& block = batch.blocks[static_cast<std::size_t>(l)];
     auto layer = make_layer(spec, l, 3);
-    const Matrix input = random_matrix(block.num_src(), spec.layer(l).in_dim, 5);
-    const Matrix grad_out = random_matrix(block.num_dst, spec.layer(l).out_dim, 6);
+    const Matrix input = uniform_matrix(block.num_src(), spec.layer(l).in_dim, -1.0f, 1.0f, 5);
+    const Matrix grad_out = uniform_matrix(block.num_dst, spec.layer(l).out_dim, -1.0f, 1.0f, 6);
     const bool input_grad = l > 0;
     const double forward_seconds = time_per_call(seconds, [&] { layer->forward(block, input); });
     const double total_seconds = time_per_call(seconds, [&] {
@@ -84,11 +73,12 @@ int bench_main(int argc, char** argv) {
     const auto backward =
         spec.backward_flops(l, block.num_dst, block.num_src(), block.num_edges(), input_grad);
     const double gflops = (forward.total() + backward.total()) / total_seconds / 1e9;
-    std::printf("  layer %d (%d -> %d): %lld dst, %lld src, %lld edges: forward %.3f ms, "
-                "forward+backward %.3f ms, %.2f GFLOP/s\n",
-                l, spec.layer(l).in_dim, spec.layer(l).out_dim, static_cast<long long>(block.num_dst),
-                static_cast<long long>(block.num_src()), static_cast<long long>(block.num_edges()),
-                1e3 * forward_seconds, 1e3 * total_seconds, gflops);
+    std::printf(
+        "  layer %d (%d -> %d): %lld dst, %lld src, %lld edges: forward %.3f ms, "
+        "forward+backward %.3f ms, %.2f GFLOP/s\n",
+        l, spec.layer(l).in_dim, spec.layer(l).out_dim, static_cast<long long>(block.num_dst),
+        static_cast<long long>(block.num_src()), static_cast<long long>(block.num_edges()),
+        1e3 * forward_seconds, 1e3 * total_seconds, gflops);
     results.push_back({{"layer", l},
                        {"in_dim", spec.layer(l).in_dim},
                        {"out_dim", spec.layer(l).out_dim},
@@ -100,8 +90,8 @@ int bench_main(int argc, char** argv) {
                        {"flops", forward.total() + backward.total()},
                        {"gflops_per_second", gflops}});
   }
-  const Matrix a = random_matrix(1024, 1024, 1);
-  const Matrix b = random_matrix(1024, 1024, 2);
+  const Matrix a = uniform_matrix(1024, 1024, -1.0f, 1.0f, 1);
+  const Matrix b = uniform_matrix(1024, 1024, -1.0f, 1.0f, 2);
   Matrix c;
   const double gemm_seconds = time_per_call(seconds, [&] { cpu::gemm(a, false, b, false, c); });
   const double gemm_gflops = 2.0 * 1024 * 1024 * 1024 / gemm_seconds / 1e9;

@@ -24,14 +24,6 @@ Block sampled_block() {
   return block;
 }
 
-Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
-  Matrix m(rows, cols);
-  for (std::int64_t i = 0; i < m.size(); ++i) {
-    m.data()[i] = 2.0f * unit_float(hash_mix(seed, static_cast<std::uint64_t>(i))) - 1.0f;
-  }
-  return m;
-}
-
 // One-sided differences of `loss` with respect to every entry of `values`: left and right. Where
 // the loss is smooth they agree and their mean is the central difference; where a ReLU switches
 // inside the step (a kink) they differ, and the analytic gradient must lie between them.
@@ -100,16 +92,18 @@ TEST_P(LayerGradient, MatchesFiniteDifferences) {
   const ModelSpec spec(config, c.in_dim, 3);
   const Block block = sampled_block();
   auto layer = make_layer(spec, 0, 11);
-  Matrix h = random_matrix(block.num_src(), c.in_dim, 12);
-  const Matrix r = random_matrix(block.num_dst, c.out_dim, 13);
+  Matrix h = uniform_matrix(block.num_src(), c.in_dim, -1.0f, 1.0f, 12);
+  const Matrix r = uniform_matrix(block.num_dst, c.out_dim, -1.0f, 1.0f, 13);
+  std::uint64_t parameter_seed = 100;
   for (Parameter& p : layer->parameters()) {
-    p.value = random_matrix(p.value.rows(), p.value.cols(), std::hash<std::string>{}(p.name));
+    p.value = uniform_matrix(p.value.rows(), p.value.cols(), -1.0f, 1.0f, parameter_seed++);
   }
 
   auto loss = [&]() {
     const Matrix out = layer->forward(block, h);
     double total = 0;
-    for (std::int64_t i = 0; i < out.size(); ++i) total += static_cast<double>(out.data()[i]) * r.data()[i];
+    for (std::int64_t i = 0; i < out.size(); ++i)
+      total += static_cast<double>(out.data()[i]) * r.data()[i];
     return total;
   };
   loss();
@@ -123,14 +117,14 @@ TEST_P(LayerGradient, MatchesFiniteDifferences) {
   EXPECT_EQ(layer->backward(r, false).size(), 0) << "no input gradient was asked for";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layers, LayerGradient,
-    ::testing::Values(LayerCase{"gcn", 6, 3}, LayerCase{"gcn", 3, 5}, LayerCase{"sage", 6, 3},
-                      LayerCase{"sage", 3, 5}),
-    [](const ::testing::TestParamInfo<LayerCase>& param_info) {
-      return std::string(param_info.param.kind) + "_" + std::to_string(param_info.param.in_dim) + "_to_" +
-             std::to_string(param_info.param.out_dim);
-    });
+INSTANTIATE_TEST_SUITE_P(Layers, LayerGradient,
+                         ::testing::Values(LayerCase{"gcn", 6, 3}, LayerCase{"gcn", 3, 5},
+                                           LayerCase{"sage", 6, 3}, LayerCase{"sage", 3, 5}),
+                         [](const ::testing::TestParamInfo<LayerCase>& param_info) {
+                           return std::string(param_info.param.kind) + "_" +
+                                  std::to_string(param_info.param.in_dim) + "_to_" +
+                                  std::to_string(param_info.param.out_dim);
+                         });
 
 class ModelGradient : public ::testing::TestWithParam<const char*> {};
 
@@ -151,7 +145,7 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
   second.offsets = {0, 2, 4};
   second.src_index = {2, 3, 0, 2};
   const Block* blocks[] = {&first, &second};
-  const Matrix input = random_matrix(first.num_src(), 6, 22);
+  const Matrix input = uniform_matrix(first.num_src(), 6, -1.0f, 1.0f, 22);
   const std::int32_t labels[] = {2, 0};
 
   auto loss = [&]() {
@@ -191,7 +185,7 @@ TEST(Model, ForwardIsDeterministicAndDropoutOnlyInTraining) {
   top.num_dst = 4;
   top.offsets = {0, 0, 0, 0, 0};
   const Block* blocks[] = {&block, &top};
-  const Matrix input = random_matrix(block.num_src(), 6, 1);
+  const Matrix input = uniform_matrix(block.num_src(), 6, -1.0f, 1.0f, 1);
   const Matrix train_a = a.forward(blocks, input, true, 7);
   const Matrix train_b = b.forward(blocks, input, true, 7);
   const Matrix train_other_key = b.forward(blocks, input, true, 8);

@@ -12,14 +12,6 @@
 namespace gnnbed {
 namespace {
 
-Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
-  Matrix m(rows, cols);
-  for (std::int64_t i = 0; i < m.size(); ++i) {
-    m.data()[i] = 2.0f * unit_float(hash_mix(seed, static_cast<std::uint64_t>(i))) - 1.0f;
-  }
-  return m;
-}
-
 Matrix transpose(const Matrix& m) {
   Matrix t(m.cols(), m.rows());
   for (std::int64_t i = 0; i < m.rows(); ++i) {
@@ -49,8 +41,8 @@ void expect_near(const Matrix& actual, const Matrix& expected, float tolerance) 
 }
 
 TEST(Gemm, AllTransposeCombinationsMatchNaiveProduct) {
-  const Matrix a = random_matrix(7, 5, 1);
-  const Matrix b = random_matrix(5, 3, 2);
+  const Matrix a = uniform_matrix(7, 5, -1.0f, 1.0f, 1);
+  const Matrix b = uniform_matrix(5, 3, -1.0f, 1.0f, 2);
   const Matrix expected = naive_product(a, b);
   for (const bool ta : {false, true}) {
     for (const bool tb : {false, true}) {
@@ -64,9 +56,9 @@ TEST(Gemm, AllTransposeCombinationsMatchNaiveProduct) {
 }
 
 TEST(Gemm, AccumulatesWithBetaOne) {
-  const Matrix a = random_matrix(4, 6, 3);
-  const Matrix b = random_matrix(6, 2, 4);
-  Matrix c = random_matrix(4, 2, 5);
+  const Matrix a = uniform_matrix(4, 6, -1.0f, 1.0f, 3);
+  const Matrix b = uniform_matrix(6, 2, -1.0f, 1.0f, 4);
+  Matrix c = uniform_matrix(4, 2, -1.0f, 1.0f, 5);
   Matrix expected = naive_product(a, b);
   for (std::int64_t i = 0; i < c.size(); ++i) expected.data()[i] += c.data()[i];
   cpu::gemm(a, false, b, false, c, 1.0f, 1.0f);
@@ -75,12 +67,14 @@ TEST(Gemm, AccumulatesWithBetaOne) {
 
 TEST(Gemm, RejectsMismatchedShapes) {
   Matrix c;
-  EXPECT_THROW(cpu::gemm(random_matrix(3, 4, 1), false, random_matrix(5, 2, 2), false, c), Error);
+  EXPECT_THROW(cpu::gemm(uniform_matrix(3, 4, -1.0f, 1.0f, 1), false,
+                         uniform_matrix(5, 2, -1.0f, 1.0f, 2), false, c),
+               Error);
 }
 
 TEST(Gemm, FirstRowsViewMultipliesAPrefix) {
-  const Matrix a = random_matrix(6, 4, 8);
-  const Matrix b = random_matrix(4, 3, 9);
+  const Matrix a = uniform_matrix(6, 4, -1.0f, 1.0f, 8);
+  const Matrix b = uniform_matrix(4, 3, -1.0f, 1.0f, 9);
   Matrix c;
   cpu::gemm(MatrixView(a).first_rows(2), false, b, false, c);
   const Matrix full = naive_product(a, b);
@@ -102,7 +96,8 @@ cpu::SparseMatrix small_sparse() {
 Matrix dense_of(const cpu::SparseMatrix& a) {
   Matrix d(a.rows, a.cols);
   for (std::int64_t r = 0; r < a.rows; ++r) {
-    for (auto e = a.offsets[static_cast<std::size_t>(r)]; e < a.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+    for (auto e = a.offsets[static_cast<std::size_t>(r)];
+         e < a.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
       d(r, a.columns[static_cast<std::size_t>(e)]) += a.weights[static_cast<std::size_t>(e)];
     }
   }
@@ -111,7 +106,7 @@ Matrix dense_of(const cpu::SparseMatrix& a) {
 
 TEST(Spmm, MatchesDenseProduct) {
   const cpu::SparseMatrix a = small_sparse();
-  const Matrix x = random_matrix(4, 3, 6);
+  const Matrix x = uniform_matrix(4, 3, -1.0f, 1.0f, 6);
   Matrix y;
   cpu::spmm(a, x, y);
   expect_near(y, naive_product(dense_of(a), x), 1e-6f);
@@ -124,7 +119,8 @@ TEST(Spmm, TransposedIsTheTranspose) {
   EXPECT_EQ(t.cols, 3);
   expect_near(dense_of(t), transpose(dense_of(a)), 0.0f);
   for (std::int64_t r = 0; r < t.rows; ++r) {
-    for (auto e = t.offsets[static_cast<std::size_t>(r)] + 1; e < t.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+    for (auto e = t.offsets[static_cast<std::size_t>(r)] + 1;
+         e < t.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
       EXPECT_LT(t.columns[static_cast<std::size_t>(e) - 1], t.columns[static_cast<std::size_t>(e)]);
     }
   }
@@ -147,7 +143,8 @@ TEST(Aggregation, GcnOnFullGraphIsSymmetricNormalisedAdjacencyWithSelfLoops) {
   const int edges[][2] = {{0, 1}, {1, 0}, {1, 2}, {2, 1}};
   Matrix expected(4, 4);
   for (int v = 0; v < 4; ++v) expected(v, v) = static_cast<float>(1.0 / d[v]);
-  for (const auto& e : edges) expected(e[0], e[1]) = static_cast<float>(1.0 / std::sqrt(d[e[0]] * d[e[1]]));
+  for (const auto& e : edges)
+    expected(e[0], e[1]) = static_cast<float>(1.0 / std::sqrt(d[e[0]] * d[e[1]]));
   expect_near(a, expected, 1e-7f);
 }
 

@@ -19,8 +19,8 @@ std::string train() { return testing::binary_path("exec/train"); }
 TEST(TrainCli, ShortRunWritesResultWithProvenanceAndConfig) {
   const TemporaryDirectory dir;
   const auto output = dir.path() / "out" / "cora.json";
-  const CommandResult run =
-      run_command(train() + " --workload cora --epochs 3 --hidden 8 --quiet --output " + output.string());
+  const CommandResult run = run_command(
+      train() + " --workload cora --epochs 3 --hidden 8 --quiet --output " + output.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("test accuracy"), std::string::npos) << run.output;
   std::ifstream in(output);
@@ -33,7 +33,8 @@ TEST(TrainCli, ShortRunWritesResultWithProvenanceAndConfig) {
   EXPECT_EQ(result["config"]["training"]["epochs"], 3);
   EXPECT_EQ(result["epochs"].size(), 3u);
   EXPECT_EQ(result["dataset"]["num_nodes"], 2708);
-  EXPECT_NE(result["provenance"]["command"].get<std::string>().find("--hidden 8"), std::string::npos);
+  EXPECT_NE(result["provenance"]["command"].get<std::string>().find("--hidden 8"),
+            std::string::npos);
   EXPECT_FALSE(result["provenance"]["git_revision"].get<std::string>().empty());
 }
 
@@ -70,14 +71,16 @@ TEST_P(TrainCliRejects, WithOneClearLineAndNoResult) {
   dir.write("broken.json", "{\"model\": {\"hidden\": 16,}\n}");
   dir.write("unknown.json", "{\"model\": {\"hiden\": 16}}");
   std::string arguments = bad.arguments;
-  for (std::size_t at = arguments.find("{dir}"); at != std::string::npos; at = arguments.find("{dir}")) {
+  for (std::size_t at = arguments.find("{dir}"); at != std::string::npos;
+       at = arguments.find("{dir}")) {
     arguments.replace(at, 5, dir.path().string());
   }
   const auto output = dir.path() / "result.json";
   const CommandResult run = run_command(train() + " " + arguments + " --output " + output.string());
   EXPECT_EQ(run.exit_code, bad.exit_code) << run.output;
   for (const auto& part : bad.message_parts) {
-    EXPECT_NE(run.output.find(part), std::string::npos) << "expected '" << part << "' in: " << run.output;
+    EXPECT_NE(run.output.find(part), std::string::npos)
+        << "expected '" << part << "' in: " << run.output;
   }
   EXPECT_FALSE(std::filesystem::exists(output)) << "a failed run must not leave a result";
 }
@@ -89,16 +92,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadInvocation{"non_numeric_value", "--hidden abc", 2, {"model.hidden", "integer"}},
         BadInvocation{"out_of_range_value", "--dropout 1.5", 2, {"model.dropout"}},
         BadInvocation{"unknown_model", "--model gat", 2, {"model.kind", "gat"}},
-        BadInvocation{"unknown_workload", "--workload corra", 2, {"workload.source", "corra", "cora"}},
-        BadInvocation{"fanouts_do_not_fit_layers", "--batch-size 10 --fanouts 5,5,5 --epochs 1", 2,
+        BadInvocation{
+            "unknown_workload", "--workload corra", 2, {"workload.source", "corra", "cora"}},
+        BadInvocation{"fanouts_do_not_fit_layers",
+                      "--batch-size 10 --fanouts 5,5,5 --epochs 1",
+                      2,
                       {"training.fanouts", "3 entries", "2 layers"}},
-        BadInvocation{"malformed_config_file", "--config {dir}/broken.json", 1,
+        BadInvocation{"malformed_config_file",
+                      "--config {dir}/broken.json",
+                      1,
                       {"broken.json:1", "invalid JSON"}},
-        BadInvocation{"unknown_config_field", "--config {dir}/unknown.json", 2, {"model.hiden", "unknown field"}},
-        BadInvocation{"missing_config_file", "--config {dir}/absent.json", 1, {"absent.json", "cannot open"}},
-        BadInvocation{"missing_dataset_directory", "--workload planetoid-tsv --path {dir}/nowhere", 1,
+        BadInvocation{"unknown_config_field",
+                      "--config {dir}/unknown.json",
+                      2,
+                      {"model.hiden", "unknown field"}},
+        BadInvocation{
+            "missing_config_file", "--config {dir}/absent.json", 1, {"absent.json", "cannot open"}},
+        BadInvocation{"missing_dataset_directory",
+                      "--workload planetoid-tsv --path {dir}/nowhere",
+                      1,
                       {"nowhere"}}),
-    [](const ::testing::TestParamInfo<BadInvocation>& param_info) { return std::string(param_info.param.name); });
+    [](const ::testing::TestParamInfo<BadInvocation>& param_info) {
+      return std::string(param_info.param.name);
+    });
 
 }  // namespace
 }  // namespace gnnbed

@@ -45,7 +45,8 @@ TrainingConfig kipf_training() {
 
 TEST(PublishedAccuracy, GcnOnCoraWithinOnePointFiveOf81Point5) {
   const double accuracy = mean_test_accuracy(bundled("cora"), kipf_model(), kipf_training(), 5);
-  std::printf("Cora GCN mean test accuracy over 5 seeds: %.2f %% (published 81.5 %%)\n", 100 * accuracy);
+  std::printf("Cora GCN mean test accuracy over 5 seeds: %.2f %% (published 81.5 %%)\n",
+              100 * accuracy);
   EXPECT_NEAR(100 * accuracy, 81.5, 1.5);
 }
 
@@ -63,7 +64,8 @@ TEST(PublishedAccuracy, MiniBatchGraphSageOnCoraReaches78) {
   training.epochs = 50;
   const double accuracy =
       mean_test_accuracy(bundled("cora"), ModelConfig{"sage", 2, 16, 0.5}, training, 5);
-  std::printf("Cora mini-batch GraphSAGE mean test accuracy over 5 seeds: %.2f %%\n", 100 * accuracy);
+  std::printf("Cora mini-batch GraphSAGE mean test accuracy over 5 seeds: %.2f %%\n",
+              100 * accuracy);
   EXPECT_GE(100 * accuracy, 78.0);
 }
 

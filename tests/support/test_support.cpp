@@ -47,7 +47,8 @@ CommandResult run_command(const std::string& command_line) {
   if (pipe == nullptr) throw std::runtime_error("popen failed for " + command_line);
   std::array<char, 4096> chunk{};
   std::size_t got = 0;
-  while ((got = fread(chunk.data(), 1, chunk.size(), pipe)) > 0) result.output.append(chunk.data(), got);
+  while ((got = fread(chunk.data(), 1, chunk.size(), pipe)) > 0)
+    result.output.append(chunk.data(), got);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;

@@ -39,7 +39,8 @@ const nlohmann::json* JsonFieldReader::find(std::string_view key) {
 void JsonFieldReader::read(std::string_view key, bool& field) {
   const nlohmann::json* value = find(key);
   if (value == nullptr) return;
-  if (!value->is_boolean()) throw ConfigError(path(key), "expected true or false, got " + value->dump());
+  if (!value->is_boolean())
+    throw ConfigError(path(key), "expected true or false, got " + value->dump());
   field = value->get<bool>();
 }
 
@@ -91,6 +92,18 @@ void JsonFieldReader::read(std::string_view key, float& field) {
   field = static_cast<float>(wide);
 }
 
+void JsonFieldReader::read(std::string_view key, std::optional<double>& field) {
+  const nlohmann::json* value = find(key);
+  if (value == nullptr) return;
+  if (value->is_null()) {
+    field.reset();
+    return;
+  }
+  if (!value->is_number())
+    throw ConfigError(path(key), "expected a number or null, got " + value->dump());
+  field = value->get<double>();
+}
+
 void JsonFieldReader::read(std::string_view key, std::string& field) {
   const nlohmann::json* value = find(key);
   if (value == nullptr) return;
@@ -139,9 +152,9 @@ const nlohmann::json* JsonFieldReader::child(std::string_view key) { return find
 void JsonFieldReader::finish() const {
   for (const auto& [key, value] : object_.items()) {
     if (known_.find(key) == known_.end()) {
-      throw ConfigError(path(key), "unknown field (known: " +
-                                       joined(std::vector<std::string>(known_.begin(), known_.end())) +
-                                       ")");
+      throw ConfigError(path(key),
+                        "unknown field (known: " +
+                            joined(std::vector<std::string>(known_.begin(), known_.end())) + ")");
     }
   }
 }
@@ -152,7 +165,8 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
   } catch (const nlohmann::json::parse_error& error) {
     std::int64_t line = 1;
     std::int64_t column = 1;
-    const std::size_t stop = std::min<std::size_t>(error.byte > 0 ? error.byte - 1 : 0, text.size());
+    const std::size_t stop =
+        std::min<std::size_t>(error.byte > 0 ? error.byte - 1 : 0, text.size());
     for (std::size_t i = 0; i < stop; ++i) {
       if (text[i] == '\n') {
         ++line;
@@ -162,7 +176,8 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
       }
     }
     std::string message = error.what();
-    if (const auto colon = message.rfind(": "); colon != std::string::npos) message = message.substr(colon + 2);
+    if (const auto colon = message.rfind(": "); colon != std::string::npos)
+      message = message.substr(colon + 2);
     throw InputError(origin, line, "column " + std::to_string(column), "invalid JSON: " + message);
   }
 }

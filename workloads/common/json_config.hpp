@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ class JsonFieldReader {
   void read(std::string_view key, double& field);
   void read(std::string_view key, float& field);
   void read(std::string_view key, std::string& field);
+  // A number, or null for "unset".
+  void read(std::string_view key, std::optional<double>& field);
   // Accepts an array of integers or a comma-separated string ("25,10").
   void read(std::string_view key, std::vector<int>& field);
 

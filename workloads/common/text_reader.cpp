@@ -44,8 +44,8 @@ bool LineReader::refill() {
     begin_ = 0;
   }
   if (buffer_.size() - end_ < kChunkBytes) buffer_.resize(buffer_.size() * 2);
-  const int got = gzread(gz_->handle, buffer_.data() + end_,
-                         static_cast<unsigned>(buffer_.size() - end_));
+  const int got =
+      gzread(gz_->handle, buffer_.data() + end_, static_cast<unsigned>(buffer_.size() - end_));
   if (got < 0) {
     int code = 0;
     const char* message = gzerror(gz_->handle, &code);

@@ -52,15 +52,11 @@ int workload_main(int argc, char** argv) {
   add_experiment_options(options, "workload");
   po::positional_options_description positional;
   positional.add("command", 1);
-  const po::parsed_options parsed =
-      po::command_line_parser(argc, argv).options(options).positional(positional).run();
-  po::variables_map vm;
-  po::store(parsed, vm);
-  po::notify(vm);
-  if (vm.count("help") != 0 || vm.count("command") == 0) {
-    std::cout << options << "\n";
-    return vm.count("help") != 0 ? 0 : 2;
-  }
+  const auto command_line = parse_command_line(argc, argv, options, positional);
+  if (!command_line) return 0;
+  const po::variables_map& vm = command_line->values;
+  const po::parsed_options& parsed = command_line->parsed;
+  if (vm.count("command") == 0) throw ConfigError("command", "missing: info, convert or partition");
   const std::string command = vm["command"].as<std::string>();
   require_one_of("command", command, {"info", "convert", "partition"});
   if (command == "convert" && vm.count("output") == 0) {
@@ -91,12 +87,13 @@ int workload_main(int argc, char** argv) {
     report["write_seconds"] = write.seconds();
   } else {
     const auto partitioner = make_partitioner(vm["partitioner"].as<std::string>());
-    const PartitionResult result = run_partitioner(*partitioner, dataset.graph, vm["parts"].as<int>(),
-                                                   vm["partition-seed"].as<std::uint64_t>());
+    const PartitionResult result =
+        run_partitioner(*partitioner, dataset.graph, vm["parts"].as<int>(),
+                        vm["partition-seed"].as<std::uint64_t>());
     report["partition"] = result.report.to_json();
     if (dataset.feature_dim() > 0) {
-      report["feature_split"] =
-          FeatureColumnSplit(dataset.feature_dim(), vm["parts"].as<int>()).to_json(dataset.num_nodes());
+      report["feature_split"] = FeatureColumnSplit(dataset.feature_dim(), vm["parts"].as<int>())
+                                    .to_json(dataset.num_nodes());
     }
   }
   std::cout << report.dump(2) << "\n";

@@ -1,0 +1,151 @@
+// Experiment descriptions: model shapes and FLOP counts, training validation, and resolving a
+// config from defaults, a JSON file and command-line assignments.
+#include <gtest/gtest.h>
+
+#include "strategies/experiment_config.hpp"
+#include "tests/support/test_support.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/json_config.hpp"
+
+namespace gnnbed {
+namespace {
+
+using testing::TemporaryDirectory;
+
+TEST(ModelSpec, ResolvesLayerWidthsAndParameters) {
+  const ModelSpec gcn(ModelConfig{"gcn", 3, 16, 0.5}, 100, 47);
+  ASSERT_EQ(gcn.num_layers(), 3);
+  EXPECT_EQ(gcn.layer(0).in_dim, 100);
+  EXPECT_EQ(gcn.layer(0).out_dim, 16);
+  EXPECT_TRUE(gcn.layer(1).relu);
+  EXPECT_EQ(gcn.layer(2).out_dim, 47);
+  EXPECT_FALSE(gcn.layer(2).relu);
+  EXPECT_EQ(gcn.num_parameters(), (100 * 16 + 16) + (16 * 16 + 16) + (16 * 47 + 47));
+  const ModelSpec sage(ModelConfig{"sage", 2, 32, 0.0}, 10, 3);
+  const auto parameters = sage.parameters(0);
+  ASSERT_EQ(parameters.size(), 3u);
+  EXPECT_EQ(parameters[0].name, "W_self");
+  EXPECT_EQ(parameters[1].name, "W_neigh");
+  EXPECT_TRUE(parameters[1].is_weight);
+  EXPECT_FALSE(parameters[2].is_weight);
+  EXPECT_EQ(sage.num_parameters(), 2 * 10 * 32 + 32 + 2 * 32 * 3 + 3);
+}
+
+TEST(ModelSpec, FlopCountsFollowTheKernelsOrder) {
+  const ModelSpec sage(ModelConfig{"sage", 2, 16, 0.5}, 100, 47);
+  // Layer 0 narrows 100 -> 16: transform every source row, aggregate at width 16.
+  const auto f0 = sage.forward_flops(0, 10, 40, 200);
+  EXPECT_EQ(f0.dense, 2.0 * 10 * 100 * 16 + 2.0 * 40 * 100 * 16);
+  EXPECT_EQ(f0.sparse, 2.0 * 200 * 16);
+  const auto b0 = sage.backward_flops(0, 10, 40, 200, false);
+  EXPECT_EQ(b0.dense, f0.dense);
+  EXPECT_EQ(b0.sparse, f0.sparse);
+  // Layer 1 widens 16 -> 47: aggregate first at width 16, transform the destinations.
+  const auto f1 = sage.forward_flops(1, 5, 10, 30);
+  EXPECT_EQ(f1.dense, 2.0 * 5 * 16 * 47 * 2);
+  EXPECT_EQ(f1.sparse, 2.0 * 30 * 16);
+  EXPECT_EQ(sage.backward_flops(1, 5, 10, 30, false).sparse, 0.0);
+  EXPECT_EQ(sage.backward_flops(1, 5, 10, 30, true).dense, 2 * f1.dense);
+  const ModelSpec gcn(ModelConfig{"gcn", 2, 16, 0.5}, 100, 47);
+  EXPECT_EQ(gcn.forward_flops(0, 10, 40, 200).sparse, 2.0 * (200 + 10) * 16);
+}
+
+TEST(ModelSpec, RejectsUnusableConfigurations) {
+  EXPECT_THROW(ModelSpec(ModelConfig{"gat", 2, 16, 0.5}, 10, 3), ConfigError);
+  EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 0, 16, 0.5}, 10, 3), ConfigError);
+  EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 2, 16, 1.0}, 10, 3), ConfigError);
+  EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 2, 16, 0.5}, 0, 3), ConfigError);
+}
+
+TEST(TrainingConfig, ValidationNamesTheField) {
+  auto field_of = [](TrainingConfig config) {
+    try {
+      validate(config, 2);
+    } catch (const ConfigError& error) {
+      return error.field();
+    }
+    return std::string("(valid)");
+  };
+  TrainingConfig good;
+  EXPECT_EQ(field_of(good), "(valid)");
+  TrainingConfig bad = good;
+  bad.optimizer = "lbfgs";
+  EXPECT_EQ(field_of(bad), "training.optimizer");
+  bad = good;
+  bad.batch_size = 64;
+  bad.fanouts = {10};
+  EXPECT_EQ(field_of(bad), "training.fanouts");
+  bad.fanouts = {10, 0};
+  EXPECT_EQ(field_of(bad), "training.fanouts");
+  bad.fanouts = {10, -1};
+  EXPECT_EQ(field_of(bad), "(valid)");
+  bad = good;
+  bad.learning_rate = 0;
+  EXPECT_EQ(field_of(bad), "training.learning_rate");
+}
+
+TEST(ResolveExperiment, DefaultsThenFileThenAssignments) {
+  const TemporaryDirectory dir;
+  const auto file = dir.write("e.json", R"({"model": {"hidden": 64, "kind": "sage"},
+                                            "training": {"fanouts": [15, 5]}})");
+  const ExperimentConfig config = resolve_experiment(
+      file, {"model.hidden=128", "training.fanouts=7,3", "workload.source=citeseer"},
+      {"model.hidden=8", "model.num_layers=3", "training.epochs=9"});
+  EXPECT_EQ(config.model.hidden, 128);    // assignment beats file beats default
+  EXPECT_EQ(config.model.kind, "sage");   // file
+  EXPECT_EQ(config.model.num_layers, 3);  // program default
+  EXPECT_EQ(config.training.epochs, 9);   // program default
+  EXPECT_EQ(config.training.fanouts, (std::vector<int>{7, 3}));
+  EXPECT_EQ(config.workload.source, "citeseer");
+  const ExperimentConfig round_trip = experiment_config_from_json(to_json(config));
+  EXPECT_EQ(to_json(round_trip), to_json(config));
+}
+
+TEST(ResolveExperiment, ErrorsNameTheFileLineOrField) {
+  const TemporaryDirectory dir;
+  const auto broken = dir.write("broken.json", "{\n  \"model\": {\"hidden\": }\n}\n");
+  try {
+    resolve_experiment(broken, {});
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), broken.string());
+    EXPECT_EQ(error.line(), 2);
+  }
+  EXPECT_THROW(resolve_experiment(dir.path() / "missing.json", {}), InputError);
+  const auto list = dir.write("list.json", "[1, 2]");
+  EXPECT_THROW(resolve_experiment(list, {}), InputError);
+  try {
+    resolve_experiment("", {"training.epochs"});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("FIELD=VALUE"), std::string::npos);
+  }
+  try {
+    resolve_experiment("", {"training.fanouts=25,,10"});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "training.fanouts");
+  }
+  try {
+    resolve_experiment("", {"modle.hidden=3"});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "modle");
+  }
+}
+
+TEST(SetJsonPath, ParsesJsonValuesAndKeepsOtherTextAsStrings) {
+  nlohmann::json document = nlohmann::json::object();
+  set_json_path(document, "a.b", "3");
+  set_json_path(document, "a.c", "true");
+  set_json_path(document, "a.d", "[1, 2]");
+  set_json_path(document, "e", "cora");
+  EXPECT_EQ(document["a"]["b"], 3);
+  EXPECT_EQ(document["a"]["c"], true);
+  EXPECT_EQ(document["a"]["d"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(document["e"], "cora");
+  EXPECT_THROW(set_json_path(document, "a..b", "1"), ConfigError);
+}
+
+}  // namespace
+}  // namespace gnnbed
