@@ -29,7 +29,7 @@ echo "== 3/4 mini-batch GraphSAGE epoch (products-like@0.1)"
 echo "== 4/4 binary format load time (products-like, full size)"
 "$build/workloads/workload" convert --workload products-like --features none \
   --output "$scratch/products.bin" | head -n 1
-"$build/workloads/workload" info --workload binary --path "$scratch/products.bin" \
+"$build/workloads/workload" info --workload binary --path "$scratch/products.bin" --features none \
   | tee "$scratch/load.txt" | head -n 1
 sed -n '/^{/,$p' "$scratch/load.txt" > "$out/binary_load.json"
 
