@@ -8,9 +8,9 @@ namespace gnnbed {
 
 namespace po = boost::program_options;
 
-std::optional<CommandLine> parse_command_line(int argc, char** argv,
-                                              const po::options_description& options,
-                                              const po::positional_options_description& positional) {
+std::optional<CommandLine> parse_command_line(
+    int argc, char** argv, const po::options_description& options,
+    const po::positional_options_description& positional) {
   CommandLine command_line{
       po::command_line_parser(argc, argv).options(options).positional(positional).run(), {}};
   po::store(command_line.parsed, command_line.values);

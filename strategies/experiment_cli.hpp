@@ -4,7 +4,6 @@
 // into an ExperimentConfig.
 #include <boost/program_options.hpp>
 #include <optional>
-#include <optional>
 #include <string>
 #include <vector>
 

@@ -16,6 +16,10 @@ ExperimentConfig experiment_config_from_json(const nlohmann::json& document) {
   if (const auto* training = reader.child("training")) {
     config.training = training_config_from_json(*training, config.training, "training");
   }
+  if (const auto* distribution = reader.child("distribution")) {
+    config.distribution =
+        distribution_config_from_json(*distribution, config.distribution, "distribution");
+  }
   reader.finish();
   return config;
 }
@@ -23,7 +27,29 @@ ExperimentConfig experiment_config_from_json(const nlohmann::json& document) {
 nlohmann::json to_json(const ExperimentConfig& config) {
   return {{"workload", to_json(config.workload)},
           {"model", to_json(config.model)},
-          {"training", to_json(config.training)}};
+          {"training", to_json(config.training)},
+          {"distribution", to_json(config.distribution)}};
+}
+
+DistributionConfig distribution_config_from_json(const nlohmann::json& object,
+                                                 const DistributionConfig& defaults,
+                                                 const std::string& where) {
+  DistributionConfig config = defaults;
+  JsonFieldReader reader(object, where);
+  reader.read("strategy", config.strategy);
+  reader.read("partitioner", config.partitioner);
+  reader.read("structure", config.structure);
+  reader.read("partition_seed", config.partition_seed);
+  reader.finish();
+  require_one_of(where + ".structure", config.structure, {"replicated", "partitioned"});
+  return config;
+}
+
+nlohmann::json to_json(const DistributionConfig& config) {
+  return {{"strategy", config.strategy},
+          {"partitioner", config.partitioner},
+          {"structure", config.structure},
+          {"partition_seed", config.partition_seed}};
 }
 
 const std::vector<ExperimentOption>& experiment_options() {
@@ -45,6 +71,10 @@ const std::vector<ExperimentOption>& experiment_options() {
       {"batch-size", "training.batch_size", "training nodes per mini-batch (0 = full graph)"},
       {"fanouts", "training.fanouts", "neighbours sampled per hop from the seeds, e.g. 25,10"},
       {"seed", "training.seed", "seed for weights, dropout, shuffling and sampling"},
+      {"strategy", "distribution.strategy", "dgl-pull or p3"},
+      {"partitioner", "distribution.partitioner", "hash or metis (node owners)"},
+      {"structure", "distribution.structure",
+       "replicated, or partitioned (sampling over the network)"},
   };
   return options;
 }

@@ -12,14 +12,29 @@
 
 namespace gnnbed {
 
+// How the work is distributed.
+struct DistributionConfig {
+  std::string strategy = "dgl-pull";  // see strategy_names()
+  std::string partitioner = "hash";   // node owners: structure, labels, DGL's features
+  std::string structure =
+      "replicated";  // "replicated" or "partitioned" (sampling over the network)
+  std::uint64_t partition_seed = 1;
+};
+
 struct ExperimentConfig {
   WorkloadConfig workload;
   ModelConfig model;
   TrainingConfig training;
+  DistributionConfig distribution;
 };
 
-// Reads {"workload": {...}, "model": {...}, "training": {...}} over the defaults; unknown fields
-// and wrong types throw ConfigError naming the field.
+DistributionConfig distribution_config_from_json(const nlohmann::json& object,
+                                                 const DistributionConfig& defaults,
+                                                 const std::string& where);
+nlohmann::json to_json(const DistributionConfig& config);
+
+// Reads {"workload": {...}, "model": {...}, "training": {...}, "distribution": {...}} over the
+// defaults; unknown fields and wrong types throw ConfigError naming the field.
 ExperimentConfig experiment_config_from_json(const nlohmann::json& document);
 nlohmann::json to_json(const ExperimentConfig& config);
 

@@ -63,8 +63,8 @@ std::int64_t ModelSpec::num_parameters() const {
 }
 
 ModelSpec::Flops ModelSpec::forward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
-                                          std::int64_t num_edges) const {
-  const double in = layer(l).in_dim;
+                                          std::int64_t num_edges, int in_width) const {
+  const double in = in_width >= 0 ? in_width : layer(l).in_dim;
   const double out = layer(l).out_dim;
   const double width = transforms_first(l) ? out : in;
   // The neighbour transform runs over every source row when it comes first, else over the
@@ -82,8 +82,9 @@ ModelSpec::Flops ModelSpec::forward_flops(int l, std::int64_t num_dst, std::int6
 }
 
 ModelSpec::Flops ModelSpec::backward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
-                                           std::int64_t num_edges, bool input_grad) const {
-  const Flops forward = forward_flops(l, num_dst, num_src, num_edges);
+                                           std::int64_t num_edges, bool input_grad,
+                                           int in_width) const {
+  const Flops forward = forward_flops(l, num_dst, num_src, num_edges, in_width);
   Flops flops;
   flops.dense = input_grad ? 2.0 * forward.dense : forward.dense;
   // Transforming first, the transposed aggregation feeds the weight gradient; aggregating first,

@@ -61,12 +61,14 @@ class ModelSpec {
     double sparse = 0;
     double total() const { return dense + sparse; }
   };
-  Flops forward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
-                      std::int64_t num_edges) const;
+  // `in_width` < in_dim counts a partial layer over that many input columns (P3's first layer
+  // on one rank's feature slice); -1 means the whole input.
+  Flops forward_flops(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
+                      int in_width = -1) const;
   // Weight gradients always; the input gradient (dense products and, when aggregating first,
   // the transposed aggregation) only with `input_grad` (every layer but the first).
   Flops backward_flops(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
-                       bool input_grad) const;
+                       bool input_grad, int in_width = -1) const;
 
  private:
   ModelKind kind_;

@@ -43,7 +43,8 @@ void validate(const TrainingConfig& config, int num_layers) {
   require(config.weight_decay >= 0, "training.weight_decay", "must not be negative");
   require_one_of("training.weight_decay_layers", config.weight_decay_layers, {"all", "first"});
   require(config.batch_size >= 0, "training.batch_size", "must not be negative (0 = full graph)");
-  require(config.eval_every >= 0, "training.eval_every", "must not be negative (0 = at the end)");
+  require(config.eval_every >= -1, "training.eval_every",
+          "must be -1 (never), 0 (at the end) or a number of epochs");
   if (config.batch_size > 0) {
     require(static_cast<int>(config.fanouts.size()) == num_layers, "training.fanouts",
             "has " + std::to_string(config.fanouts.size()) + " entries but the model has " +

@@ -19,8 +19,8 @@ struct TrainingConfig {
   // mini-batches of this many training nodes, sampled with `fanouts`.
   int batch_size = 0;
   std::vector<int> fanouts{25, 10};  // by hop from the seeds; -1 = all neighbours
-  int eval_every = 1;                // evaluate on validation every this many epochs (0 = at end)
-  std::uint64_t seed = 1;            // weights, dropout, shuffling and sampling
+  int eval_every = 1;      // evaluate every this many epochs (0 = at the end only, -1 = never)
+  std::uint64_t seed = 1;  // weights, dropout, shuffling and sampling
 };
 
 TrainingConfig training_config_from_json(const nlohmann::json& object,

@@ -205,6 +205,63 @@ Block full_graph_block(const Graph& graph) {
   return block;
 }
 
+Block make_block(std::span<const NodeId> dst_nodes, std::span<const std::int64_t> offsets,
+                 std::span<const NodeId> neighbors) {
+  if (offsets.size() != dst_nodes.size() + 1 || offsets.front() != 0 ||
+      offsets.back() != static_cast<std::int64_t>(neighbors.size())) {
+    throw Error("make_block: offsets do not match " + std::to_string(dst_nodes.size()) +
+                " destinations and " + std::to_string(neighbors.size()) + " neighbours");
+  }
+  Block block;
+  block.num_dst = static_cast<std::int64_t>(dst_nodes.size());
+  block.offsets.assign(offsets.begin(), offsets.end());
+  block.src_nodes.assign(dst_nodes.begin(), dst_nodes.end());
+  block.src_index.resize(neighbors.size());
+  // Sort-based relabelling (O(E log E)): this assembles blocks from neighbours drawn on other
+  // ranks, off the single-process sampler's hot path.
+  std::vector<std::pair<NodeId, std::int32_t>> destinations;
+  destinations.reserve(dst_nodes.size());
+  for (std::size_t d = 0; d < dst_nodes.size(); ++d) {
+    destinations.emplace_back(dst_nodes[d], static_cast<std::int32_t>(d));
+  }
+  std::sort(destinations.begin(), destinations.end());
+  for (std::size_t d = 1; d < destinations.size(); ++d) {
+    if (destinations[d].first == destinations[d - 1].first) {
+      throw ConfigError(
+          "seeds", "node " + std::to_string(destinations[d].first) + " is a destination twice");
+    }
+  }
+  std::vector<std::pair<NodeId, std::int64_t>> uses;  // (neighbour, edge position)
+  uses.reserve(neighbors.size());
+  for (std::size_t e = 0; e < neighbors.size(); ++e) {
+    uses.emplace_back(neighbors[e], static_cast<std::int64_t>(e));
+  }
+  std::sort(uses.begin(), uses.end());
+  // First appearance of every neighbour that is not a destination.
+  std::vector<std::pair<std::int64_t, NodeId>> new_sources;
+  for (std::size_t i = 0; i < uses.size(); ++i) {
+    if (i > 0 && uses[i].first == uses[i - 1].first) continue;
+    const auto match = std::lower_bound(destinations.begin(), destinations.end(),
+                                        std::pair<NodeId, std::int32_t>(uses[i].first, -1));
+    if (match == destinations.end() || match->first != uses[i].first) {
+      new_sources.emplace_back(uses[i].second, uses[i].first);
+    }
+  }
+  std::sort(new_sources.begin(), new_sources.end());
+  std::vector<std::pair<NodeId, std::int32_t>> local_of = destinations;
+  for (const auto& [first_use, u] : new_sources) {
+    local_of.emplace_back(u, static_cast<std::int32_t>(block.src_nodes.size()));
+    block.src_nodes.push_back(u);
+  }
+  std::sort(local_of.begin(), local_of.end());
+  for (const auto& [u, e] : uses) {
+    const auto match =
+        std::lower_bound(local_of.begin(), local_of.end(), std::pair<NodeId, std::int32_t>(u, -1));
+    block.src_index[static_cast<std::size_t>(e)] = match->second;
+  }
+  return block;
+}
+
 void sample_in_neighbors(const Graph& graph, NodeId node, int fanout, std::uint64_t seed,
                          std::uint64_t batch_key, int hop, std::vector<NodeId>& out) {
   if (node < 0 || node >= graph.num_nodes()) {

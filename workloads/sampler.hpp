@@ -62,6 +62,13 @@ class NeighborSampler {
   std::uint64_t seed_;
 };
 
+// The block whose destinations are `dst_nodes` (distinct) and whose destination d has the in-
+// neighbours neighbors[offsets[d] .. offsets[d+1]), numbered as NeighborSampler numbers them:
+// destinations first, then every other neighbour in order of first appearance. For assembling a
+// block whose neighbours were drawn elsewhere (on the ranks that own the nodes).
+Block make_block(std::span<const NodeId> dst_nodes, std::span<const std::int64_t> offsets,
+                 std::span<const NodeId> neighbors);
+
 // Draws the sampled in-neighbours of `node` at `hop` (0 = the seeds' hop) into `out` (appended),
 // exactly as NeighborSampler does; the building block for sampling on the rank that owns `node`.
 void sample_in_neighbors(const Graph& graph, NodeId node, int fanout, std::uint64_t seed,

@@ -69,6 +69,13 @@ void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) {
   }
 }
 
+void scale(Matrix& x, float factor) {
+  float* values = x.data();
+  const std::int64_t count = x.size();
+#pragma omp parallel for schedule(static) if (count > 65536)
+  for (std::int64_t i = 0; i < count; ++i) values[i] *= factor;
+}
+
 void add_in_place(Matrix& y, const Matrix& x) {
   if (y.rows() != x.rows() || y.cols() != x.cols()) throw Error("add_in_place: shape mismatch");
   float* out = y.data();

@@ -14,7 +14,7 @@ constexpr std::int64_t kEntriesPerHash = 4;  // 16 random bits decide each entry
 // row. With `skip_zero_groups` (forward only), groups of zeros are left alone without hashing:
 // they stay zero whatever the mask, which makes dropout on sparse bag-of-words features cheap.
 void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate, std::uint64_t key,
-                   bool skip_zero_groups) {
+                   std::int64_t column_offset, bool skip_zero_groups) {
   if (static_cast<std::int64_t>(row_ids.size()) != x.rows()) {
     throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
                 std::to_string(x.rows()) + " rows");
@@ -28,15 +28,21 @@ void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
   for (std::int64_t i = 0; i < x.rows(); ++i) {
     float* row = x.row(i);
     const auto id = static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]);
-    for (std::int64_t group = 0; group * kEntriesPerHash < cols; ++group) {
-      const std::int64_t begin = group * kEntriesPerHash;
-      const std::int64_t end = std::min(cols, begin + kEntriesPerHash);
+    // Column j of this matrix is column j + column_offset of the full feature matrix; the groups
+    // of kEntriesPerHash are aligned on the full matrix's columns.
+    std::int64_t j = 0;
+    while (j < cols) {
+      const std::int64_t global = j + column_offset;
+      const std::int64_t group = global / kEntriesPerHash;
+      const std::int64_t end = std::min(cols, (group + 1) * kEntriesPerHash - column_offset);
       if (skip_zero_groups &&
-          std::all_of(row + begin, row + end, [](float value) { return value == 0.0f; })) {
+          std::all_of(row + j, row + end, [](float value) { return value == 0.0f; })) {
+        j = end;
         continue;
       }
-      std::uint64_t bits = hash_mix(key, id, static_cast<std::uint64_t>(group));
-      for (std::int64_t j = begin; j < end; ++j, bits >>= 16) {
+      std::uint64_t bits =
+          hash_mix(key, id, static_cast<std::uint64_t>(group)) >> (16 * (global % kEntriesPerHash));
+      for (; j < end; ++j, bits >>= 16) {
         row[j] = (bits & 0xffff) >= threshold ? row[j] * scale : 0.0f;
       }
     }
@@ -66,13 +72,13 @@ void relu_backward(const Matrix& output, Matrix& grad) {
 }
 
 void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
-                     std::uint64_t key) {
-  apply_dropout(x, row_ids, rate, key, true);
+                     std::uint64_t key, std::int64_t column_offset) {
+  apply_dropout(x, row_ids, rate, key, column_offset, true);
 }
 
 void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
-                      std::uint64_t key) {
-  apply_dropout(grad, row_ids, rate, key, false);
+                      std::uint64_t key, std::int64_t column_offset) {
+  apply_dropout(grad, row_ids, rate, key, column_offset, false);
 }
 
 double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,

@@ -37,6 +37,8 @@ void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y);
 void add_row_vector(Matrix& y, const Matrix& bias);
 // bias_grad (1 x cols) += column sums of grad.
 void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad);
+// x *= factor.
+void scale(Matrix& x, float factor);
 // y += x (same shapes).
 void add_in_place(Matrix& y, const Matrix& x);
 
@@ -47,12 +49,13 @@ void relu_backward(const Matrix& output, Matrix& grad);
 // Inverted dropout, deterministic: entry (r, c) is kept iff bits 16 (c % 4) .. 16 (c % 4) + 15 of
 // hash_mix(key, row_ids[r], c / 4), read as a fraction of 2^16, are >= rate; kept entries are
 // scaled by 1 / (1 - rate). Keying on the row's global node id makes the mask independent of how
-// rows are ordered or split across ranks.
+// rows are ordered or split across ranks. `column_offset` says which column of the full matrix
+// this one's column 0 is, so that a slice of the feature columns (P3) gets the full mask's slice.
 void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
-                     std::uint64_t key);
+                     std::uint64_t key, std::int64_t column_offset = 0);
 // Applies the same mask to a gradient.
 void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
-                      std::uint64_t key);
+                      std::uint64_t key, std::int64_t column_offset = 0);
 
 // Mean softmax cross-entropy over the rows of `logits` against `labels` (one per row, each in
 // [0, cols)). Writes d(loss)/d(logits) into `grad` and returns the loss; `correct` receives the

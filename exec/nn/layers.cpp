@@ -8,7 +8,8 @@
 
 namespace gnnbed {
 
-GnnLayer::GnnLayer(const ModelSpec& spec, int layer, std::uint64_t seed) {
+std::vector<Parameter> initial_parameters(const ModelSpec& spec, int layer, std::uint64_t seed) {
+  std::vector<Parameter> parameters;
   const auto shapes = spec.parameters(layer);
   for (std::size_t p = 0; p < shapes.size(); ++p) {
     const ParameterShape& shape = shapes[p];
@@ -19,8 +20,22 @@ GnnLayer::GnnLayer(const ModelSpec& spec, int layer, std::uint64_t seed) {
       parameter.value = uniform_matrix(shape.rows, shape.cols, -limit, limit,
                                        hash_mix(seed, static_cast<std::uint64_t>(layer), p));
     }
-    parameters_.push_back(std::move(parameter));
+    parameters.push_back(std::move(parameter));
   }
+  return parameters;
+}
+
+Parameter row_slice(const Parameter& parameter, std::int64_t begin, std::int64_t end) {
+  if (begin < 0 || end > parameter.value.rows() || begin > end) {
+    throw Error("row_slice: rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") of " +
+                parameter.name + " (" + std::to_string(parameter.value.rows()) + " rows)");
+  }
+  const std::int64_t cols = parameter.value.cols();
+  Parameter slice{parameter.name, parameter.layer, parameter.is_weight, Matrix(end - begin, cols),
+                  Matrix(end - begin, cols)};
+  std::copy(parameter.value.row(begin), parameter.value.row(begin) + (end - begin) * cols,
+            slice.value.data());
+  return slice;
 }
 
 Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& h_src,
@@ -58,43 +73,47 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
   return grad_input;
 }
 
-GcnLayer::GcnLayer(const ModelSpec& spec, int layer, std::uint64_t seed)
-    : GnnLayer(spec, layer, seed), propagate_(spec.transforms_first(layer)) {}
+GcnLayer::GcnLayer(bool transform_first, Parameter& weight, Parameter* bias)
+    : weight_(weight), bias_(bias), propagate_(transform_first) {}
 
 Matrix GcnLayer::forward(const Block& block, const Matrix& h_src) {
-  Matrix out = propagate_.forward(gcn_aggregation(block), h_src, weight().value);
-  cpu::add_row_vector(out, bias().value);
+  Matrix out = propagate_.forward(gcn_aggregation(block), h_src, weight_.value);
+  if (bias_ != nullptr) cpu::add_row_vector(out, bias_->value);
   return out;
 }
 
 Matrix GcnLayer::backward(const Matrix& grad_out, bool want_input_grad) {
-  cpu::accumulate_column_sums(grad_out, bias().grad);
-  return propagate_.backward(grad_out, weight().value, weight().grad, want_input_grad);
+  if (bias_ != nullptr) cpu::accumulate_column_sums(grad_out, bias_->grad);
+  return propagate_.backward(grad_out, weight_.value, weight_.grad, want_input_grad);
 }
 
-SageLayer::SageLayer(const ModelSpec& spec, int layer, std::uint64_t seed)
-    : GnnLayer(spec, layer, seed), neighbours_(spec.transforms_first(layer)) {}
+SageLayer::SageLayer(bool transform_first, Parameter& weight_self, Parameter& weight_neigh,
+                     Parameter* bias)
+    : weight_self_(weight_self),
+      weight_neigh_(weight_neigh),
+      bias_(bias),
+      neighbours_(transform_first) {}
 
 Matrix SageLayer::forward(const Block& block, const Matrix& h_src) {
   num_dst_ = block.num_dst;
   h_src_ = &h_src;
   Matrix out;
-  cpu::gemm(MatrixView(h_src).first_rows(num_dst_), false, weight_self().value, false, out);
-  cpu::add_in_place(out, neighbours_.forward(mean_aggregation(block), h_src, weight_neigh().value));
-  cpu::add_row_vector(out, bias().value);
+  cpu::gemm(MatrixView(h_src).first_rows(num_dst_), false, weight_self_.value, false, out);
+  cpu::add_in_place(out, neighbours_.forward(mean_aggregation(block), h_src, weight_neigh_.value));
+  if (bias_ != nullptr) cpu::add_row_vector(out, bias_->value);
   return out;
 }
 
 Matrix SageLayer::backward(const Matrix& grad_out, bool want_input_grad) {
-  cpu::accumulate_column_sums(grad_out, bias().grad);
-  cpu::gemm(MatrixView(*h_src_).first_rows(num_dst_), true, grad_out, false, weight_self().grad,
+  if (bias_ != nullptr) cpu::accumulate_column_sums(grad_out, bias_->grad);
+  cpu::gemm(MatrixView(*h_src_).first_rows(num_dst_), true, grad_out, false, weight_self_.grad,
             1.0f, 1.0f);
   Matrix grad_input =
-      neighbours_.backward(grad_out, weight_neigh().value, weight_neigh().grad, want_input_grad);
+      neighbours_.backward(grad_out, weight_neigh_.value, weight_neigh_.grad, want_input_grad);
   if (want_input_grad) {
     // The destination nodes are the first rows of the source side: their self term adds there.
     Matrix grad_self;
-    cpu::gemm(grad_out, false, weight_self().value, true, grad_self);
+    cpu::gemm(grad_out, false, weight_self_.value, true, grad_self);
     const std::int64_t count = grad_self.size();
     float* target = grad_input.data();
     const float* source = grad_self.data();
@@ -103,12 +122,29 @@ Matrix SageLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   return grad_input;
 }
 
-std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer, std::uint64_t seed) {
+std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
+                                     std::span<Parameter* const> parameters) {
+  const auto shapes = spec.parameters(layer);
+  const std::size_t num_weights = shapes.size() - 1;
+  if (parameters.size() != num_weights && parameters.size() != shapes.size()) {
+    throw Error("make_layer: layer " + std::to_string(layer) + " takes " +
+                std::to_string(num_weights) + " weights and an optional bias, got " +
+                std::to_string(parameters.size()) + " parameters");
+  }
+  for (std::size_t p = 0; p < num_weights; ++p) {
+    if (parameters[p]->value.cols() != shapes[p].cols) {
+      throw Error("make_layer: " + parameters[p]->name + " has " +
+                  std::to_string(parameters[p]->value.cols()) + " columns, layer " +
+                  std::to_string(layer) + " needs " + std::to_string(shapes[p].cols));
+    }
+  }
+  Parameter* bias = parameters.size() == shapes.size() ? parameters.back() : nullptr;
+  const bool transform_first = spec.transforms_first(layer);
   switch (spec.kind()) {
     case ModelKind::gcn:
-      return std::make_unique<GcnLayer>(spec, layer, seed);
+      return std::make_unique<GcnLayer>(transform_first, *parameters[0], bias);
     case ModelKind::sage:
-      return std::make_unique<SageLayer>(spec, layer, seed);
+      return std::make_unique<SageLayer>(transform_first, *parameters[0], *parameters[1], bias);
   }
   throw Error("unknown model kind");
 }

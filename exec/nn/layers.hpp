@@ -2,10 +2,16 @@
 // GNN layers with hand-derived backward passes. A layer maps the source-node representations of
 // a block (num_src x in) to destination-node outputs (num_dst x out, before any activation).
 //
+// Layers do not own their parameters: a model (or a strategy's engine) owns them and hands each
+// layer the ones it uses. That lets P3's model-parallel first layer run on a slice of the weight
+// rows (its share of the feature columns) and without the bias, which is added once after the
+// partial results are summed.
+//
 // The linear map and the aggregation commute, so each layer applies the weight on whichever side
 // is narrower: transform-then-aggregate when out < in (layer 1 of a wide-feature graph),
 // aggregate-then-transform otherwise. Both orders are tested against finite differences.
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,26 +30,13 @@ struct Parameter {
   Matrix grad;
 };
 
-class GnnLayer {
- public:
-  virtual ~GnnLayer() = default;
+// The parameters of layer l as ModelSpec::parameters lists them: Glorot-uniform weights and zero
+// biases, a pure function of (seed, layer, parameter).
+std::vector<Parameter> initial_parameters(const ModelSpec& spec, int layer, std::uint64_t seed);
 
-  // Keeps what backward needs; `block` and `h_src` must stay alive, unchanged, until backward.
-  virtual Matrix forward(const Block& block, const Matrix& h_src) = 0;
-  // Adds parameter gradients to their `grad`; returns d(loss)/d(h_src) when `want_input_grad`
-  // (otherwise an empty matrix: layer 1 needs no gradient for the input features).
-  virtual Matrix backward(const Matrix& grad_out, bool want_input_grad) = 0;
-
-  std::vector<Parameter>& parameters() { return parameters_; }
-
- protected:
-  // Glorot-uniform weights and zero biases, from (seed, layer, parameter, entry).
-  GnnLayer(const ModelSpec& spec, int layer, std::uint64_t seed);
-  Parameter& parameter(std::size_t index) { return parameters_[index]; }
-
- private:
-  std::vector<Parameter> parameters_;
-};
+// Rows [begin, end) of a weight parameter (value and a zero gradient): a rank's share of a
+// weight split along its input dimension.
+Parameter row_slice(const Parameter& parameter, std::int64_t begin, std::int64_t end);
 
 // y = A h W for a sparse aggregation A (num_dst x num_src), dense h (num_src x in) and W (in x
 // out), multiplied in the cheaper order: (A (h W)) when out < in, else ((A h) W). The part GCN and
@@ -65,35 +58,49 @@ class AggregateTransform {
   Matrix aggregated_;  // A h_src (aggregate-first order only)
 };
 
+class GnnLayer {
+ public:
+  virtual ~GnnLayer() = default;
+
+  // Keeps what backward needs; `block` and `h_src` must stay alive, unchanged, until backward.
+  virtual Matrix forward(const Block& block, const Matrix& h_src) = 0;
+  // Adds parameter gradients to their `grad`; returns d(loss)/d(h_src) when `want_input_grad`
+  // (otherwise an empty matrix: layer 1 needs no gradient for the input features).
+  virtual Matrix backward(const Matrix& grad_out, bool want_input_grad) = 0;
+};
+
 class GcnLayer final : public GnnLayer {
  public:
-  GcnLayer(const ModelSpec& spec, int layer, std::uint64_t seed);
+  // `bias` may be null (a partial layer).
+  GcnLayer(bool transform_first, Parameter& weight, Parameter* bias);
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
 
  private:
-  Parameter& weight() { return parameter(0); }
-  Parameter& bias() { return parameter(1); }
-
+  Parameter& weight_;
+  Parameter* bias_;
   AggregateTransform propagate_;
 };
 
 class SageLayer final : public GnnLayer {
  public:
-  SageLayer(const ModelSpec& spec, int layer, std::uint64_t seed);
+  // `bias` may be null (a partial layer).
+  SageLayer(bool transform_first, Parameter& weight_self, Parameter& weight_neigh, Parameter* bias);
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
 
  private:
-  Parameter& weight_self() { return parameter(0); }
-  Parameter& weight_neigh() { return parameter(1); }
-  Parameter& bias() { return parameter(2); }
-
+  Parameter& weight_self_;
+  Parameter& weight_neigh_;
+  Parameter* bias_;
   AggregateTransform neighbours_;
   std::int64_t num_dst_ = 0;
   const Matrix* h_src_ = nullptr;
 };
 
-std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer, std::uint64_t seed);
+// Layer l of `spec` over `parameters`, given in ModelSpec::parameters(l) order; when the list
+// ends before the bias, the layer is partial (no bias). Throws Error on a shape mismatch.
+std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
+                                     std::span<Parameter* const> parameters);
 
 }  // namespace gnnbed

@@ -6,7 +6,14 @@
 namespace gnnbed {
 
 Model::Model(const ModelSpec& spec, std::uint64_t seed) : spec_(spec) {
-  for (int l = 0; l < spec.num_layers(); ++l) layers_.push_back(make_layer(spec, l, seed));
+  for (int l = 0; l < spec.num_layers(); ++l) {
+    parameters_.push_back(initial_parameters(spec, l, seed));
+  }
+  for (int l = 0; l < spec.num_layers(); ++l) {
+    std::vector<Parameter*> layer_parameters;
+    for (Parameter& p : parameters_[static_cast<std::size_t>(l)]) layer_parameters.push_back(&p);
+    layers_.push_back(make_layer(spec, l, layer_parameters));
+  }
 }
 
 std::uint64_t Model::layer_dropout_key(int layer) const {
@@ -69,8 +76,8 @@ void Model::zero_grad() {
 
 std::vector<Parameter*> Model::parameters() {
   std::vector<Parameter*> all;
-  for (auto& layer : layers_) {
-    for (Parameter& p : layer->parameters()) all.push_back(&p);
+  for (auto& layer : parameters_) {
+    for (Parameter& p : layer) all.push_back(&p);
   }
   return all;
 }

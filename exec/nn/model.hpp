@@ -26,6 +26,7 @@ class Model {
   void backward(const Matrix& grad_logits);
 
   void zero_grad();
+  // Every parameter, layer by layer in ModelSpec::parameters order.
   std::vector<Parameter*> parameters();
   const ModelSpec& spec() const { return spec_; }
 
@@ -33,6 +34,7 @@ class Model {
   std::uint64_t layer_dropout_key(int layer) const;
 
   ModelSpec spec_;
+  std::vector<std::vector<Parameter>> parameters_;  // per layer; layers hold references into it
   std::vector<std::unique_ptr<GnnLayer>> layers_;
   std::vector<const Block*> blocks_;
   // inputs_[l] is what layer l consumed (after dropout); inputs_[0] is used only with dropout,

@@ -6,13 +6,19 @@
 #include <numeric>
 
 #include "exec/nn/model.hpp"
+#include "exec/train/minibatch_step.hpp"
 #include "exec/train/optimizer.hpp"
+#include "strategies/batch_schedule.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/sampler.hpp"
 
 namespace gnnbed {
+
+std::uint64_t sampler_seed(const TrainingConfig& config) { return hash_mix(config.seed, 0x5a11); }
+std::uint64_t model_seed(const TrainingConfig& config) { return hash_mix(config.seed, 0x77e1); }
+
 namespace {
 
 std::int64_t peak_resident_bytes() {
@@ -50,7 +56,7 @@ class Run {
   Run(const Dataset& dataset, const ModelSpec& spec, const TrainingConfig& config)
       : dataset_(dataset),
         config_(config),
-        model_(spec, hash_mix(config.seed, 0x77e1)),
+        model_(spec, model_seed(config)),
         optimizer_(make_optimizer(config)),
         parameters_(model_.parameters()),
         full_block_(full_graph_block(dataset.graph)),
@@ -83,59 +89,43 @@ class Run {
     return record;
   }
 
-  EpochRecord mini_batch_epoch(int epoch, const NeighborSampler& sampler) {
+  // Mini-batches of the schedule (one rank: every training node), each one optimiser step.
+  EpochRecord mini_batch_epoch(int epoch, const NeighborSampler& sampler,
+                               const BatchSchedule& schedule) {
     EpochRecord record;
     const Stopwatch watch;
-    std::vector<NodeId> order = dataset_.split.train;
-    Rng rng(hash_mix(config_.seed, 0x5a3b, static_cast<std::uint64_t>(epoch)));
-    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-    const auto batch_size = static_cast<std::size_t>(config_.batch_size);
-    const std::size_t num_batches = (order.size() + batch_size - 1) / batch_size;
     double loss_sum = 0;
     std::int64_t correct_sum = 0;
-    for (std::size_t b = 0; b < num_batches; ++b) {
-      const std::span<const NodeId> seeds = std::span<const NodeId>(order).subspan(
-          b * batch_size, std::min(batch_size, order.size() - b * batch_size));
+    std::int64_t seeds_sum = 0;
+    for (int iteration = 0; iteration < schedule.iterations_per_epoch(); ++iteration) {
+      const std::vector<NodeId> seeds = schedule.seeds(0, epoch, iteration);
       Stopwatch phase;
-      const MiniBatch batch =
-          sampler.sample(seeds, static_cast<std::uint64_t>(epoch) * num_batches + b);
+      const MiniBatch batch = sampler.sample(seeds, schedule.batch_key(epoch, iteration));
       record.sampling_seconds += phase.seconds();
+      model_.zero_grad();
+      const StepResult step_result = accumulate_gradients(
+          model_, *dataset_.features, dataset_.labels.span(), batch,
+          1.0 / static_cast<double>(seeds.size()), schedule.dropout_key(epoch, iteration));
       phase.restart();
-      const Matrix input = gather_features(*dataset_.features, batch.input_nodes());
-      const auto labels = labels_of(dataset_, seeds);
-      record.gather_seconds += phase.seconds();
-      phase.restart();
-      std::vector<const Block*> blocks;
-      for (const Block& block : batch.blocks) blocks.push_back(&block);
-      const Matrix logits = model_.forward(blocks, input, true, dropout_key(epoch, b));
-      Matrix grad;
-      std::int64_t correct = 0;
-      loss_sum += cpu::softmax_cross_entropy(logits, labels, grad, correct) *
-                  static_cast<double>(seeds.size());
-      correct_sum += correct;
-      step(grad);
-      record.compute_seconds += phase.seconds();
+      update();
+      record.gather_seconds += step_result.gather_seconds;
+      record.compute_seconds += step_result.compute_seconds + phase.seconds();
+      loss_sum += step_result.loss * static_cast<double>(seeds.size());
+      correct_sum += step_result.correct;
+      seeds_sum += static_cast<std::int64_t>(seeds.size());
     }
-    record.loss = loss_sum / static_cast<double>(order.size());
-    record.train_accuracy = static_cast<double>(correct_sum) / static_cast<double>(order.size());
-    record.steps = static_cast<int>(num_batches);
+    record.loss = loss_sum / static_cast<double>(seeds_sum);
+    record.train_accuracy = static_cast<double>(correct_sum) / static_cast<double>(seeds_sum);
+    record.steps = schedule.iterations_per_epoch();
     record.seconds = watch.seconds();
     return record;
   }
 
-  // Accuracy on the validation and the test nodes, with full neighbourhoods and no dropout.
-  std::pair<double, double> evaluate() {
+  Accuracy evaluate() {
     if (all_features_.size() == 0) {
       all_features_ = gather_features(*dataset_.features, full_block_.src_nodes);
     }
-    const Matrix logits = model_.forward(full_blocks_, all_features_, false, 0);
-    auto accuracy = [&](const std::vector<NodeId>& nodes) {
-      if (nodes.empty()) return 0.0;
-      return static_cast<double>(
-                 cpu::count_correct(rows_of(logits, nodes), labels_of(dataset_, nodes))) /
-             static_cast<double>(nodes.size());
-    };
-    return {accuracy(dataset_.split.val), accuracy(dataset_.split.test)};
+    return evaluate_full_graph(model_, dataset_, full_block_, all_features_);
   }
 
   std::int64_t num_parameters() const { return model_.spec().num_parameters(); }
@@ -148,6 +138,10 @@ class Run {
   void step(const Matrix& grad_logits) {
     model_.zero_grad();
     model_.backward(grad_logits);
+    update();
+  }
+
+  void update() {
     apply_weight_decay(parameters_, config_);
     optimizer_->step(parameters_);
   }
@@ -163,6 +157,35 @@ class Run {
 };
 
 }  // namespace
+
+Accuracy evaluate_full_graph(Model& model, const Dataset& dataset, const Block& full_block,
+                             const Matrix& all_features) {
+  const std::vector<const Block*> blocks(static_cast<std::size_t>(model.spec().num_layers()),
+                                         &full_block);
+  const Matrix logits = model.forward(blocks, all_features, false, 0);
+  auto accuracy = [&](const std::vector<NodeId>& nodes) {
+    if (nodes.empty()) return 0.0;
+    return static_cast<double>(
+               cpu::count_correct(rows_of(logits, nodes), labels_of(dataset, nodes))) /
+           static_cast<double>(nodes.size());
+  };
+  return {accuracy(dataset.split.val), accuracy(dataset.split.test)};
+}
+
+Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
+                             const std::vector<Parameter>& values) {
+  Model model(spec, 0);
+  for (Parameter* p : model.parameters()) {
+    const auto match = std::find_if(values.begin(), values.end(),
+                                    [&](const Parameter& v) { return v.name == p->name; });
+    if (match == values.end()) throw Error("evaluate_parameters: no value for " + p->name);
+    p->value.copy_from(match->value);
+  }
+  const Block full_block = full_graph_block(dataset.graph);
+  Matrix all_features(dataset.num_nodes(), dataset.feature_dim());
+  dataset.features->gather(full_block.src_nodes, all_features.data());
+  return evaluate_full_graph(model, dataset, full_block, all_features);
+}
 
 nlohmann::json TrainingReport::to_json() const {
   nlohmann::json per_epoch = nlohmann::json::array();
@@ -200,24 +223,29 @@ TrainingReport train_model(const Dataset& dataset, const ModelSpec& spec,
   const Stopwatch total;
   Run run(dataset, spec, config);
   std::unique_ptr<NeighborSampler> sampler;
+  std::unique_ptr<BatchSchedule> schedule;
   if (config.batch_size > 0) {
-    sampler = std::make_unique<NeighborSampler>(dataset.graph, config.fanouts,
-                                                hash_mix(config.seed, 0x5a11));
+    sampler =
+        std::make_unique<NeighborSampler>(dataset.graph, config.fanouts, sampler_seed(config));
+    schedule = std::make_unique<BatchSchedule>(dataset.split.train,
+                                               NodePartition::hashed(dataset.num_nodes(), 1, 0),
+                                               config.batch_size, config.seed);
   }
   TrainingReport report;
   report.num_parameters = run.num_parameters();
   for (int epoch = 1; epoch <= config.epochs; ++epoch) {
     EpochRecord record =
-        sampler ? run.mini_batch_epoch(epoch, *sampler) : run.full_graph_epoch(epoch);
+        sampler ? run.mini_batch_epoch(epoch, *sampler, *schedule) : run.full_graph_epoch(epoch);
     record.epoch = epoch;
     const bool evaluate_now =
-        epoch == config.epochs || (config.eval_every > 0 && epoch % config.eval_every == 0);
+        config.eval_every >= 0 &&
+        (epoch == config.epochs || (config.eval_every > 0 && epoch % config.eval_every == 0));
     if (evaluate_now) {
-      const auto [val, test] = run.evaluate();
-      record.val_accuracy = val;
+      const Accuracy accuracy = run.evaluate();
+      record.val_accuracy = accuracy.validation;
       if (epoch == config.epochs) {
-        report.val_accuracy = val;
-        report.test_accuracy = test;
+        report.val_accuracy = accuracy.validation;
+        report.test_accuracy = accuracy.test;
       }
     }
     report.epochs.push_back(record);

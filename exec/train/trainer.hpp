@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "exec/nn/model.hpp"
 #include "strategies/model_spec.hpp"
 #include "strategies/training_config.hpp"
 #include "workloads/dataset.hpp"
@@ -36,7 +37,26 @@ struct TrainingReport {
   nlohmann::json to_json() const;
 };
 
+struct Accuracy {
+  double validation = 0;
+  double test = 0;
+};
+
+// Accuracy on the validation and test nodes, with full neighbourhoods and no dropout:
+// `full_block` is full_graph_block(dataset.graph), `all_features` every node's features.
+Accuracy evaluate_full_graph(Model& model, const Dataset& dataset, const Block& full_block,
+                             const Matrix& all_features);
+// The same for a model with the given parameter values (by name).
+Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
+                             const std::vector<Parameter>& values);
+
 using EpochCallback = std::function<void(const EpochRecord&)>;
+
+// The neighbour sampler's seed for a training config (shared with the distributed engines, so
+// that a single-process and a distributed run draw the same samples).
+std::uint64_t sampler_seed(const TrainingConfig& config);
+// The seed of a fresh model's weights for a training config (likewise shared).
+std::uint64_t model_seed(const TrainingConfig& config);
 
 // Trains a fresh model (weights from config.seed) on `dataset` and evaluates it on the validation
 // and test nodes with full neighbourhoods. Calls `on_epoch` after every epoch (progress).

@@ -60,7 +60,10 @@ int bench_main(int argc, char** argv) {
               config.model.hidden, count, nlohmann::json(config.training.fanouts).dump().c_str());
   for (int l = 0; l < spec.num_layers(); ++l) {
     const Block& block = batch.blocks[static_cast<std::size_t>(l)];
-    auto layer = make_layer(spec, l, 3);
+    std::vector<Parameter> parameters = initial_parameters(spec, l, 3);
+    std::vector<Parameter*> pointers;
+    for (Parameter& p : parameters) pointers.push_back(&p);
+    auto layer = make_layer(spec, l, pointers);
     const Matrix input = uniform_matrix(block.num_src(), spec.layer(l).in_dim, -1.0f, 1.0f, 5);
     const Matrix grad_out = uniform_matrix(block.num_dst, spec.layer(l).out_dim, -1.0f, 1.0f, 6);
     const bool input_grad = l > 0;

@@ -10,6 +10,7 @@
 #include "exec/nn/layers.hpp"
 #include "exec/nn/model.hpp"
 #include "workloads/common/random.hpp"
+#include "workloads/partition.hpp"
 
 namespace gnnbed {
 namespace {
@@ -91,13 +92,16 @@ TEST_P(LayerGradient, MatchesFiniteDifferences) {
   config.hidden = c.out_dim;
   const ModelSpec spec(config, c.in_dim, 3);
   const Block block = sampled_block();
-  auto layer = make_layer(spec, 0, 11);
+  std::vector<Parameter> parameters = initial_parameters(spec, 0, 11);
+  std::vector<Parameter*> pointers;
+  std::uint64_t parameter_seed = 100;
+  for (Parameter& p : parameters) {
+    p.value = uniform_matrix(p.value.rows(), p.value.cols(), -1.0f, 1.0f, parameter_seed++);
+    pointers.push_back(&p);
+  }
+  auto layer = make_layer(spec, 0, pointers);
   Matrix h = uniform_matrix(block.num_src(), c.in_dim, -1.0f, 1.0f, 12);
   const Matrix r = uniform_matrix(block.num_dst, c.out_dim, -1.0f, 1.0f, 13);
-  std::uint64_t parameter_seed = 100;
-  for (Parameter& p : layer->parameters()) {
-    p.value = uniform_matrix(p.value.rows(), p.value.cols(), -1.0f, 1.0f, parameter_seed++);
-  }
 
   auto loss = [&]() {
     const Matrix out = layer->forward(block, h);
@@ -111,7 +115,7 @@ TEST_P(LayerGradient, MatchesFiniteDifferences) {
   ASSERT_EQ(grad_h.rows(), block.num_src());
   ASSERT_EQ(grad_h.cols(), c.in_dim);
   expect_gradient(grad_h.values(), numeric_gradient(h.values(), loss, 1e-2f), 2e-3, "d/dh");
-  for (Parameter& p : layer->parameters()) {
+  for (Parameter& p : parameters) {
     expect_gradient(p.grad.values(), numeric_gradient(p.value.values(), loss, 1e-2f), 2e-3, p.name);
   }
   EXPECT_EQ(layer->backward(r, false).size(), 0) << "no input gradient was asked for";
@@ -125,6 +129,57 @@ INSTANTIATE_TEST_SUITE_P(Layers, LayerGradient,
                                   std::to_string(param_info.param.in_dim) + "_to_" +
                                   std::to_string(param_info.param.out_dim);
                          });
+
+// P3's first layer: the feature columns are split across ranks, each computes a partial output
+// with its rows of the weights and no bias, and the partial outputs plus the bias sum to the full
+// layer's output. Backward from the same output gradient, each partial layer's weight gradient is
+// the matching rows of the full layer's.
+TEST_P(LayerGradient, PartialLayersOverColumnSlicesSumToTheFullLayer) {
+  const LayerCase c = GetParam();
+  ModelConfig config;
+  config.kind = c.kind;
+  config.hidden = c.out_dim;
+  const ModelSpec spec(config, c.in_dim, 3);
+  const Block block = sampled_block();
+  std::vector<Parameter> full = initial_parameters(spec, 0, 5);
+  std::vector<Parameter*> full_pointers;
+  for (Parameter& p : full) full_pointers.push_back(&p);
+  full.back().value = uniform_matrix(1, c.out_dim, -1.0f, 1.0f, 9);  // a non-zero bias
+  const Matrix h = uniform_matrix(block.num_src(), c.in_dim, -1.0f, 1.0f, 6);
+  const Matrix grad_out = uniform_matrix(block.num_dst, c.out_dim, -1.0f, 1.0f, 7);
+  auto full_layer = make_layer(spec, 0, full_pointers);
+  const Matrix expected = full_layer->forward(block, h);
+  full_layer->backward(grad_out, false);
+
+  const FeatureColumnSplit split(c.in_dim, 2);
+  Matrix sum(block.num_dst, c.out_dim);
+  for (int part = 0; part < 2; ++part) {
+    std::vector<Parameter> weights;
+    for (std::size_t p = 0; p + 1 < full.size(); ++p) {
+      weights.push_back(row_slice(full[p], split.begin(part), split.end(part)));
+    }
+    std::vector<Parameter*> pointers;
+    for (Parameter& p : weights) pointers.push_back(&p);
+    Matrix h_slice(block.num_src(), split.width(part));
+    for (std::int64_t i = 0; i < h.rows(); ++i) {
+      for (int j = 0; j < split.width(part); ++j) h_slice(i, j) = h(i, split.begin(part) + j);
+    }
+    auto partial = make_layer(spec, 0, pointers);
+    cpu::add_in_place(sum, partial->forward(block, h_slice));
+    partial->backward(grad_out, false);
+    for (std::size_t p = 0; p < weights.size(); ++p) {
+      for (std::int64_t i = 0; i < weights[p].grad.rows(); ++i) {
+        for (std::int64_t j = 0; j < weights[p].grad.cols(); ++j) {
+          EXPECT_NEAR(weights[p].grad(i, j), full[p].grad(split.begin(part) + i, j), 1e-5)
+              << full[p].name << " row " << split.begin(part) + i;
+        }
+      }
+    }
+  }
+  cpu::add_row_vector(sum, full.back().value);
+  for (std::int64_t i = 0; i < sum.size(); ++i)
+    EXPECT_NEAR(sum.data()[i], expected.data()[i], 1e-5);
+}
 
 class ModelGradient : public ::testing::TestWithParam<const char*> {};
 

@@ -230,6 +230,22 @@ TEST(Dropout, MaskDependsOnNodeIdNotRowPosition) {
   }
 }
 
+TEST(Dropout, ColumnSlicesGetTheFullMatrixMask) {
+  Matrix full(3, 11);
+  full.fill(1.0f);
+  const std::int32_t ids[] = {4, 8, 15};
+  cpu::dropout_forward(full, ids, 0.5f, 77);
+  for (const auto& [begin, end] :
+       {std::pair{0, 5}, std::pair{5, 6}, std::pair{6, 11}, std::pair{3, 9}}) {
+    Matrix slice(3, end - begin);
+    slice.fill(1.0f);
+    cpu::dropout_forward(slice, ids, 0.5f, 77, begin);
+    for (int i = 0; i < 3; ++i) {
+      for (int j = begin; j < end; ++j) EXPECT_EQ(slice(i, j - begin), full(i, j)) << i << "," << j;
+    }
+  }
+}
+
 TEST(Optimizer, AdamFirstStepMovesEveryWeightByTheLearningRate) {
   Parameter p{"w", 0, true, Matrix(1, 3), Matrix(1, 3)};
   p.value.fill(1.0f);

@@ -1,0 +1,134 @@
+#include "exec/distributed/distributed_sampler.hpp"
+
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::int64_t kIdBytes = 4;
+
+std::vector<std::span<const std::byte>> byte_views(
+    const std::vector<std::vector<std::int32_t>>& payloads) {
+  std::vector<std::span<const std::byte>> views;
+  for (const auto& payload : payloads) views.push_back(as_bytes_span(payload));
+  return views;
+}
+
+}  // namespace
+
+DistributedSampler::DistributedSampler(const LocalStore& store, const NodePartition& partition,
+                                       std::vector<int> fanouts, std::uint64_t seed,
+                                       bool structure_partitioned)
+    : store_(store),
+      partition_(partition),
+      fanouts_(std::move(fanouts)),
+      seed_(seed),
+      structure_partitioned_(structure_partitioned),
+      local_sampler_(store.structure(), fanouts_, seed) {}
+
+MiniBatch DistributedSampler::sample(std::span<const NodeId> seeds, std::uint64_t batch_key,
+                                     Transport& transport, std::vector<SamplingHop>& hops,
+                                     TransferTiming& timing) const {
+  hops.clear();
+  if (!structure_partitioned_) return local_sampler_.sample(seeds, batch_key);
+  return sample_over_network(seeds, batch_key, transport, hops, timing);
+}
+
+MiniBatch DistributedSampler::sample_over_network(std::span<const NodeId> seeds,
+                                                  std::uint64_t batch_key, Transport& transport,
+                                                  std::vector<SamplingHop>& hops,
+                                                  TransferTiming& timing) const {
+  const int rank = transport.rank();
+  const auto num_ranks = static_cast<std::size_t>(transport.size());
+  const Graph& structure = store_.structure();
+  const int num_hops = static_cast<int>(fanouts_.size());
+  MiniBatch batch;
+  batch.seeds.assign(seeds.begin(), seeds.end());
+  batch.blocks.resize(static_cast<std::size_t>(num_hops));
+  std::vector<NodeId> frontier = batch.seeds;
+  for (int hop = 0; hop < num_hops; ++hop) {
+    const int fanout = fanouts_[static_cast<std::size_t>(hop)];
+    SamplingHop record;
+    record.request_bytes_to.assign(num_ranks, 0);
+    record.request_bytes_from.assign(num_ranks, 0);
+    record.reply_bytes_to.assign(num_ranks, 0);
+    record.reply_bytes_from.assign(num_ranks, 0);
+
+    std::vector<std::vector<std::int32_t>> requests(num_ranks);
+    for (const NodeId v : frontier) {
+      const auto owner = static_cast<std::size_t>(partition_.owner(v));
+      if (static_cast<int>(owner) != rank) requests[owner].push_back(v);
+    }
+    const auto asked = transport.all_to_all(byte_views(requests), Traffic::structure, timing);
+
+    // Answer every peer: per requested node its sample size, then all the sampled ids.
+    std::vector<std::vector<std::int32_t>> replies(num_ranks);
+    std::vector<NodeId> drawn;
+    for (std::size_t q = 0; q < num_ranks; ++q) {
+      if (static_cast<int>(q) == rank) continue;
+      const std::vector<std::int32_t> nodes = from_bytes<std::int32_t>(asked[q]);
+      std::vector<std::int32_t>& reply = replies[q];
+      reply.reserve(nodes.size());
+      drawn.clear();
+      for (const NodeId v : nodes) {
+        if (v < 0 || v >= structure.num_nodes() || partition_.owner(v) != rank) {
+          throw Error("rank " + std::to_string(q) + " asked rank " + std::to_string(rank) +
+                      " to sample node " + std::to_string(v) + ", which it does not own");
+        }
+        const std::size_t before = drawn.size();
+        sample_in_neighbors(structure, v, fanout, seed_, batch_key, hop, drawn);
+        reply.push_back(static_cast<std::int32_t>(drawn.size() - before));
+      }
+      reply.insert(reply.end(), drawn.begin(), drawn.end());
+      record.request_bytes_from[q] = static_cast<std::int64_t>(nodes.size()) * kIdBytes;
+      record.reply_bytes_to[q] = static_cast<std::int64_t>(reply.size()) * kIdBytes;
+      record.edges_sampled_for_peers += static_cast<std::int64_t>(drawn.size());
+    }
+    const auto answered = transport.all_to_all(byte_views(replies), Traffic::structure, timing);
+
+    // Assemble the hop's block in frontier order: own nodes sampled here, others from the replies
+    // (which list the requested nodes in request order, which is frontier order).
+    std::vector<std::vector<std::int32_t>> answers(num_ranks);
+    std::vector<std::size_t> next_count(num_ranks, 0);
+    std::vector<std::size_t> next_id(num_ranks, 0);
+    for (std::size_t q = 0; q < num_ranks; ++q) {
+      if (static_cast<int>(q) == rank) continue;
+      answers[q] = from_bytes<std::int32_t>(answered[q]);
+      next_id[q] = requests[q].size();
+      record.request_bytes_to[q] = static_cast<std::int64_t>(requests[q].size()) * kIdBytes;
+      record.reply_bytes_from[q] = static_cast<std::int64_t>(answers[q].size()) * kIdBytes;
+    }
+    std::vector<std::int64_t> offsets{0};
+    std::vector<NodeId> neighbors;
+    for (const NodeId v : frontier) {
+      const auto owner = static_cast<std::size_t>(partition_.owner(v));
+      if (static_cast<int>(owner) == rank) {
+        const std::size_t before = neighbors.size();
+        sample_in_neighbors(structure, v, fanout, seed_, batch_key, hop, neighbors);
+        record.edges_sampled_locally += static_cast<std::int64_t>(neighbors.size() - before);
+      } else {
+        const std::vector<std::int32_t>& answer = answers[owner];
+        if (next_count[owner] >= requests[owner].size()) {
+          throw Error("rank " + std::to_string(owner) +
+                      " answered fewer sampling requests than asked");
+        }
+        const auto count = static_cast<std::size_t>(answer.at(next_count[owner]++));
+        if (next_id[owner] + count > answer.size()) {
+          throw Error("rank " + std::to_string(owner) + " sent a truncated sampling reply");
+        }
+        neighbors.insert(neighbors.end(),
+                         answer.begin() + static_cast<std::ptrdiff_t>(next_id[owner]),
+                         answer.begin() + static_cast<std::ptrdiff_t>(next_id[owner] + count));
+        next_id[owner] += count;
+      }
+      offsets.push_back(static_cast<std::int64_t>(neighbors.size()));
+    }
+    Block& block = batch.blocks[static_cast<std::size_t>(num_hops - 1 - hop)];
+    block = make_block(frontier, offsets, neighbors);
+    frontier = block.src_nodes;
+    hops.push_back(std::move(record));
+  }
+  return batch;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,42 @@
+#pragma once
+// Sampling a rank's mini-batch for real. With replicated structure the rank samples locally. With
+// partitioned structure every hop is a round trip: the rank sends the ids of its remote frontier
+// nodes to their owners, every owner samples them (with the same pure draw function, so the
+// result is exactly what one process with the whole graph would draw) and sends back, per node,
+// its sample size followed by the sampled ids; meanwhile it answers its peers the same way. The
+// traffic is counted as structure and reported per hop, as strategies/sampling_traffic predicts.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "exec/distributed/local_store.hpp"
+#include "exec/transport.hpp"
+#include "strategies/plan.hpp"
+#include "workloads/sampler.hpp"
+
+namespace gnnbed {
+
+class DistributedSampler {
+ public:
+  DistributedSampler(const LocalStore& store, const NodePartition& partition,
+                     std::vector<int> fanouts, std::uint64_t seed, bool structure_partitioned);
+
+  // Collective when the structure is partitioned (every rank calls it in the same iteration,
+  // possibly with no seeds). `hops` receives the traffic per hop (empty when replicated).
+  MiniBatch sample(std::span<const NodeId> seeds, std::uint64_t batch_key, Transport& transport,
+                   std::vector<SamplingHop>& hops, TransferTiming& timing) const;
+
+ private:
+  MiniBatch sample_over_network(std::span<const NodeId> seeds, std::uint64_t batch_key,
+                                Transport& transport, std::vector<SamplingHop>& hops,
+                                TransferTiming& timing) const;
+
+  const LocalStore& store_;
+  const NodePartition& partition_;
+  std::vector<int> fanouts_;
+  std::uint64_t seed_;
+  bool structure_partitioned_;
+  NeighborSampler local_sampler_;
+};
+
+}  // namespace gnnbed

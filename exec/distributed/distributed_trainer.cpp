@@ -1,0 +1,268 @@
+#include "exec/distributed/distributed_trainer.hpp"
+
+#include <sys/resource.h>
+
+#include <cstdio>
+
+#include "exec/distributed/rank_engine.hpp"
+#include "exec/train/trainer.hpp"
+#include "strategies/batch_schedule.hpp"
+#include "strategies/strategy.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::size_t kWaiting = kNumTimeCategories;
+
+std::int64_t peak_resident_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
+}
+
+nlohmann::json trace_event(const Op& op, int rank, double start_seconds, double seconds) {
+  return {{"name", op.label},
+          {"cat", to_string(category_of(op.kind))},
+          {"ph", "X"},
+          {"pid", rank},
+          {"tid", to_string(op.stream)},
+          {"ts", 1e6 * start_seconds},
+          {"dur", 1e6 * seconds}};
+}
+
+void add_to(TrafficBytes& total, const TrafficBytes& part) { total += part; }
+
+TrafficBytes difference(const TrafficBytes& after, const TrafficBytes& before) {
+  TrafficBytes result;
+  for (std::size_t i = 0; i < kNumTrafficKinds; ++i)
+    result.bytes[i] = after.bytes[i] - before.bytes[i];
+  return result;
+}
+
+}  // namespace
+
+std::string_view breakdown_part_name(std::size_t part) {
+  return part == kWaiting ? std::string_view("waiting")
+                          : to_string(static_cast<TimeCategory>(part));
+}
+
+StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
+                                      int num_ranks) {
+  require(config.training.batch_size > 0, "training.batch_size",
+          "distributed training runs mini-batches: set a batch size (full-graph strategies come "
+          "with ROC, issue 5)");
+  require(num_ranks <= dataset.num_nodes(), "ranks",
+          std::to_string(num_ranks) + " ranks for " + std::to_string(dataset.num_nodes()) +
+              " nodes: every rank must own a node");
+  const ModelSpec spec(config.model, dataset.feature_dim(), dataset.num_classes);
+  validate(config.training, spec.num_layers());
+  StrategyContext context{
+      num_ranks,
+      spec,
+      config.training,
+      NodePartition::hashed(dataset.num_nodes(), num_ranks, config.distribution.partition_seed),
+      config.distribution.structure == "partitioned",
+      dataset.feature_dim()};
+  if (config.distribution.partitioner != "hash") {
+    const auto partitioner = make_partitioner(config.distribution.partitioner);
+    context.partition =
+        partitioner->partition(dataset.graph, num_ranks, config.distribution.partition_seed);
+  }
+  make_strategy(config.distribution.strategy)->check(context);
+  return context;
+}
+
+DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
+                                    Dataset dataset, Transport& transport,
+                                    const DistributedOptions& options) {
+  const int rank = transport.rank();
+  const int num_ranks = transport.size();
+  if (context.num_ranks != num_ranks) {
+    throw Error("the strategy context is for " + std::to_string(context.num_ranks) +
+                " ranks, the transport has " + std::to_string(num_ranks));
+  }
+  RankEngine engine(config, context, dataset, transport);
+  const BatchSchedule& schedule = engine.schedule();
+  const bool evaluate = config.training.eval_every >= 0;
+  if (rank != 0 || !evaluate) dataset = Dataset{};
+
+  DistributedReport report;
+  TrafficBytes planned_sent;
+  TrafficBytes planned_received;
+  const TrafficBytes sent_before = transport.bytes_sent();
+  const TrafficBytes received_before = transport.bytes_received();
+  nlohmann::json trace = nlohmann::json::array();
+  for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
+    transport.barrier();
+    const Stopwatch clock;
+    DistributedEpoch record;
+    record.epoch = epoch;
+    record.iterations = schedule.iterations_per_epoch();
+    std::array<double, kNumBreakdownParts> parts{};
+    double loss_sum = 0;
+    std::int64_t correct = 0;
+    std::int64_t seeds = 0;
+    for (int iteration = 0; iteration < schedule.iterations_per_epoch(); ++iteration) {
+      seeds += schedule.seeds_in_iteration(epoch, iteration);
+      const IterationRun run = engine.run_iteration(epoch, iteration, clock);
+      const Plan& plan = run.plan;
+      const PlanOutcome& outcome = run.outcome;
+      record.planning_seconds += run.planning_seconds;
+      parts[static_cast<std::size_t>(TimeCategory::sampling)] +=
+          run.sample_seconds - run.sample_waiting + run.planning_seconds;
+      parts[static_cast<std::size_t>(TimeCategory::communication)] +=
+          run.announce_seconds - run.announce_waiting;
+      parts[kWaiting] += run.announce_waiting + run.sample_waiting;
+      add_to(planned_sent, plan.bytes_sent());
+      add_to(planned_received, plan.bytes_received());
+      for (const OpRecord& op : outcome.records) {
+        const auto category =
+            static_cast<std::size_t>(category_of(plan.ops[static_cast<std::size_t>(op.op)].kind));
+        parts[category] += op.seconds - op.waiting_seconds;
+        parts[kWaiting] += op.waiting_seconds;
+      }
+      loss_sum += transport.sum_over_ranks(outcome.loss);
+      correct += transport.sum_over_ranks(outcome.correct);
+
+      if (options.record_trace && epoch == 1) {
+        trace.push_back(trace_event(plan.ops[0], rank, run.sample_start, run.sample_seconds));
+        if (plan.prologue_ops > 1) {
+          trace.push_back(trace_event(plan.ops[1], rank, run.announce_start, run.announce_seconds));
+        }
+        for (const OpRecord& op : outcome.records) {
+          trace.push_back(trace_event(plan.ops[static_cast<std::size_t>(op.op)], rank,
+                                      op.start_seconds, op.seconds));
+        }
+      }
+      if (options.keep_first_plans && epoch == 1 && iteration == 0) {
+        const auto texts = transport.gather_to_root(plan.to_json().dump());
+        for (const std::string& text : texts) {
+          report.first_plans.push_back(Plan::from_json(nlohmann::json::parse(text), "rank plan"));
+        }
+      }
+    }
+    const double elapsed = clock.seconds();
+    record.seconds = transport.max_over_ranks(elapsed);
+    record.loss = loss_sum / std::max(1, record.iterations);
+    record.train_accuracy =
+        seeds > 0 ? static_cast<double>(correct) / static_cast<double>(seeds) : 0.0;
+    for (std::size_t p = 0; p < kNumBreakdownParts; ++p) {
+      record.mean_seconds[p] = transport.sum_over_ranks(parts[p]) / num_ranks;
+      record.max_seconds[p] = transport.max_over_ranks(parts[p]);
+    }
+    record.planning_seconds = transport.sum_over_ranks(record.planning_seconds) / num_ranks;
+    const bool evaluate_now =
+        evaluate && (epoch == config.training.epochs ||
+                     (config.training.eval_every > 0 && epoch % config.training.eval_every == 0));
+    if (evaluate_now) {
+      const std::vector<Parameter> values = engine.executor().gather_full_parameters(false);
+      if (rank == 0) {
+        const Accuracy accuracy = evaluate_parameters(dataset, context.model, values);
+        record.val_accuracy = accuracy.validation;
+        if (epoch == config.training.epochs) {
+          report.val_accuracy = accuracy.validation;
+          report.test_accuracy = accuracy.test;
+        }
+      }
+    }
+    if (rank == 0 && !options.quiet) {
+      std::printf("epoch %3d/%d  %.3f s  loss %.4f  train acc %5.1f %%", epoch,
+                  config.training.epochs, record.seconds, record.loss, 100 * record.train_accuracy);
+      if (record.val_accuracy >= 0) std::printf("  val acc %5.1f %%", 100 * record.val_accuracy);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    report.epochs.push_back(record);
+  }
+
+  // Every rank's traffic, memory and data, to rank 0 (control plane).
+  RankReport mine;
+  mine.rank = rank;
+  mine.sent = difference(transport.bytes_sent(), sent_before);
+  mine.received = difference(transport.bytes_received(), received_before);
+  mine.planned_sent = planned_sent;
+  mine.planned_received = planned_received;
+  mine.peak_memory_bytes = peak_resident_bytes();
+  mine.structure_bytes = engine.store().structure_bytes();
+  mine.feature_bytes = engine.store().feature_bytes();
+  const std::string encoded = nlohmann::json{
+      {"sent", mine.sent.bytes},
+      {"received", mine.received.bytes},
+      {"planned_sent", mine.planned_sent.bytes},
+      {"planned_received", mine.planned_received.bytes},
+      {"peak_memory_bytes", mine.peak_memory_bytes},
+      {"structure_bytes", mine.structure_bytes},
+      {"feature_bytes",
+       mine.feature_bytes}}.dump();
+  const auto gathered = transport.gather_to_root(encoded);
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    const nlohmann::json object = nlohmann::json::parse(gathered[r]);
+    RankReport entry;
+    entry.rank = static_cast<int>(r);
+    object.at("sent").get_to(entry.sent.bytes);
+    object.at("received").get_to(entry.received.bytes);
+    object.at("planned_sent").get_to(entry.planned_sent.bytes);
+    object.at("planned_received").get_to(entry.planned_received.bytes);
+    entry.peak_memory_bytes = object.at("peak_memory_bytes").get<std::int64_t>();
+    entry.structure_bytes = object.at("structure_bytes").get<std::int64_t>();
+    entry.feature_bytes = object.at("feature_bytes").get<std::int64_t>();
+    report.bytes_match = report.bytes_match && entry.sent == entry.planned_sent &&
+                         entry.received == entry.planned_received;
+    report.ranks.push_back(entry);
+  }
+  if (options.record_trace) {
+    const auto traces = transport.gather_to_root(trace.dump());
+    report.trace = nlohmann::json::array();
+    for (const std::string& text : traces) {
+      for (auto& event : nlohmann::json::parse(text)) report.trace.push_back(std::move(event));
+    }
+  }
+  double seconds = 0;
+  for (const DistributedEpoch& e : report.epochs) seconds += e.seconds;
+  report.epoch_seconds = seconds / static_cast<double>(report.epochs.size());
+  return report;
+}
+
+nlohmann::json DistributedReport::to_json() const {
+  nlohmann::json epoch_list = nlohmann::json::array();
+  for (const DistributedEpoch& e : epochs) {
+    nlohmann::json mean = nlohmann::json::object();
+    nlohmann::json max = nlohmann::json::object();
+    for (std::size_t p = 0; p < kNumBreakdownParts; ++p) {
+      mean[std::string(breakdown_part_name(p))] = e.mean_seconds[p];
+      max[std::string(breakdown_part_name(p))] = e.max_seconds[p];
+    }
+    nlohmann::json row = {{"epoch", e.epoch},
+                          {"seconds", e.seconds},
+                          {"loss", e.loss},
+                          {"train_accuracy", e.train_accuracy},
+                          {"iterations", e.iterations},
+                          {"breakdown_mean_seconds", mean},
+                          {"breakdown_max_seconds", max},
+                          {"planning_seconds", e.planning_seconds}};
+    if (e.val_accuracy >= 0) row["val_accuracy"] = e.val_accuracy;
+    epoch_list.push_back(std::move(row));
+  }
+  nlohmann::json rank_list = nlohmann::json::array();
+  for (const RankReport& r : ranks) {
+    rank_list.push_back({{"rank", r.rank},
+                         {"bytes_sent", r.sent.to_json()},
+                         {"bytes_received", r.received.to_json()},
+                         {"planned_bytes_sent", r.planned_sent.to_json()},
+                         {"planned_bytes_received", r.planned_received.to_json()},
+                         {"peak_memory_bytes", r.peak_memory_bytes},
+                         {"structure_bytes", r.structure_bytes},
+                         {"feature_bytes", r.feature_bytes}});
+  }
+  nlohmann::json result = {{"epoch_seconds", epoch_seconds},
+                           {"bytes_match_plans", bytes_match},
+                           {"epochs", epoch_list},
+                           {"ranks", rank_list}};
+  if (val_accuracy >= 0) result["val_accuracy"] = val_accuracy;
+  if (test_accuracy >= 0) result["test_accuracy"] = test_accuracy;
+  return result;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,82 @@
+#pragma once
+// Distributed mini-batch training on the ranks of a Transport: every iteration, every rank
+// samples its own mini-batch, announces what its peers need, builds its plan with the strategy
+// and runs it. Reports epoch time (the slowest rank's) with its breakdown, bytes moved per rank
+// by traffic kind (as counted by the transport and as the plans predicted), peak memory, loss
+// and accuracy.
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "exec/transport.hpp"
+#include "strategies/experiment_config.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/strategy.hpp"
+#include "workloads/dataset.hpp"
+
+namespace gnnbed {
+
+// The breakdown of a rank's time: the plan's categories, with the time communication ops spent
+// waiting for late peers split off as "waiting".
+inline constexpr std::size_t kNumBreakdownParts = kNumTimeCategories + 1;
+std::string_view breakdown_part_name(
+    std::size_t part);  // sampling, copy, compute, communication, waiting
+
+struct DistributedEpoch {
+  int epoch = 0;
+  double seconds = 0;         // slowest rank's wall time
+  double loss = 0;            // mean over the epoch's iterations of the global mean loss
+  double train_accuracy = 0;  // over every seed of the epoch
+  double val_accuracy = -1;   // -1 when not evaluated
+  int iterations = 0;
+  std::array<double, kNumBreakdownParts> mean_seconds{};  // per part, mean over ranks
+  std::array<double, kNumBreakdownParts> max_seconds{};   // per part, slowest rank
+  double planning_seconds = 0;  // building plans (mean over ranks; counted in "sampling")
+};
+
+struct RankReport {
+  int rank = 0;
+  TrafficBytes sent;  // counted by the transport
+  TrafficBytes received;
+  TrafficBytes planned_sent;  // what the plans said
+  TrafficBytes planned_received;
+  std::int64_t peak_memory_bytes = 0;
+  std::int64_t structure_bytes = 0;
+  std::int64_t feature_bytes = 0;
+};
+
+struct DistributedReport {
+  std::vector<DistributedEpoch> epochs;
+  std::vector<RankReport> ranks;  // every rank's (rank 0 only)
+  double val_accuracy = -1;       // after the last epoch (rank 0; -1 when not evaluated)
+  double test_accuracy = -1;
+  double epoch_seconds = 0;  // mean over epochs
+  bool bytes_match = true;   // transport counts == plans' on every rank (rank 0)
+  nlohmann::json trace;      // Chrome trace events of every rank (rank 0), when requested
+  std::vector<Plan>
+      first_plans;  // every rank's plan of the first iteration (rank 0), when requested
+
+  nlohmann::json to_json() const;
+};
+
+struct DistributedOptions {
+  bool record_trace = false;  // Chrome trace of the first epoch
+  bool keep_first_plans = false;
+  bool quiet = false;  // no per-epoch progress line on rank 0
+};
+
+// Collective. Every rank passes the same config and context (make_strategy_context) and its own
+// loaded copy of the dataset (reduced to what the rank holds; rank 0 keeps it all for evaluation,
+// which runs there with full neighbourhoods).
+DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
+                                    Dataset dataset, Transport& transport,
+                                    const DistributedOptions& options);
+
+// Everything a strategy needs to know about the run, for `num_ranks` ranks (checks the strategy
+// can run it; ConfigError otherwise).
+StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
+                                      int num_ranks);
+
+}  // namespace gnnbed

@@ -1,0 +1,270 @@
+#include "exec/distributed/plan_executor.hpp"
+
+#include <algorithm>
+
+#include "exec/kernels/cpu_kernels.hpp"
+#include "exec/train/trainer.hpp"
+#include "strategies/model_ops.hpp"
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+std::span<const std::byte> dense_bytes(const Matrix& m) {
+  return std::as_bytes(std::span<const float>(m.data(), static_cast<std::size_t>(m.size())));
+}
+
+}  // namespace
+
+PlanExecutor::PlanExecutor(const StrategyContext& context, std::vector<ParameterSpec> parameters,
+                           const LocalStore& store, Transport& transport)
+    : context_(context), specs_(std::move(parameters)), store_(store), transport_(transport) {
+  const ModelSpec& spec = context.model;
+  const std::uint64_t seed = model_seed(context.training);
+  for (int l = 0; l < spec.num_layers(); ++l) {
+    for (Parameter& full : initial_parameters(spec, l, seed)) {
+      for (const ParameterSpec& p : specs_) {
+        if (p.name == full.name)
+          parameters_.emplace(p.name, row_slice(full, p.row_begin, p.row_end));
+      }
+    }
+  }
+  for (const ParameterSpec& p : specs_) ordered_parameters_.push_back(&parameter(p.name));
+  optimizer_ = make_optimizer(context.training);
+}
+
+Parameter& PlanExecutor::parameter(const std::string& name) {
+  const auto it = parameters_.find(name);
+  if (it == parameters_.end()) {
+    throw Error("rank " + std::to_string(transport_.rank()) + " holds no parameter '" + name + "'");
+  }
+  return it->second;
+}
+
+std::span<const NodeId> PlanExecutor::node_ids(int tensor) const {
+  const TensorValue& value = tensors_[static_cast<std::size_t>(tensor)];
+  if (value.index != nullptr) return *value.index;
+  if (value.block != nullptr) return value.block->src_nodes;
+  throw Error("tensor " + std::to_string(tensor) + " holds no node ids");
+}
+
+GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
+  const std::pair<int, int> key{op.layer, op.instance};
+  if (!create) {
+    const auto it = layers_.find(key);
+    if (it == layers_.end()) throw Error(op.label + ": backward before forward");
+    return *it->second;
+  }
+  std::vector<Parameter*> pointers;
+  if (op.partial) {
+    for (const std::string& name : op.parameters) pointers.push_back(&parameter(name));
+  } else {
+    for (const ParameterShape& shape : context_.model.parameters(op.layer)) {
+      pointers.push_back(&parameter(parameter_name(op.layer, shape.name)));
+    }
+  }
+  auto& slot = layers_[key];
+  slot = make_layer(context_.model, op.layer, pointers);
+  return *slot;
+}
+
+PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
+  outcome_ = PlanOutcome{};
+  tensors_.assign(plan.tensors.size(), TensorValue{});
+  for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
+    tensors_[t].index = plan.tensors[t].index.get();
+    tensors_[t].block = plan.tensors[t].block.get();
+  }
+  layers_.clear();
+  for (Parameter* p : ordered_parameters_) p->grad.fill(0.0f);
+  for (std::size_t i = static_cast<std::size_t>(plan.prologue_ops); i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    TransferTiming timing;
+    const double start = clock.seconds();
+    try {
+      run_op(plan, op, timing);
+    } catch (const Error& error) {
+      throw Error("rank " + std::to_string(plan.rank) + ", op " + std::to_string(i) + " (" +
+                  op.label + "): " + error.what());
+    }
+    outcome_.records.push_back(
+        {static_cast<int>(i), start, clock.seconds() - start, timing.waiting_seconds});
+  }
+  return std::move(outcome_);
+}
+
+void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing) {
+  auto dense = [&](std::size_t i) -> Matrix& {
+    return tensors_[static_cast<std::size_t>(op.inputs[i])].dense;
+  };
+  auto output = [&](std::size_t i) -> Matrix& {
+    return tensors_[static_cast<std::size_t>(op.outputs[i])].dense;
+  };
+  const auto rate = static_cast<float>(op.rate);
+  switch (op.kind) {
+    case OpKind::sample:
+      throw Error("sampling must run before the plan is built (it belongs to the prologue)");
+    case OpKind::all_to_all:
+      all_to_all(plan, op, timing);
+      return;
+    case OpKind::all_reduce:
+      all_reduce(op, timing);
+      return;
+    case OpKind::gather_features: {
+      const auto ids = node_ids(op.inputs[0]);
+      Matrix& out = output(0);
+      out.reset(static_cast<std::int64_t>(ids.size()), op.column_end - op.column_begin);
+      store_.gather_features(ids, op.column_begin, op.column_end, out.data());
+      return;
+    }
+    case OpKind::scatter_rows: {
+      const TensorSpec& spec = plan.tensors[static_cast<std::size_t>(op.outputs[0])];
+      Matrix& out = output(0);
+      out.reset(spec.rows, spec.cols);
+      for (std::size_t i = 0; i + 1 < op.inputs.size(); i += 2) {
+        const auto positions = node_ids(op.inputs[i]);
+        const Matrix& rows = dense(i + 1);
+        if (rows.rows() != static_cast<std::int64_t>(positions.size()) ||
+            rows.cols() != out.cols()) {
+          throw Error("scatter_rows: part " + std::to_string(i / 2) + " has " +
+                      std::to_string(rows.rows()) + " rows for " +
+                      std::to_string(positions.size()) + " positions");
+        }
+        for (std::size_t r = 0; r < positions.size(); ++r) {
+          std::copy_n(rows.row(static_cast<std::int64_t>(r)), out.cols(), out.row(positions[r]));
+        }
+      }
+      return;
+    }
+    case OpKind::dropout:
+      cpu::dropout_forward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
+      return;
+    case OpKind::dropout_backward:
+      cpu::dropout_backward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
+      return;
+    case OpKind::layer_forward: {
+      const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
+      output(0) = layer(op, true).forward(block, dense(1));
+      return;
+    }
+    case OpKind::relu:
+      cpu::relu_forward(dense(0));
+      return;
+    case OpKind::relu_backward:
+      cpu::relu_backward(dense(1), dense(0));
+      return;
+    case OpKind::add_partials: {
+      Matrix& out = output(0);
+      out.copy_from(dense(0));
+      for (std::size_t i = 1; i < op.inputs.size(); ++i) cpu::add_in_place(out, dense(i));
+      for (const std::string& name : op.parameters) cpu::add_row_vector(out, parameter(name).value);
+      return;
+    }
+    case OpKind::loss: {
+      const Matrix& logits = dense(0);
+      const auto seeds = node_ids(op.inputs[1]);
+      Matrix& grad = output(0);
+      if (seeds.empty()) {
+        grad.reset(0, logits.cols());
+        return;
+      }
+      std::vector<std::int32_t> labels;
+      for (const NodeId v : seeds) labels.push_back(store_.label(v));
+      std::int64_t correct = 0;
+      const double mean = cpu::softmax_cross_entropy(logits, labels, grad, correct);
+      const double rows = static_cast<double>(seeds.size());
+      cpu::scale(grad, static_cast<float>(rows * op.scale));
+      outcome_.loss += mean * rows * op.scale;
+      outcome_.correct += correct;
+      return;
+    }
+    case OpKind::layer_backward: {
+      Matrix grad_input = layer(op, false).backward(dense(0), op.input_grad);
+      if (op.input_grad) output(0) = std::move(grad_input);
+      return;
+    }
+    case OpKind::bias_backward:
+      for (const std::string& name : op.parameters) {
+        cpu::accumulate_column_sums(dense(0), parameter(name).grad);
+      }
+      return;
+    case OpKind::optimizer_step: {
+      std::vector<Parameter*> step;
+      for (const std::string& name : op.parameters) step.push_back(&parameter(name));
+      if (step != ordered_parameters_) {
+        throw Error("optimizer_step must update every parameter, in the plan's order");
+      }
+      apply_weight_decay(ordered_parameters_, context_.training);
+      optimizer_->step(ordered_parameters_);
+      return;
+    }
+  }
+  throw Error("unknown op kind");
+}
+
+void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& timing) {
+  const auto num_ranks = static_cast<std::size_t>(plan.num_ranks);
+  std::vector<std::span<const std::byte>> send(num_ranks);
+  for (std::size_t q = 0; q < num_ranks; ++q) {
+    const int t = op.inputs[q];
+    if (t < 0) continue;
+    const TensorValue& value = tensors_[static_cast<std::size_t>(t)];
+    send[q] = value.index != nullptr ? as_bytes_span(*value.index) : dense_bytes(value.dense);
+  }
+  const auto received = transport_.all_to_all(send, op.traffic, timing);
+  for (std::size_t q = 0; q < num_ranks; ++q) {
+    const int t = op.outputs[q];
+    if (t < 0) continue;
+    const TensorSpec& spec = plan.tensors[static_cast<std::size_t>(t)];
+    if (static_cast<std::int64_t>(received[q].size()) != op.bytes_from[q] ||
+        spec.kind != TensorKind::dense) {
+      throw Error("expected " + std::to_string(op.bytes_from[q]) + " bytes from rank " +
+                  std::to_string(q) + ", received " + std::to_string(received[q].size()));
+    }
+    Matrix& out = tensors_[static_cast<std::size_t>(t)].dense;
+    out.reset(spec.rows, spec.cols);
+    std::memcpy(out.data(), received[q].data(), received[q].size());
+  }
+}
+
+void PlanExecutor::all_reduce(const Op& op, TransferTiming& timing) {
+  std::vector<float> buffer;
+  for (const std::string& name : op.parameters) {
+    const auto values = parameter(name).grad.values();
+    buffer.insert(buffer.end(), values.begin(), values.end());
+  }
+  transport_.all_reduce_sum(buffer, op.traffic, timing);
+  std::size_t at = 0;
+  for (const std::string& name : op.parameters) {
+    const auto values = parameter(name).grad.values();
+    std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(at), values.size(), values.begin());
+    at += values.size();
+  }
+}
+
+std::vector<Parameter> PlanExecutor::gather_full_parameters(bool gradients) {
+  std::vector<Parameter> full;
+  for (const ParameterSpec& spec : specs_) {
+    const Parameter& local = parameter(spec.name);
+    const Matrix& mine = gradients ? local.grad : local.value;
+    const bool split = spec.local_rows() != spec.rows;
+    Parameter whole{spec.name, spec.layer, spec.is_weight, Matrix(spec.rows, spec.cols),
+                    Matrix(spec.rows, spec.cols)};
+    Matrix& target = gradients ? whole.grad : whole.value;
+    if (!split) {
+      target.copy_from(mine);
+    } else {
+      // Rows are split in rank order (FeatureColumnSplit), so the pieces concatenate.
+      const auto pieces = transport_.all_gather_control(mine.values());
+      std::size_t at = 0;
+      for (const auto& piece : pieces) {
+        std::copy(piece.begin(), piece.end(), target.data() + at);
+        at += piece.size();
+      }
+    }
+    full.push_back(std::move(whole));
+  }
+  return full;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,65 @@
+#include "exec/distributed/rank_engine.hpp"
+
+#include "exec/train/trainer.hpp"
+
+namespace gnnbed {
+namespace {
+
+Announcement exchange_announcement(const Announcement& sent, Transport& transport,
+                                   TransferTiming& timing) {
+  std::vector<std::span<const std::byte>> views;
+  for (const auto& payload : sent) views.push_back(as_bytes_span(payload));
+  const auto received = transport.all_to_all(views, Traffic::structure, timing);
+  Announcement decoded;
+  for (const auto& bytes : received) decoded.push_back(from_bytes<std::int32_t>(bytes));
+  return decoded;
+}
+
+}  // namespace
+
+RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
+                       const Dataset& dataset, Transport& transport)
+    : context_(context),
+      transport_(transport),
+      strategy_(make_strategy(config.distribution.strategy)),
+      schedule_(dataset.split.train, context.partition, config.training.batch_size,
+                config.training.seed),
+      store_(dataset, context, transport.rank(),
+             strategy_->feature_placement(context, transport.rank())),
+      sampler_(store_, context.partition, config.training.fanouts, sampler_seed(config.training),
+               context.structure_partitioned),
+      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport) {}
+
+IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch& clock) {
+  IterationRun run;
+  RankIteration it;
+  it.rank = transport_.rank();
+  it.epoch = epoch;
+  it.iteration = iteration;
+  it.loss_scale = 1.0 / static_cast<double>(std::max<std::int64_t>(
+                            1, schedule_.seeds_in_iteration(epoch, iteration)));
+  it.dropout_key = schedule_.dropout_key(epoch, iteration);
+
+  run.sample_start = clock.seconds();
+  TransferTiming sample_timing;
+  const std::vector<NodeId> seeds = schedule_.seeds(it.rank, epoch, iteration);
+  it.batch = sampler_.sample(seeds, schedule_.batch_key(epoch, iteration), transport_,
+                             it.sampling_hops, sample_timing);
+  run.sample_seconds = clock.seconds() - run.sample_start;
+  run.sample_waiting = sample_timing.waiting_seconds;
+
+  run.announce_start = clock.seconds();
+  TransferTiming announce_timing;
+  const Announcement received =
+      exchange_announcement(strategy_->announce(context_, it), transport_, announce_timing);
+  run.announce_seconds = clock.seconds() - run.announce_start;
+  run.announce_waiting = announce_timing.waiting_seconds;
+
+  const Stopwatch planning;
+  run.plan = strategy_->plan(context_, it, received);
+  run.planning_seconds = planning.seconds();
+  run.outcome = executor_.run(run.plan, clock);
+  return run;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,49 @@
+#pragma once
+// One rank's side of distributed training, an iteration at a time: sample the rank's mini-batch
+// (over the network when the structure is partitioned), exchange the strategy's announcements,
+// build the plan, run it.
+#include <memory>
+
+#include "exec/distributed/distributed_sampler.hpp"
+#include "exec/distributed/local_store.hpp"
+#include "exec/distributed/plan_executor.hpp"
+#include "strategies/batch_schedule.hpp"
+#include "strategies/experiment_config.hpp"
+#include "strategies/strategy.hpp"
+
+namespace gnnbed {
+
+struct IterationRun {
+  Plan plan;
+  PlanOutcome outcome;
+  // The prologue, as it ran (relative to the clock), with the time spent waiting for peers.
+  double sample_start = 0, sample_seconds = 0, sample_waiting = 0;
+  double announce_start = 0, announce_seconds = 0, announce_waiting = 0;
+  double planning_seconds = 0;
+};
+
+class RankEngine {
+ public:
+  // Keeps only what the rank holds of `dataset` (the caller may drop it afterwards).
+  RankEngine(const ExperimentConfig& config, const StrategyContext& context, const Dataset& dataset,
+             Transport& transport);
+
+  // Collective: every rank runs the same (epoch, iteration).
+  IterationRun run_iteration(int epoch, int iteration, const Stopwatch& clock);
+
+  const BatchSchedule& schedule() const { return schedule_; }
+  const LocalStore& store() const { return store_; }
+  PlanExecutor& executor() { return executor_; }
+  const Strategy& strategy() const { return *strategy_; }
+
+ private:
+  const StrategyContext& context_;
+  Transport& transport_;
+  std::unique_ptr<Strategy> strategy_;
+  BatchSchedule schedule_;
+  LocalStore store_;
+  DistributedSampler sampler_;
+  PlanExecutor executor_;
+};
+
+}  // namespace gnnbed

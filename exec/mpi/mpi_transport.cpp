@@ -1,0 +1,306 @@
+#include "exec/mpi/mpi_transport.hpp"
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "strategies/collective_schedule.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace gnnbed {
+namespace {
+
+// Tags of consecutive calls cycle through [0, kTagBound): MPI guarantees MPI_TAG_UB >= 32767.
+constexpr int kTagBound = 32768;
+
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
+    return "MPI error code " + std::to_string(code);
+  }
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+// `peer` < 0: the call has no single peer.
+void check(int code, int rank, const char* call, int peer = -1) {
+  if (code == MPI_SUCCESS) return;
+  std::string message = "rank " + std::to_string(rank) + ": " + call;
+  if (peer >= 0) message += " (peer rank " + std::to_string(peer) + ")";
+  throw Error(message + " failed: " + mpi_error_string(code));
+}
+
+// `unit`: what is counted ("bytes", "floats").
+int message_count(std::size_t count, const char* operation, const char* unit = "bytes") {
+  if (count > static_cast<std::size_t>(INT_MAX)) {
+    throw Error(std::string(operation) + ": a message of " + std::to_string(count) + " " + unit +
+                " exceeds MPI's limit of " + std::to_string(INT_MAX) + " (MPI counts are int)");
+  }
+  return static_cast<int>(count);
+}
+
+// Everything a data-plane call spends outside MPI_Probe is transfer time.
+class CallTimer {
+ public:
+  explicit CallTimer(TransferTiming& timing)
+      : timing_(timing), waiting_before_seconds_(timing.waiting_seconds) {}
+  ~CallTimer() {
+    const double waited_seconds = timing_.waiting_seconds - waiting_before_seconds_;
+    timing_.transfer_seconds += watch_.seconds() - waited_seconds;
+  }
+  CallTimer(const CallTimer&) = delete;
+  CallTimer& operator=(const CallTimer&) = delete;
+
+ private:
+  TransferTiming& timing_;
+  double waiting_before_seconds_;
+  Stopwatch watch_;
+};
+
+bool mpi_running() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized != 0) throw Error("MpiSession: MPI is already initialized in this process");
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    throw Error("MpiSession: MPI_Init_thread failed");
+  }
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    throw Error("MpiSession: this MPI library does not provide MPI_THREAD_FUNNELED");
+  }
+}
+
+MpiSession::~MpiSession() {
+  if (mpi_running()) MPI_Finalize();
+}
+
+MpiTransport::MpiTransport(MPI_Comm communicator) {
+  if (!mpi_running()) {
+    throw Error("MpiTransport: MPI is not running (create an MpiSession first)");
+  }
+  MPI_Comm duplicate = MPI_COMM_NULL;
+  check(MPI_Comm_dup(communicator, &duplicate), rank_, "MPI_Comm_dup");
+  communicator_ = duplicate;
+  const int code = MPI_Comm_set_errhandler(communicator_, MPI_ERRORS_RETURN);
+  if (code != MPI_SUCCESS) MPI_Comm_free(&communicator_);
+  check(code, rank_, "MPI_Comm_set_errhandler");
+  check(MPI_Comm_rank(communicator_, &rank_), rank_, "MPI_Comm_rank");
+  check(MPI_Comm_size(communicator_, &size_), rank_, "MPI_Comm_size");
+}
+
+MpiTransport::~MpiTransport() {
+  if (communicator_ != MPI_COMM_NULL && mpi_running()) MPI_Comm_free(&communicator_);
+}
+
+int MpiTransport::next_tag() {
+  const int tag = tag_sequence_;
+  tag_sequence_ = (tag_sequence_ + 1) % kTagBound;
+  return tag;
+}
+
+void MpiTransport::exchange(std::span<const std::byte> payload, int send_to, int receive_from,
+                            int tag, std::vector<std::byte>& received, Traffic kind,
+                            TransferTiming& timing) {
+  MPI_Request send_request = MPI_REQUEST_NULL;
+  check(MPI_Isend(payload.data(), message_count(payload.size(), "send"), MPI_BYTE, send_to, tag,
+                  communicator_, &send_request),
+        rank_, "MPI_Isend", send_to);
+  MPI_Status status;
+  const Stopwatch probe_watch;
+  check(MPI_Probe(receive_from, tag, communicator_, &status), rank_, "MPI_Probe", receive_from);
+  timing.waiting_seconds += probe_watch.seconds();
+  int count = 0;
+  check(MPI_Get_count(&status, MPI_BYTE, &count), rank_, "MPI_Get_count", receive_from);
+  received.resize(static_cast<std::size_t>(count));
+  check(MPI_Recv(received.data(), count, MPI_BYTE, receive_from, tag, communicator_,
+                 MPI_STATUS_IGNORE),
+        rank_, "MPI_Recv", receive_from);
+  check(MPI_Wait(&send_request, MPI_STATUS_IGNORE), rank_, "MPI_Wait", send_to);
+  bytes_sent_[kind] += static_cast<std::int64_t>(payload.size());
+  bytes_received_[kind] += count;
+}
+
+std::vector<std::vector<std::byte>> MpiTransport::all_to_all(
+    const std::vector<std::span<const std::byte>>& send, Traffic kind, TransferTiming& timing) {
+  if (send.size() != static_cast<std::size_t>(size_)) {
+    throw Error("all_to_all: rank " + std::to_string(rank_) + " passed " +
+                std::to_string(send.size()) + " payloads for " + std::to_string(size_) + " ranks");
+  }
+  // Checked before the first send, so that every rank that fails fails before talking.
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer != rank_) message_count(send[static_cast<std::size_t>(peer)].size(), "all_to_all");
+  }
+  const CallTimer call_timer(timing);
+  const int tag = next_tag();
+  std::vector<std::vector<std::byte>> received(static_cast<std::size_t>(size_));
+  for (int step = 1; step < size_; ++step) {
+    const PairwiseStep peers = pairwise_step(rank_, size_, step);
+    exchange(send[static_cast<std::size_t>(peers.send_to)], peers.send_to, peers.receive_from, tag,
+             received[static_cast<std::size_t>(peers.receive_from)], kind, timing);
+  }
+  return received;
+}
+
+std::vector<std::vector<std::byte>> MpiTransport::all_gather(std::span<const std::byte> mine,
+                                                             Traffic kind, TransferTiming& timing) {
+  message_count(mine.size(), "all_gather");
+  const CallTimer call_timer(timing);
+  const int tag = next_tag();
+  std::vector<std::vector<std::byte>> blocks(static_cast<std::size_t>(size_));
+  blocks[static_cast<std::size_t>(rank_)].assign(mine.begin(), mine.end());
+  const RingPeers peers = ring_peers(rank_, size_);
+  for (int step = 0; step + 1 < size_; ++step) {
+    const RingGatherStep ring = ring_gather_step(rank_, size_, step);
+    exchange(blocks[static_cast<std::size_t>(ring.send_block)], peers.next, peers.previous, tag,
+             blocks[static_cast<std::size_t>(ring.receive_block)], kind, timing);
+  }
+  return blocks;
+}
+
+void MpiTransport::all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) {
+  const CallTimer call_timer(timing);
+  const int tag = next_tag();
+  if (size_ == 1) return;
+  const auto num_elements = static_cast<std::int64_t>(data.size());
+  const std::int64_t largest_chunk = (num_elements + size_ - 1) / size_;
+  message_count(static_cast<std::size_t>(largest_chunk) * sizeof(float), "all_reduce_sum");
+
+  const auto chunk = [&](int index) {
+    const ElementRange range = ring_chunk(num_elements, size_, index);
+    return data.subspan(static_cast<std::size_t>(range.begin),
+                        static_cast<std::size_t>(range.size()));
+  };
+  const RingPeers peers = ring_peers(rank_, size_);
+  std::vector<std::byte> incoming;
+  const auto receive_chunk = [&](int send_index, int receive_index) {
+    exchange(std::as_bytes(chunk(send_index)), peers.next, peers.previous, tag, incoming, kind,
+             timing);
+    const std::span<float> target = chunk(receive_index);
+    if (incoming.size() != target.size_bytes()) {
+      throw Error("all_reduce_sum: rank " + std::to_string(rank_) + " received " +
+                  std::to_string(incoming.size()) + " bytes for chunk " +
+                  std::to_string(receive_index) + " from rank " + std::to_string(peers.previous) +
+                  ", expected " + std::to_string(target.size_bytes()) +
+                  ": ranks passed different element counts");
+    }
+    return target;
+  };
+  // Chunk c is summed along the ring starting at rank c, so it is added in the same order on
+  // every run, and the all-gather phase then copies each finished chunk: all ranks end with
+  // bit-identical sums.
+  for (int step = 0; step + 1 < size_; ++step) {
+    const RingGatherStep ring = ring_reduce_scatter_step(rank_, size_, step);
+    const std::span<float> target = receive_chunk(ring.send_block, ring.receive_block);
+    for (std::size_t i = 0; i < target.size(); ++i) {
+      float value;
+      std::memcpy(&value, incoming.data() + i * sizeof(float), sizeof(float));
+      target[i] += value;
+    }
+  }
+  for (int step = 0; step + 1 < size_; ++step) {
+    const RingGatherStep ring = ring_all_reduce_gather_step(rank_, size_, step);
+    const std::span<float> target = receive_chunk(ring.send_block, ring.receive_block);
+    if (!target.empty()) std::memcpy(target.data(), incoming.data(), incoming.size());
+  }
+}
+
+void MpiTransport::barrier() { check(MPI_Barrier(communicator_), rank_, "MPI_Barrier"); }
+
+double MpiTransport::max_over_ranks(double value) {
+  double result = 0;
+  check(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, communicator_), rank_,
+        "MPI_Allreduce");
+  return result;
+}
+
+double MpiTransport::sum_over_ranks(double value) {
+  // Summed here in rank order rather than by MPI_Allreduce, whose order MPI leaves open: every
+  // rank, and every run, gets the same bits.
+  std::vector<double> values(static_cast<std::size_t>(size_));
+  check(MPI_Allgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, communicator_), rank_,
+        "MPI_Allgather");
+  double sum = 0;
+  for (const double v : values) sum += v;
+  return sum;
+}
+
+std::int64_t MpiTransport::sum_over_ranks(std::int64_t value) {
+  std::int64_t result = 0;
+  check(MPI_Allreduce(&value, &result, 1, MPI_INT64_T, MPI_SUM, communicator_), rank_,
+        "MPI_Allreduce");
+  return result;
+}
+
+std::vector<std::string> MpiTransport::gather_to_root(const std::string& text) {
+  const int length = message_count(text.size(), "gather_to_root");
+  const bool root = rank_ == 0;
+  std::vector<int> lengths(root ? static_cast<std::size_t>(size_) : 0);
+  check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, communicator_), rank_,
+        "MPI_Gather");
+  std::vector<int> offsets(lengths.size());
+  std::int64_t total = 0;
+  for (std::size_t q = 0; q < lengths.size(); ++q) {
+    offsets[q] = message_count(static_cast<std::size_t>(total), "gather_to_root");
+    total += lengths[q];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  check(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                    MPI_CHAR, 0, communicator_),
+        rank_, "MPI_Gatherv");
+  std::vector<std::string> texts;
+  texts.reserve(lengths.size());
+  for (std::size_t q = 0; q < lengths.size(); ++q) {
+    texts.push_back(
+        all.substr(static_cast<std::size_t>(offsets[q]), static_cast<std::size_t>(lengths[q])));
+  }
+  return texts;
+}
+
+std::vector<std::vector<float>> MpiTransport::all_gather_control(std::span<const float> mine) {
+  const int count = message_count(mine.size(), "all_gather_control", "floats");
+  std::vector<int> counts(static_cast<std::size_t>(size_));
+  check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, communicator_), rank_,
+        "MPI_Allgather");
+  std::vector<int> offsets(counts.size());
+  std::int64_t total = 0;
+  for (std::size_t q = 0; q < counts.size(); ++q) {
+    offsets[q] = message_count(static_cast<std::size_t>(total), "all_gather_control", "floats");
+    total += counts[q];
+  }
+  std::vector<float> all(static_cast<std::size_t>(total));
+  check(MPI_Allgatherv(mine.data(), count, MPI_FLOAT, all.data(), counts.data(), offsets.data(),
+                       MPI_FLOAT, communicator_),
+        rank_, "MPI_Allgatherv");
+  std::vector<std::vector<float>> values;
+  values.reserve(counts.size());
+  for (std::size_t q = 0; q < counts.size(); ++q) {
+    const auto begin = all.begin() + offsets[q];
+    values.emplace_back(begin, begin + counts[q]);
+  }
+  return values;
+}
+
+void abort_all_ranks(const std::string& message, int exit_code) {
+  const bool running = mpi_running();
+  int rank = 0;
+  if (running) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "rank %d: %s\n", rank, message.c_str());
+  std::fflush(stderr);
+  if (running) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
+}  // namespace gnnbed

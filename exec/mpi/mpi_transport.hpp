@@ -1,0 +1,81 @@
+#pragma once
+// The Transport over MPI point-to-point messages. Every collective follows the step schedule of
+// strategies/collective_schedule.hpp with one nonblocking send and one probed receive per step,
+// so the bytes counted are exactly the payload bytes those schedules predict (no headers).
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exec/transport.hpp"
+
+namespace gnnbed {
+
+// MPI_Init_thread (MPI_THREAD_FUNNELED: only the main thread calls MPI; OpenMP threads compute)
+// and MPI_Finalize, for programs that own MPI's lifetime. Throws Error when MPI is already
+// initialized or cannot give the funneled thread level. Transports must be destroyed first.
+class MpiSession {
+ public:
+  explicit MpiSession(int* argc = nullptr, char*** argv = nullptr);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+};
+
+// Works on a duplicate of `communicator` (collective: every rank constructs its transport at the
+// same point), so that its messages never match anyone else's and MPI_ERRORS_RETURN, set on the
+// duplicate, changes no one else's error handling. A failing MPI call throws Error with MPI's
+// message. Messages are at most INT_MAX bytes (MPI counts are int); larger ones throw Error
+// before anything is sent. Data-plane calls add their time to `timing`.
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(MPI_Comm communicator = MPI_COMM_WORLD);
+  ~MpiTransport() override;
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  std::vector<std::vector<std::byte>> all_to_all(
+      const std::vector<std::span<const std::byte>>& send, Traffic kind,
+      TransferTiming& timing) override;
+  std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine, Traffic kind,
+                                                 TransferTiming& timing) override;
+  void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) override;
+
+  const TrafficBytes& bytes_sent() const override { return bytes_sent_; }
+  const TrafficBytes& bytes_received() const override { return bytes_received_; }
+
+  void barrier() override;
+  double max_over_ranks(double value) override;
+  double sum_over_ranks(double value) override;
+  std::int64_t sum_over_ranks(std::int64_t value) override;
+  std::vector<std::string> gather_to_root(const std::string& text) override;
+  std::vector<std::vector<float>> all_gather_control(std::span<const float> mine) override;
+
+ private:
+  // One schedule step: sends `payload` to `send_to` while receiving, into `received` (resized to
+  // the probed size), what `receive_from` sent with the same tag. Time blocked in MPI_Probe is
+  // added to `timing.waiting_seconds`.
+  void exchange(std::span<const std::byte> payload, int send_to, int receive_from, int tag,
+                std::vector<std::byte>& received, Traffic kind, TransferTiming& timing);
+  // Each collective call takes the next tag, so messages of consecutive calls never match.
+  int next_tag();
+
+  MPI_Comm communicator_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int tag_sequence_ = 0;
+  TrafficBytes bytes_sent_;
+  TrafficBytes bytes_received_;
+};
+
+// For an error in the middle of a run: prints "rank R: message" to stderr and ends every rank
+// with MPI_Abort(exit_code), so that no rank waits forever for a peer that has given up. Without
+// a running MPI it ends this process only.
+[[noreturn]] void abort_all_ranks(const std::string& message, int exit_code);
+
+}  // namespace gnnbed

@@ -1,0 +1,259 @@
+// run_experiment: distributed GNN training over MPI with one of the strategies (mpirun -np N).
+// Every rank loads the workload and keeps what it holds; results (rank 0) are a JSON file with
+// provenance, the resolved config, per-epoch time and breakdown, per-rank bytes by traffic kind
+// (counted and planned), memory and accuracy; a CSV of the epochs; optionally a Chrome trace
+// (chrome://tracing, Perfetto) and the first iteration's plans.
+#include <cblas.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "exec/distributed/distributed_trainer.hpp"
+#include "exec/mpi/mpi_transport.hpp"
+#include "strategies/experiment_cli.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/files.hpp"
+#include "workloads/common/provenance.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace po = boost::program_options;
+using namespace gnnbed;
+
+namespace {
+
+struct Outputs {
+  std::string result;
+  std::string csv;
+  std::string trace;
+  std::string plans;
+  bool quiet = false;
+};
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(length));
+  if (const auto line_end = version.find('\n'); line_end != std::string::npos)
+    version.resize(line_end);
+  return version;
+}
+
+std::string epochs_csv(const DistributedReport& report) {
+  std::ostringstream csv;
+  csv << "epoch,seconds,loss,train_accuracy,val_accuracy";
+  for (std::size_t p = 0; p < kNumBreakdownParts; ++p)
+    csv << ",mean_" << breakdown_part_name(p) << "_seconds";
+  for (std::size_t p = 0; p < kNumBreakdownParts; ++p)
+    csv << ",max_" << breakdown_part_name(p) << "_seconds";
+  csv << "\n";
+  for (const DistributedEpoch& e : report.epochs) {
+    csv << e.epoch << "," << e.seconds << "," << e.loss << "," << e.train_accuracy << ",";
+    if (e.val_accuracy >= 0) csv << e.val_accuracy;
+    for (const double s : e.mean_seconds) csv << "," << s;
+    for (const double s : e.max_seconds) csv << "," << s;
+    csv << "\n";
+  }
+  return csv.str();
+}
+
+void print_summary(const ExperimentConfig& config, const Dataset& dataset, int num_ranks,
+                   const DistributedReport& report, const Outputs& outputs) {
+  std::printf(
+      "\n%s on %s, %d ranks (%s structure, %s partition): %s %d layers, hidden %d, "
+      "batch %d per rank, fanouts %s\n",
+      config.distribution.strategy.c_str(), dataset.name.c_str(), num_ranks,
+      config.distribution.structure.c_str(), config.distribution.partitioner.c_str(),
+      config.model.kind.c_str(), config.model.num_layers, config.model.hidden,
+      config.training.batch_size, nlohmann::json(config.training.fanouts).dump().c_str());
+  std::array<double, kNumBreakdownParts> mean{};
+  for (const DistributedEpoch& e : report.epochs) {
+    for (std::size_t p = 0; p < kNumBreakdownParts; ++p)
+      mean[p] += e.mean_seconds[p] / static_cast<double>(report.epochs.size());
+  }
+  std::printf("  epoch time %.3f s (slowest rank); per rank:", report.epoch_seconds);
+  for (std::size_t p = 0; p < kNumBreakdownParts; ++p) {
+    std::printf(" %s %.3f", std::string(breakdown_part_name(p)).c_str(), mean[p]);
+  }
+  std::printf(" s\n  bytes sent per epoch, mean over ranks:");
+  for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
+    double bytes = 0;
+    for (const RankReport& r : report.ranks) bytes += static_cast<double>(r.sent.bytes[k]);
+    bytes /= static_cast<double>(report.ranks.size()) * static_cast<double>(report.epochs.size());
+    std::printf(" %s %.2f MB", std::string(to_string(static_cast<Traffic>(k))).c_str(),
+                bytes / 1e6);
+  }
+  std::printf("\n  transport bytes %s the plans' on every rank\n",
+              report.bytes_match ? "equal" : "DIFFER FROM");
+  std::int64_t peak = 0;
+  for (const RankReport& r : report.ranks) peak = std::max(peak, r.peak_memory_bytes);
+  std::printf("  peak memory %.1f MiB (largest rank)\n", static_cast<double>(peak) / (1 << 20));
+  if (report.test_accuracy >= 0) {
+    std::printf("  test accuracy %.1f %% (validation %.1f %%)\n", 100 * report.test_accuracy,
+                100 * report.val_accuracy);
+  }
+  std::printf("  results: %s, %s", outputs.result.c_str(), outputs.csv.c_str());
+  if (!outputs.trace.empty()) std::printf(", trace %s", outputs.trace.c_str());
+  if (!outputs.plans.empty()) std::printf(", plans %s", outputs.plans.c_str());
+  std::printf("\n");
+}
+
+// The setup every rank does before talking to the others: parse, load, check. Returns an error
+// message (and sets exit_code) instead of throwing, so that ranks can agree to stop together.
+struct Setup {
+  ExperimentConfig config;
+  Dataset dataset;
+  std::optional<StrategyContext> context;  // set once the config is known to fit
+  Outputs outputs;
+  bool help = false;
+  double load_seconds = 0;
+};
+
+std::string prepare(int argc, char** argv, int num_ranks, Setup& setup, int& exit_code) {
+  try {
+    po::options_description options("mpirun -np N run_experiment [options]");
+    options.add_options()("help,h", "show this help")(
+        "output,o", po::value<std::string>(),
+        "result file (JSON); default results/run-<strategy>-<workload>-<N>ranks.json")(
+        "csv", po::value<std::string>(), "per-epoch CSV; default: the result's name with .csv")(
+        "trace", po::value<std::string>(), "Chrome trace of the first epoch (JSON)")(
+        "plans", po::value<std::string>(),
+        "every rank's plan of the first iteration (.json, or .msgpack)")("quiet,q",
+                                                                         "no per-epoch progress");
+    add_experiment_options(options);
+    const auto command_line = parse_command_line(argc, argv, options);
+    if (!command_line) {
+      setup.help = true;
+      return "";
+    }
+    const po::variables_map& vm = command_line->values;
+    // The P3 paper's setting: GraphSAGE, mini-batches of 1000 seeds, fanouts (25, 10).
+    setup.config = experiment_from_options(
+        command_line->parsed,
+        {"model.kind=sage", "training.batch_size=1000", "training.fanouts=25,10"});
+    const ExperimentConfig& config = setup.config;
+    setup.outputs.result = vm.count("output") != 0 ? vm["output"].as<std::string>()
+                                                   : "results/run-" + config.distribution.strategy +
+                                                         "-" + config.workload.source + "-" +
+                                                         std::to_string(num_ranks) + "ranks.json";
+    setup.outputs.csv =
+        vm.count("csv") != 0
+            ? vm["csv"].as<std::string>()
+            : std::filesystem::path(setup.outputs.result).replace_extension(".csv").string();
+    if (vm.count("trace") != 0) setup.outputs.trace = vm["trace"].as<std::string>();
+    if (vm.count("plans") != 0) setup.outputs.plans = vm["plans"].as<std::string>();
+    setup.outputs.quiet = vm.count("quiet") != 0;
+    const Stopwatch load;
+    setup.dataset = load_workload(config.workload);
+    setup.load_seconds = load.seconds();
+    setup.context = make_strategy_context(config, setup.dataset, num_ranks);
+    return "";
+  } catch (const po::error& error) {
+    exit_code = 2;
+    return std::string(error.what()) + " (see --help)";
+  } catch (const ConfigError& error) {
+    exit_code = 2;
+    return error.what();
+  } catch (const std::exception& error) {
+    exit_code = 1;
+    return error.what();
+  }
+}
+
+int run(int argc, char** argv, MpiTransport& transport) {
+  const int rank = transport.rank();
+  const int num_ranks = transport.size();
+  Setup setup;
+  int exit_code = 0;
+  const std::string problem = prepare(argc, argv, num_ranks, setup, exit_code);
+  // Agree before any data-plane traffic: if one rank failed, every rank stops, and rank 0 says why.
+  const auto problems =
+      transport.gather_to_root(problem.empty() ? "" : std::to_string(exit_code) + " " + problem);
+  const std::int64_t failures =
+      transport.sum_over_ranks(static_cast<std::int64_t>(problem.empty() ? 0 : 1));
+  if (failures > 0) {
+    int code = 1;
+    if (rank == 0) {
+      for (std::size_t r = 0; r < problems.size(); ++r) {
+        if (problems[r].empty()) continue;
+        const auto space = problems[r].find(' ');
+        code = std::stoi(problems[r].substr(0, space));
+        std::fprintf(stderr, "run_experiment: rank %zu: %s\n", r,
+                     problems[r].substr(space + 1).c_str());
+        break;
+      }
+    }
+    code = static_cast<int>(transport.max_over_ranks(static_cast<double>(code)));
+    return code;
+  }
+  if (setup.help) return 0;
+  if (rank == 0) {
+    std::printf(
+        "%s: %lld nodes, %lld edges, %d features, %d classes (loaded in %.2f s); %s on %d ranks\n",
+        setup.dataset.name.c_str(), static_cast<long long>(setup.dataset.num_nodes()),
+        static_cast<long long>(setup.dataset.graph.num_edges()), setup.dataset.feature_dim(),
+        setup.dataset.num_classes, setup.load_seconds, setup.config.distribution.strategy.c_str(),
+        num_ranks);
+    std::fflush(stdout);
+  }
+  const std::string dataset_name = setup.dataset.name;
+  const nlohmann::json dataset_summary = setup.dataset.summary();
+  DistributedOptions options;
+  options.record_trace = !setup.outputs.trace.empty();
+  options.keep_first_plans = !setup.outputs.plans.empty();
+  options.quiet = setup.outputs.quiet;
+  DistributedReport report;
+  try {
+    report = train_distributed(setup.config, *setup.context, std::move(setup.dataset), transport,
+                               options);
+  } catch (const std::exception& error) {
+    abort_all_ranks(error.what(), 1);
+  }
+  if (rank != 0) return 0;
+  try {
+    nlohmann::json result = report.to_json();
+    result["provenance"] = provenance_json(argc, argv);
+    result["provenance"]["versions"]["mpi"] = mpi_library_version();
+    result["provenance"]["versions"]["openblas"] = openblas_get_config();
+    result["config"] = to_json(setup.config);
+    result["num_ranks"] = num_ranks;
+    result["dataset"] = dataset_summary;
+    result["load_seconds"] = setup.load_seconds;
+    write_text_file_atomically(setup.outputs.result, result.dump(2) + "\n");
+    write_text_file_atomically(setup.outputs.csv, epochs_csv(report));
+    if (!setup.outputs.trace.empty()) {
+      write_text_file_atomically(
+          setup.outputs.trace,
+          nlohmann::json{{"traceEvents", report.trace}, {"displayTimeUnit", "ms"}}.dump() + "\n");
+    }
+    if (!setup.outputs.plans.empty()) write_plans(report.first_plans, setup.outputs.plans);
+    Dataset names_only;
+    names_only.name = dataset_name;
+    print_summary(setup.config, names_only, num_ranks, report, setup.outputs);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "run_experiment: %s\n", error.what());
+    return 1;
+  }
+  return report.bytes_match ? 0 : 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    MpiSession session(&argc, &argv);
+    int code = 0;
+    {
+      MpiTransport transport;
+      code = run(argc, argv, transport);
+    }
+    return code;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "run_experiment: %s\n", error.what());
+    return 1;
+  }
+}

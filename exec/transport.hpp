@@ -1,0 +1,76 @@
+#pragma once
+// How ranks talk. Data-plane operations follow the schedules of strategies/collective_schedule.hpp
+// step for step and count every payload byte they send and receive, by traffic kind, so that a
+// run's measured traffic can be checked against its plans. Control-plane operations (timing
+// reductions, result gathering) are not counted: they are the testbed's, not the strategy's.
+//
+// Implementations: MpiTransport (exec/mpi/), later NCCL.
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "strategies/traffic.hpp"
+
+namespace gnnbed {
+
+// Where a data-plane call spent its time: `waiting_seconds` until the peers' messages were
+// available (a peer that is late makes this grow), `transfer_seconds` the rest.
+struct TransferTiming {
+  double waiting_seconds = 0;
+  double transfer_seconds = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Pairwise all-to-all(v) of raw bytes: send[q] goes to rank q; received[q] is what q sent here.
+  // send.size() == size(); send[rank()] is not sent and received[rank()] comes back empty.
+  // Receivers need not know the sizes in advance.
+  virtual std::vector<std::vector<std::byte>> all_to_all(
+      const std::vector<std::span<const std::byte>>& send, Traffic kind,
+      TransferTiming& timing) = 0;
+
+  // Ring all-gather(v): every rank's `mine` reaches every other rank; received[q] is rank q's
+  // payload (received[rank()] is a copy of `mine`).
+  virtual std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine,
+                                                         Traffic kind, TransferTiming& timing) = 0;
+
+  // Ring all-reduce: every rank ends with the element-wise sum of all ranks' `data`. Every rank
+  // must pass the same number of elements.
+  virtual void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) = 0;
+
+  // Bytes this rank sent and received through the data-plane calls so far.
+  virtual const TrafficBytes& bytes_sent() const = 0;
+  virtual const TrafficBytes& bytes_received() const = 0;
+
+  // Control plane (not counted).
+  virtual void barrier() = 0;
+  virtual double max_over_ranks(double value) = 0;
+  virtual double sum_over_ranks(double value) = 0;
+  virtual std::int64_t sum_over_ranks(std::int64_t value) = 0;
+  // Rank 0 receives every rank's text (in rank order); other ranks get an empty vector.
+  virtual std::vector<std::string> gather_to_root(const std::string& text) = 0;
+  // Every rank receives every rank's floats (in rank order).
+  virtual std::vector<std::vector<float>> all_gather_control(std::span<const float> mine) = 0;
+};
+
+// Typed conveniences over the byte interface, for trivially copyable element types.
+template <typename T>
+std::span<const std::byte> as_bytes_span(const std::vector<T>& values) {
+  return std::as_bytes(std::span<const T>(values));
+}
+
+template <typename T>
+std::vector<T> from_bytes(const std::vector<std::byte>& bytes) {
+  std::vector<T> values(bytes.size() / sizeof(T));
+  if (!bytes.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+}  // namespace gnnbed

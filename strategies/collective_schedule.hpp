@@ -1,0 +1,64 @@
+#pragma once
+// The algorithms collectives are decomposed into, as pure schedules: which peer each rank sends
+// what to at each step. Real transports (exec/) follow these schedules step for step, and the
+// simulator (sim/) replays them, so the bytes a plan predicts are the bytes the transport moves.
+//
+// - pairwise all-to-all(v): at step s = 1 .. n-1, rank r sends its payload for (r + s) mod n and
+//   receives the payload of (r - s) mod n (Open MPI's and NCCL's pairwise exchange).
+// - ring all-gather(v): at step s = 0 .. n-2, rank r sends block (r - s) mod n to (r + 1) mod n
+//   and receives block (r - s - 1) mod n from (r - 1) mod n.
+// - ring all-reduce: reduce-scatter then all-gather over n chunks of the buffer (chunk c holds
+//   elements [c * len / n, (c + 1) * len / n)); rank r sends chunk (r - s) mod n at reduce-scatter
+//   step s and chunk (r + 1 - s) mod n at all-gather step s, each time to (r + 1) mod n. Every
+//   rank sends 2 (n - 1) chunks: 2 (n - 1) / n of the buffer, as nccl-tests' bus bandwidth says.
+#include <cstdint>
+#include <vector>
+
+namespace gnnbed {
+
+struct RingPeers {
+  int next;
+  int previous;
+};
+RingPeers ring_peers(int rank, int num_ranks);
+
+// Pairwise all-to-all: the peers rank r sends to and receives from at step s (1 <= s < n).
+struct PairwiseStep {
+  int send_to;
+  int receive_from;
+};
+PairwiseStep pairwise_step(int rank, int num_ranks, int step);
+
+// Ring all-gather: the block (origin rank) rank r forwards at step s (0 <= s < n - 1), and the one
+// it receives.
+struct RingGatherStep {
+  int send_block;
+  int receive_block;
+};
+RingGatherStep ring_gather_step(int rank, int num_ranks, int step);
+
+// Ring all-reduce over `num_elements`: chunk c's element range.
+struct ElementRange {
+  std::int64_t begin;
+  std::int64_t end;
+  std::int64_t size() const { return end - begin; }
+};
+ElementRange ring_chunk(std::int64_t num_elements, int num_ranks, int chunk);
+
+// The chunk rank r sends at step s of the reduce-scatter phase (s < n - 1), and receives (and
+// adds into its own copy).
+RingGatherStep ring_reduce_scatter_step(int rank, int num_ranks, int step);
+// The chunk rank r sends at step s of the all-gather phase (s < n - 1), and receives.
+RingGatherStep ring_all_reduce_gather_step(int rank, int num_ranks, int step);
+
+// Elements rank r sends in a ring all-reduce of `num_elements` over n ranks (it receives as many
+// from its predecessor's point of view: see ring_all_reduce_elements_received).
+std::int64_t ring_all_reduce_elements_sent(int rank, int num_ranks, std::int64_t num_elements);
+std::int64_t ring_all_reduce_elements_received(int rank, int num_ranks, std::int64_t num_elements);
+
+// Bytes rank r sends / receives in a ring all-gather where rank q contributes payload_bytes[q].
+std::int64_t ring_all_gather_bytes_sent(int rank, const std::vector<std::int64_t>& payload_bytes);
+std::int64_t ring_all_gather_bytes_received(int rank,
+                                            const std::vector<std::int64_t>& payload_bytes);
+
+}  // namespace gnnbed

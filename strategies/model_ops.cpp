@@ -1,0 +1,207 @@
+#include "strategies/model_ops.hpp"
+
+#include "strategies/collective_schedule.hpp"
+#include "workloads/common/random.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::int64_t kFloatBytes = 4;
+
+const Block& block_of(const PlanBuilder& builder, int tensor) {
+  return *builder.tensor(tensor).block;
+}
+
+}  // namespace
+
+std::string parameter_name(int layer, const std::string& shape_name) {
+  return "layer" + std::to_string(layer) + "." + shape_name;
+}
+
+std::vector<ParameterSpec> full_parameters(const ModelSpec& spec, int layer) {
+  std::vector<ParameterSpec> parameters;
+  for (const ParameterShape& shape : spec.parameters(layer)) {
+    parameters.push_back({parameter_name(layer, shape.name), layer, shape.is_weight, shape.rows,
+                          shape.cols, 0, shape.rows});
+  }
+  return parameters;
+}
+
+std::int64_t local_elements(const std::vector<ParameterSpec>& parameters,
+                            const std::vector<std::string>& names) {
+  std::int64_t total = 0;
+  for (const std::string& name : names) {
+    for (const ParameterSpec& p : parameters) {
+      if (p.name == name) total += p.local_elements();
+    }
+  }
+  return total;
+}
+
+ModelEmitter::ModelEmitter(PlanBuilder& builder, const ModelSpec& spec, std::uint64_t dropout_key)
+    : builder_(builder), spec_(spec), dropout_key_(dropout_key) {}
+
+std::uint64_t ModelEmitter::layer_dropout_key(int layer) const {
+  return hash_mix(dropout_key_, static_cast<std::uint64_t>(layer));
+}
+
+int ModelEmitter::dropout(int tensor, int ids, int layer, std::int64_t column_offset) {
+  Op op;
+  op.kind = OpKind::dropout;
+  op.label = "layer" + std::to_string(layer) + ".dropout";
+  op.inputs = {tensor, ids};
+  op.outputs = {tensor};
+  op.layer = layer;
+  op.key = layer_dropout_key(layer);
+  op.rate = spec_.dropout();
+  op.column_begin = column_offset;
+  op.column_end = column_offset + builder_.tensor(tensor).cols;
+  op.memory_bytes = 2 * builder_.tensor(tensor).bytes();
+  return builder_.add_op(std::move(op));
+}
+
+int ModelEmitter::dropout_backward(int tensor, int ids, int layer, std::int64_t column_offset) {
+  Op op;
+  op.kind = OpKind::dropout_backward;
+  op.label = "layer" + std::to_string(layer) + ".dropout_backward";
+  op.inputs = {tensor, ids};
+  op.outputs = {tensor};
+  op.layer = layer;
+  op.key = layer_dropout_key(layer);
+  op.rate = spec_.dropout();
+  op.column_begin = column_offset;
+  op.column_end = column_offset + builder_.tensor(tensor).cols;
+  op.memory_bytes = 2 * builder_.tensor(tensor).bytes();
+  return builder_.add_op(std::move(op));
+}
+
+int ModelEmitter::forward(std::span<const int> blocks, int input, int first_layer) {
+  first_layer_ = first_layer;
+  traces_.assign(static_cast<std::size_t>(spec_.num_layers()), LayerTrace{});
+  int h = input;
+  for (int l = first_layer; l < spec_.num_layers(); ++l) {
+    const int block_tensor = blocks[static_cast<std::size_t>(l - first_layer)];
+    const Block& block = block_of(builder_, block_tensor);
+    LayerTrace& trace = traces_[static_cast<std::size_t>(l)];
+    trace.block = block_tensor;
+    if (spec_.dropout() > 0) dropout(h, block_tensor, l, 0);
+    trace.input = h;
+    const int z = builder_.add_dense("layer" + std::to_string(l) + ".out", block.num_dst,
+                                     spec_.layer(l).out_dim);
+    Op forward_op;
+    forward_op.kind = OpKind::layer_forward;
+    forward_op.label = "layer" + std::to_string(l) + ".forward";
+    forward_op.inputs = {block_tensor, h};
+    forward_op.outputs = {z};
+    forward_op.layer = l;
+    forward_op.flops =
+        spec_.forward_flops(l, block.num_dst, block.num_src(), block.num_edges()).total();
+    builder_.add_op(std::move(forward_op));
+    if (spec_.layer(l).relu) {
+      Op relu;
+      relu.kind = OpKind::relu;
+      relu.label = "layer" + std::to_string(l) + ".relu";
+      relu.inputs = {z};
+      relu.outputs = {z};
+      relu.memory_bytes = 2 * builder_.tensor(z).bytes();
+      builder_.add_op(std::move(relu));
+    }
+    trace.output = z;
+    h = z;
+  }
+  return h;
+}
+
+int ModelEmitter::loss(int logits, int seeds, double scale) {
+  const TensorSpec& spec = builder_.tensor(logits);
+  const int grad = builder_.add_dense("logits.grad", spec.rows, spec.cols);
+  Op op;
+  op.kind = OpKind::loss;
+  op.label = "loss";
+  op.inputs = {logits, seeds};
+  op.outputs = {grad};
+  op.scale = scale;
+  op.memory_bytes = 2 * spec.bytes();
+  builder_.add_op(std::move(op));
+  return grad;
+}
+
+int ModelEmitter::backward(int grad_logits, int bottom_layer, bool bottom_input_grad) {
+  int grad = grad_logits;
+  for (int l = spec_.num_layers() - 1; l >= bottom_layer; --l) {
+    const LayerTrace& trace = traces_[static_cast<std::size_t>(l)];
+    const Block& block = block_of(builder_, trace.block);
+    if (spec_.layer(l).relu) {
+      Op relu;
+      relu.kind = OpKind::relu_backward;
+      relu.label = "layer" + std::to_string(l) + ".relu_backward";
+      relu.inputs = {grad, trace.output};
+      relu.outputs = {grad};
+      relu.memory_bytes = 3 * builder_.tensor(grad).bytes();
+      builder_.add_op(std::move(relu));
+    }
+    const bool input_grad = l > bottom_layer || bottom_input_grad;
+    Op op;
+    op.kind = OpKind::layer_backward;
+    op.label = "layer" + std::to_string(l) + ".backward";
+    op.inputs = {grad, trace.block, trace.input};
+    op.layer = l;
+    op.input_grad = input_grad;
+    op.flops =
+        spec_.backward_flops(l, block.num_dst, block.num_src(), block.num_edges(), input_grad)
+            .total();
+    int grad_input = -1;
+    if (input_grad) {
+      grad_input = builder_.add_dense("layer" + std::to_string(l) + ".in.grad", block.num_src(),
+                                      spec_.layer(l).in_dim);
+      op.outputs = {grad_input};
+    }
+    gradient_ops_.push_back(builder_.add_op(std::move(op)));
+    if (input_grad && spec_.dropout() > 0) dropout_backward(grad_input, trace.block, l, 0);
+    grad = grad_input;
+  }
+  return grad;
+}
+
+int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
+                    const std::vector<std::string>& names, int rank, int num_ranks,
+                    std::vector<int> deps) {
+  const std::int64_t elements = local_elements(parameters, names);
+  Op op;
+  op.kind = OpKind::all_reduce;
+  op.stream = Stream::network;
+  op.label = "all_reduce gradients";
+  op.traffic = Traffic::gradients;
+  op.parameters = names;
+  op.deps = std::move(deps);
+  op.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
+  op.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
+  if (num_ranks > 1) {
+    const RingPeers peers = ring_peers(rank, num_ranks);
+    op.bytes_to[static_cast<std::size_t>(peers.next)] =
+        kFloatBytes * ring_all_reduce_elements_sent(rank, num_ranks, elements);
+    op.bytes_from[static_cast<std::size_t>(peers.previous)] =
+        kFloatBytes * ring_all_reduce_elements_received(rank, num_ranks, elements);
+  }
+  op.flops = static_cast<double>(elements) * (num_ranks - 1) / std::max(1, num_ranks);
+  return builder.add_op(std::move(op));
+}
+
+int emit_optimizer_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
+                        std::vector<int> deps) {
+  Op op;
+  op.kind = OpKind::optimizer_step;
+  op.label = "optimizer step";
+  op.deps = std::move(deps);
+  std::int64_t elements = 0;
+  for (const ParameterSpec& p : parameters) {
+    op.parameters.push_back(p.name);
+    elements += p.local_elements();
+  }
+  // Adam reads and writes value, gradient and two moments.
+  op.memory_bytes = 8 * kFloatBytes * elements;
+  op.flops = 10.0 * static_cast<double>(elements);
+  return builder.add_op(std::move(op));
+}
+
+}  // namespace gnnbed

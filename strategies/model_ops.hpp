@@ -1,0 +1,75 @@
+#pragma once
+// How a model's layers appear in plans: the forward ops (dropout, layer, ReLU), the loss, the
+// backward ops, the gradient all-reduce and the optimizer step, with their FLOPs and bytes.
+// Strategies emit the data-parallel part of a model through ModelEmitter and add their own ops
+// around it (P3's model-parallel first layer).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "strategies/model_spec.hpp"
+#include "strategies/plan.hpp"
+
+namespace gnnbed {
+
+// "layer0.W_self", ...
+std::string parameter_name(int layer, const std::string& shape_name);
+
+// Layer l's parameters as full (unsplit) tensors, in ModelSpec::parameters order.
+std::vector<ParameterSpec> full_parameters(const ModelSpec& spec, int layer);
+
+std::int64_t local_elements(const std::vector<ParameterSpec>& parameters,
+                            const std::vector<std::string>& names);
+
+class ModelEmitter {
+ public:
+  ModelEmitter(PlanBuilder& builder, const ModelSpec& spec, std::uint64_t dropout_key);
+
+  // Dropout, layer and ReLU ops of layers [first_layer, L) on blocks[l - first_layer], starting
+  // from the dense tensor `input` (the first layer's input). Returns the logits tensor.
+  int forward(std::span<const int> blocks, int input, int first_layer);
+
+  // Softmax cross-entropy of the logits against the labels of `seeds`, scaled; returns the
+  // gradient tensor.
+  int loss(int logits, int seeds, double scale);
+
+  // Back-propagates from the logits' gradient down to layer `bottom_layer` (at least the forward's
+  // first layer). Returns the gradient of `bottom_layer`'s input (after its dropout) when
+  // `bottom_input_grad`, else -1.
+  int backward(int grad_logits, int bottom_layer, bool bottom_input_grad);
+
+  // The ops that added to parameter gradients (for the all-reduce's dependencies).
+  const std::vector<int>& gradient_ops() const { return gradient_ops_; }
+
+  // Dropout op on `tensor` (in place), rows identified by the node ids of `ids` (an index or a
+  // block tensor: its source nodes), for layer `layer`'s input; columns from `column_offset`.
+  int dropout(int tensor, int ids, int layer, std::int64_t column_offset);
+  int dropout_backward(int tensor, int ids, int layer, std::int64_t column_offset);
+  std::uint64_t layer_dropout_key(int layer) const;
+
+ private:
+  struct LayerTrace {
+    int block = -1;
+    int input = -1;   // after dropout
+    int output = -1;  // after ReLU (the logits for the last layer)
+  };
+
+  PlanBuilder& builder_;
+  const ModelSpec& spec_;
+  std::uint64_t dropout_key_;
+  int first_layer_ = 0;
+  std::vector<LayerTrace> traces_;
+  std::vector<int> gradient_ops_;
+};
+
+// Ring all-reduce of the gradients of `names` (summed over ranks), after `deps`.
+int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
+                    const std::vector<std::string>& names, int rank, int num_ranks,
+                    std::vector<int> deps);
+
+// Optimizer step over every parameter of the plan, after `deps`.
+int emit_optimizer_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
+                        std::vector<int> deps);
+
+}  // namespace gnnbed

@@ -1,0 +1,271 @@
+// P3's push-pull parallelism [P3 paper, section 3]. Structure is partitioned by a random hash of
+// the node id; features are split along the feature dimension, so every rank holds a slice of
+// the columns of every node and features never cross the network. Every rank samples its own
+// mini-batch and pushes the first layer's computation graph to every rank. The first layer runs
+// model parallel: each rank computes, for every rank's mini-batch, the partial activations of its
+// feature slice (its rows of the first layer's weights, no bias); the owner of a mini-batch pulls
+// and sums them, adds the bias and continues data parallel. Backward runs data parallel down to
+// the first layer, whose activation gradient the owner pushes to every rank; each rank then
+// finishes the first layer's backward for its weight slice. Only the data-parallel parameters are
+// all-reduced. (Pipelining and caching come with issue 5.)
+#include "strategies/block_codec.hpp"
+#include "strategies/model_ops.hpp"
+#include "strategies/strategy.hpp"
+#include "strategies/strategy_common.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/partition.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::int64_t kFloatBytes = 4;
+
+class P3Strategy final : public Strategy {
+ public:
+  std::string name() const override { return "p3"; }
+
+  void check(const StrategyContext& context) const override {
+    require(context.feature_dim >= 1, "workload.features", "p3 needs node features");
+    require(context.num_ranks <= context.feature_dim, "ranks",
+            "p3 splits the " + std::to_string(context.feature_dim) +
+                " feature columns across ranks, so it runs on at most that many ranks, not " +
+                std::to_string(context.num_ranks));
+    require(context.partition.num_parts() == context.num_ranks, "partition",
+            "has " + std::to_string(context.partition.num_parts()) + " parts for " +
+                std::to_string(context.num_ranks) + " ranks");
+  }
+
+  FeaturePlacement feature_placement(const StrategyContext& context, int rank) const override {
+    const FeatureColumnSplit split(context.feature_dim, context.num_ranks);
+    return {false, split.begin(rank), split.end(rank)};
+  }
+
+  std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const override {
+    const FeatureColumnSplit split(context.feature_dim, context.num_ranks);
+    std::vector<ParameterSpec> all;
+    for (int l = 0; l < context.model.num_layers(); ++l) {
+      for (ParameterSpec& p : full_parameters(context.model, l)) {
+        if (l == 0 && p.is_weight) {
+          p.row_begin = split.begin(rank);
+          p.row_end = split.end(rank);
+        }
+        all.push_back(std::move(p));
+      }
+    }
+    return all;
+  }
+
+  // The first layer's computation graph, to every rank.
+  Announcement announce(const StrategyContext& context,
+                        const RankIteration& iteration) const override {
+    const std::vector<std::int32_t> encoded = encode_block(iteration.batch.blocks.front());
+    Announcement pushes(static_cast<std::size_t>(context.num_ranks));
+    for (int q = 0; q < context.num_ranks; ++q) {
+      if (q != iteration.rank) pushes[static_cast<std::size_t>(q)] = encoded;
+    }
+    return pushes;
+  }
+
+  Plan plan(const StrategyContext& context, const RankIteration& iteration,
+            const Announcement& received) const override {
+    const int rank = iteration.rank;
+    const int num_ranks = context.num_ranks;
+    const ModelSpec& spec = context.model;
+    const int hidden = spec.layer(0).out_dim;
+    const FeatureColumnSplit split(context.feature_dim, num_ranks);
+    const int column_begin = split.begin(rank);
+    const int width = split.width(rank);
+
+    PlanBuilder builder(name(), rank, num_ranks, iteration.epoch, iteration.iteration);
+    const std::vector<ParameterSpec> parameters = this->parameters(context, rank);
+    for (const ParameterSpec& p : parameters) builder.add_parameter(p);
+    const OwnBatchTensors own = add_own_batch(builder, context, iteration);
+    const AnnouncementTensors announced =
+        add_announcement(builder, announce(context, iteration), received, rank);
+    builder.end_prologue();
+
+    // Every rank's first-layer computation graph: this rank's own, and the pushed ones.
+    std::vector<int> first_blocks(static_cast<std::size_t>(num_ranks));
+    for (int q = 0; q < num_ranks; ++q) {
+      const auto slot = static_cast<std::size_t>(q);
+      first_blocks[slot] =
+          q == rank
+              ? own.blocks.front()
+              : builder.add_block("rank " + std::to_string(q) + " block0",
+                                  decode_block(*builder.tensor(announced.received[slot]).index,
+                                               "p3 push from rank " + std::to_string(q)));
+    }
+
+    // Layer 1 model parallel: partial activations of this rank's feature slice, for every batch.
+    std::vector<std::string> slice_names;
+    for (const ParameterSpec& p : parameters) {
+      if (p.layer == 0 && p.is_weight) slice_names.push_back(p.name);
+    }
+    ModelEmitter model(builder, spec, iteration.dropout_key);
+    std::vector<int> slices(static_cast<std::size_t>(num_ranks));
+    std::vector<int> partials(static_cast<std::size_t>(num_ranks));
+    for (int q = 0; q < num_ranks; ++q) {
+      const auto slot = static_cast<std::size_t>(q);
+      const Block& block = *builder.tensor(first_blocks[slot]).block;
+      slices[slot] =
+          builder.add_dense("rank " + std::to_string(q) + " input slice", block.num_src(), width);
+      Op gather;
+      gather.kind = OpKind::gather_features;
+      gather.stream = Stream::copy;
+      gather.label = "gather feature slice for rank " + std::to_string(q);
+      gather.inputs = {first_blocks[slot]};
+      gather.outputs = {slices[slot]};
+      gather.column_begin = column_begin;
+      gather.column_end = column_begin + width;
+      gather.memory_bytes = 2 * block.num_src() * width * kFloatBytes;
+      builder.add_op(std::move(gather));
+      if (spec.dropout() > 0) model.dropout(slices[slot], first_blocks[slot], 0, column_begin);
+      partials[slot] = builder.add_dense("rank " + std::to_string(q) + " partial activations",
+                                         block.num_dst, hidden);
+      Op forward;
+      forward.kind = OpKind::layer_forward;
+      forward.label = "layer0.partial_forward for rank " + std::to_string(q);
+      forward.inputs = {first_blocks[slot], slices[slot]};
+      forward.outputs = {partials[slot]};
+      forward.layer = 0;
+      forward.instance = q;
+      forward.partial = true;
+      forward.parameters = slice_names;
+      forward.flops =
+          spec.forward_flops(0, block.num_dst, block.num_src(), block.num_edges(), width).total();
+      builder.add_op(std::move(forward));
+    }
+
+    // Pull: every rank sends the partial activations of rank q's batch to q.
+    const Block& own_first = iteration.batch.blocks.front();
+    Op pull;
+    pull.kind = OpKind::all_to_all;
+    pull.stream = Stream::network;
+    pull.label = "pull partial activations";
+    pull.traffic = Traffic::activations;
+    pull.inputs.assign(static_cast<std::size_t>(num_ranks), -1);
+    pull.outputs.assign(static_cast<std::size_t>(num_ranks), -1);
+    pull.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
+    pull.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
+    for (int q = 0; q < num_ranks; ++q) {
+      if (q == rank) continue;
+      const auto slot = static_cast<std::size_t>(q);
+      pull.inputs[slot] = partials[slot];
+      pull.outputs[slot] = builder.add_dense("partial activations from rank " + std::to_string(q),
+                                             own_first.num_dst, hidden);
+      pull.bytes_to[slot] = builder.tensor(partials[slot]).bytes();
+      pull.bytes_from[slot] = own_first.num_dst * hidden * kFloatBytes;
+    }
+    const std::vector<int> pulled = pull.outputs;
+    builder.add_op(std::move(pull));
+
+    const std::string bias = parameter_name(0, "b");
+    const int first_out = builder.add_dense("layer0.out", own_first.num_dst, hidden);
+    Op sum;
+    sum.kind = OpKind::add_partials;
+    sum.label = "layer0.sum_partials";
+    sum.inputs = {partials[static_cast<std::size_t>(rank)]};
+    for (const int t : pulled) {
+      if (t >= 0) sum.inputs.push_back(t);
+    }
+    sum.outputs = {first_out};
+    sum.parameters = {bias};
+    sum.memory_bytes =
+        static_cast<std::int64_t>(sum.inputs.size() + 1) * builder.tensor(first_out).bytes();
+    builder.add_op(std::move(sum));
+
+    // Layers 2..K data parallel.
+    int grad_first_out = -1;
+    std::vector<int> gradient_ops;
+    if (spec.num_layers() == 1) {
+      grad_first_out = model.loss(first_out, own.seeds, iteration.loss_scale);
+    } else {
+      Op relu;
+      relu.kind = OpKind::relu;
+      relu.label = "layer0.relu";
+      relu.inputs = {first_out};
+      relu.outputs = {first_out};
+      relu.memory_bytes = 2 * builder.tensor(first_out).bytes();
+      builder.add_op(std::move(relu));
+      const std::vector<int> upper_blocks(own.blocks.begin() + 1, own.blocks.end());
+      const int logits = model.forward(upper_blocks, first_out, 1);
+      const int grad = model.loss(logits, own.seeds, iteration.loss_scale);
+      grad_first_out = model.backward(grad, 1, true);
+      Op relu_backward;
+      relu_backward.kind = OpKind::relu_backward;
+      relu_backward.label = "layer0.relu_backward";
+      relu_backward.inputs = {grad_first_out, first_out};
+      relu_backward.outputs = {grad_first_out};
+      relu_backward.memory_bytes = 3 * builder.tensor(grad_first_out).bytes();
+      builder.add_op(std::move(relu_backward));
+      gradient_ops = model.gradient_ops();
+    }
+    Op bias_grad;
+    bias_grad.kind = OpKind::bias_backward;
+    bias_grad.label = "layer0.bias_backward";
+    bias_grad.inputs = {grad_first_out};
+    bias_grad.parameters = {bias};
+    bias_grad.memory_bytes = builder.tensor(grad_first_out).bytes();
+    gradient_ops.push_back(builder.add_op(std::move(bias_grad)));
+
+    // Push the first layer's activation gradient to every rank.
+    Op push;
+    push.kind = OpKind::all_to_all;
+    push.stream = Stream::network;
+    push.label = "push layer0 gradients";
+    push.traffic = Traffic::gradients;
+    push.inputs.assign(static_cast<std::size_t>(num_ranks), -1);
+    push.outputs.assign(static_cast<std::size_t>(num_ranks), -1);
+    push.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
+    push.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
+    for (int q = 0; q < num_ranks; ++q) {
+      if (q == rank) continue;
+      const auto slot = static_cast<std::size_t>(q);
+      const std::int64_t their_rows = builder.tensor(first_blocks[slot]).rows;
+      push.inputs[slot] = grad_first_out;
+      push.outputs[slot] =
+          builder.add_dense("layer0 gradients from rank " + std::to_string(q), their_rows, hidden);
+      push.bytes_to[slot] = builder.tensor(grad_first_out).bytes();
+      push.bytes_from[slot] = their_rows * hidden * kFloatBytes;
+    }
+    std::vector<int> pushed = push.outputs;
+    pushed[static_cast<std::size_t>(rank)] = grad_first_out;
+    builder.add_op(std::move(push));
+
+    // Finish layer 1's backward for this rank's weight slice, for every batch.
+    for (int q = 0; q < num_ranks; ++q) {
+      const auto slot = static_cast<std::size_t>(q);
+      const Block& block = *builder.tensor(first_blocks[slot]).block;
+      Op backward;
+      backward.kind = OpKind::layer_backward;
+      backward.label = "layer0.partial_backward for rank " + std::to_string(q);
+      backward.inputs = {pushed[slot], first_blocks[slot], slices[slot]};
+      backward.layer = 0;
+      backward.instance = q;
+      backward.partial = true;
+      backward.input_grad = false;
+      backward.parameters = slice_names;
+      backward.flops =
+          spec.backward_flops(0, block.num_dst, block.num_src(), block.num_edges(), false, width)
+              .total();
+      gradient_ops.push_back(builder.add_op(std::move(backward)));
+    }
+
+    std::vector<std::string> data_parallel;
+    for (const ParameterSpec& p : parameters) {
+      if (!(p.layer == 0 && p.is_weight)) data_parallel.push_back(p.name);
+    }
+    const int reduce =
+        emit_all_reduce(builder, parameters, data_parallel, rank, num_ranks, gradient_ops);
+    std::vector<int> step_deps = gradient_ops;
+    step_deps.push_back(reduce);
+    emit_optimizer_step(builder, parameters, step_deps);
+    return builder.finish();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_p3_strategy() { return std::make_unique<P3Strategy>(); }
+
+}  // namespace gnnbed

@@ -1,0 +1,454 @@
+#include "strategies/plan.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <sstream>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/files.hpp"
+#include "workloads/common/json_config.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::array<std::string_view, kNumOpKinds> kOpNames = {
+    "sample",           "all_to_all",    "all_reduce",    "gather_features",
+    "scatter_rows",     "dropout",       "layer_forward", "relu",
+    "add_partials",     "loss",          "relu_backward", "layer_backward",
+    "dropout_backward", "bias_backward", "optimizer_step"};
+constexpr std::array<std::string_view, 4> kStreamNames = {"sampler", "copy", "compute", "network"};
+constexpr std::array<std::string_view, kNumTimeCategories> kCategoryNames = {
+    "sampling", "copy", "compute", "communication"};
+constexpr std::array<std::string_view, 3> kTensorKindNames = {"dense", "index", "block"};
+
+template <typename Enum, std::size_t N>
+Enum enum_from_string(const std::array<std::string_view, N>& names, const std::string& text,
+                      const std::string& origin, const std::string& field) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == text) return static_cast<Enum>(i);
+  }
+  throw InputError(origin, 0, field, "unknown value '" + text + "'");
+}
+
+std::int64_t sum(const std::vector<std::int64_t>& values) {
+  std::int64_t total = 0;
+  for (const std::int64_t v : values) total += v;
+  return total;
+}
+
+bool is_communication(OpKind kind) {
+  return kind == OpKind::all_to_all || kind == OpKind::all_reduce;
+}
+
+nlohmann::json block_to_json(const Block& block) {
+  return {{"src_nodes", block.src_nodes},
+          {"num_dst", block.num_dst},
+          {"offsets", block.offsets},
+          {"src_index", block.src_index}};
+}
+
+Block block_from_json(const nlohmann::json& object) {
+  Block block;
+  object.at("src_nodes").get_to(block.src_nodes);
+  block.num_dst = object.at("num_dst").get<std::int64_t>();
+  object.at("offsets").get_to(block.offsets);
+  object.at("src_index").get_to(block.src_index);
+  return block;
+}
+
+nlohmann::json hop_to_json(const SamplingHop& hop) {
+  return {{"request_bytes_to", hop.request_bytes_to},
+          {"request_bytes_from", hop.request_bytes_from},
+          {"reply_bytes_to", hop.reply_bytes_to},
+          {"reply_bytes_from", hop.reply_bytes_from},
+          {"edges_sampled_locally", hop.edges_sampled_locally},
+          {"edges_sampled_for_peers", hop.edges_sampled_for_peers}};
+}
+
+SamplingHop hop_from_json(const nlohmann::json& object) {
+  SamplingHop hop;
+  object.at("request_bytes_to").get_to(hop.request_bytes_to);
+  object.at("request_bytes_from").get_to(hop.request_bytes_from);
+  object.at("reply_bytes_to").get_to(hop.reply_bytes_to);
+  object.at("reply_bytes_from").get_to(hop.reply_bytes_from);
+  hop.edges_sampled_locally = object.at("edges_sampled_locally").get<std::int64_t>();
+  hop.edges_sampled_for_peers = object.at("edges_sampled_for_peers").get<std::int64_t>();
+  return hop;
+}
+
+}  // namespace
+
+std::string_view to_string(OpKind kind) { return kOpNames[static_cast<std::size_t>(kind)]; }
+std::string_view to_string(Stream stream) { return kStreamNames[static_cast<std::size_t>(stream)]; }
+std::string_view to_string(TimeCategory category) {
+  return kCategoryNames[static_cast<std::size_t>(category)];
+}
+std::string_view to_string(TensorKind kind) {
+  return kTensorKindNames[static_cast<std::size_t>(kind)];
+}
+
+TimeCategory category_of(OpKind kind) {
+  switch (kind) {
+    case OpKind::sample:
+      return TimeCategory::sampling;
+    case OpKind::gather_features:
+    case OpKind::scatter_rows:
+      return TimeCategory::copy;
+    case OpKind::all_to_all:
+    case OpKind::all_reduce:
+      return TimeCategory::communication;
+    default:
+      return TimeCategory::compute;
+  }
+}
+
+std::int64_t TensorSpec::bytes() const {
+  switch (kind) {
+    case TensorKind::dense:
+      return rows * cols * static_cast<std::int64_t>(sizeof(float));
+    case TensorKind::index:
+      return rows * static_cast<std::int64_t>(sizeof(std::int32_t));
+    case TensorKind::block:
+      return block ? static_cast<std::int64_t>((block->src_nodes.size() + block->src_index.size()) *
+                                                   sizeof(std::int32_t) +
+                                               block->offsets.size() * sizeof(std::int64_t))
+                   : 0;
+  }
+  return 0;
+}
+
+std::int64_t Op::total_bytes_to() const {
+  std::int64_t total = sum(bytes_to);
+  for (const SamplingHop& hop : sampling_hops)
+    total += sum(hop.request_bytes_to) + sum(hop.reply_bytes_to);
+  return total;
+}
+
+std::int64_t Op::total_bytes_from() const {
+  std::int64_t total = sum(bytes_from);
+  for (const SamplingHop& hop : sampling_hops) {
+    total += sum(hop.request_bytes_from) + sum(hop.reply_bytes_from);
+  }
+  return total;
+}
+
+TrafficBytes Plan::bytes_sent() const {
+  TrafficBytes bytes;
+  for (const Op& op : ops) bytes[op.traffic] += op.total_bytes_to();
+  return bytes;
+}
+
+TrafficBytes Plan::bytes_received() const {
+  TrafficBytes bytes;
+  for (const Op& op : ops) bytes[op.traffic] += op.total_bytes_from();
+  return bytes;
+}
+
+double Plan::total_flops() const {
+  double total = 0;
+  for (const Op& op : ops) total += op.flops;
+  return total;
+}
+
+void Plan::validate() const {
+  const auto num_tensors = static_cast<int>(tensors.size());
+  std::vector<int> written_by(tensors.size(), -1);
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const TensorSpec& tensor = tensors[t];
+    const bool carried = tensor.index != nullptr || tensor.block != nullptr;
+    if (carried) written_by[t] = -2;
+  }
+  auto fail = [&](std::size_t op, const std::string& problem) {
+    throw Error("plan of rank " + std::to_string(rank) + ", op " + std::to_string(op) + " (" +
+                (op < ops.size() ? ops[op].label : std::string("?")) + "): " + problem);
+  };
+  if (prologue_ops < 0 || prologue_ops > static_cast<int>(ops.size())) {
+    throw Error("plan of rank " + std::to_string(rank) + ": prologue_ops out of range");
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    for (const int dep : op.deps) {
+      if (dep < 0 || dep >= static_cast<int>(i))
+        fail(i, "depends on op " + std::to_string(dep) + ", not an earlier op");
+    }
+    const bool per_peer = op.kind == OpKind::all_to_all;
+    if (is_communication(op.kind) && (static_cast<int>(op.bytes_to.size()) != num_ranks ||
+                                      static_cast<int>(op.bytes_from.size()) != num_ranks)) {
+      fail(i, "needs one byte count per rank");
+    }
+    if (per_peer && (static_cast<int>(op.inputs.size()) != num_ranks ||
+                     static_cast<int>(op.outputs.size()) != num_ranks)) {
+      fail(i, "all_to_all needs one input and one output slot per rank");
+    }
+    for (const int t : op.inputs) {
+      if (t == -1 && per_peer) continue;
+      if (t < 0 || t >= num_tensors)
+        fail(i, "reads tensor " + std::to_string(t) + ", which does not exist");
+      if (written_by[static_cast<std::size_t>(t)] == -1 && static_cast<int>(i) >= prologue_ops) {
+        fail(i, "reads tensor '" + tensors[static_cast<std::size_t>(t)].name +
+                    "' before any op writes it");
+      }
+    }
+    for (const int t : op.outputs) {
+      if (t == -1 && per_peer) continue;
+      if (t < 0 || t >= num_tensors)
+        fail(i, "writes tensor " + std::to_string(t) + ", which does not exist");
+      written_by[static_cast<std::size_t>(t)] = static_cast<int>(i);
+    }
+  }
+  for (const ParameterSpec& p : parameters) {
+    if (p.row_begin < 0 || p.row_end > p.rows || p.row_begin > p.row_end) {
+      throw Error("plan of rank " + std::to_string(rank) + ": parameter " + p.name + " has rows [" +
+                  std::to_string(p.row_begin) + ", " + std::to_string(p.row_end) +
+                  ") outside its " + std::to_string(p.rows) + " rows");
+    }
+  }
+}
+
+nlohmann::json Plan::to_json() const {
+  nlohmann::json tensor_list = nlohmann::json::array();
+  for (const TensorSpec& t : tensors) {
+    nlohmann::json object = {
+        {"name", t.name}, {"kind", to_string(t.kind)}, {"rows", t.rows}, {"cols", t.cols}};
+    if (t.index) object["index"] = *t.index;
+    if (t.block) object["block"] = block_to_json(*t.block);
+    tensor_list.push_back(std::move(object));
+  }
+  nlohmann::json parameter_list = nlohmann::json::array();
+  for (const ParameterSpec& p : parameters) {
+    parameter_list.push_back({{"name", p.name},
+                              {"layer", p.layer},
+                              {"is_weight", p.is_weight},
+                              {"rows", p.rows},
+                              {"cols", p.cols},
+                              {"row_begin", p.row_begin},
+                              {"row_end", p.row_end}});
+  }
+  nlohmann::json op_list = nlohmann::json::array();
+  for (const Op& op : ops) {
+    nlohmann::json object = {{"kind", to_string(op.kind)},
+                             {"stream", to_string(op.stream)},
+                             {"label", op.label},
+                             {"deps", op.deps},
+                             {"inputs", op.inputs},
+                             {"outputs", op.outputs},
+                             {"traffic", to_string(op.traffic)},
+                             {"bytes_to", op.bytes_to},
+                             {"bytes_from", op.bytes_from},
+                             {"flops", op.flops},
+                             {"memory_bytes", op.memory_bytes},
+                             {"sampled_edges", op.sampled_edges},
+                             {"layer", op.layer},
+                             {"instance", op.instance},
+                             {"partial", op.partial},
+                             {"input_grad", op.input_grad},
+                             {"column_begin", op.column_begin},
+                             {"column_end", op.column_end},
+                             {"key", op.key},
+                             {"rate", op.rate},
+                             {"scale", op.scale},
+                             {"parameters", op.parameters}};
+    nlohmann::json hops = nlohmann::json::array();
+    for (const SamplingHop& hop : op.sampling_hops) hops.push_back(hop_to_json(hop));
+    object["sampling_hops"] = std::move(hops);
+    op_list.push_back(std::move(object));
+  }
+  return {{"strategy", strategy},   {"rank", rank},
+          {"num_ranks", num_ranks}, {"epoch", epoch},
+          {"iteration", iteration}, {"prologue_ops", prologue_ops},
+          {"tensors", tensor_list}, {"parameters", parameter_list},
+          {"ops", op_list}};
+}
+
+Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) {
+  Plan plan;
+  try {
+    plan.strategy = document.at("strategy").get<std::string>();
+    plan.rank = document.at("rank").get<int>();
+    plan.num_ranks = document.at("num_ranks").get<int>();
+    plan.epoch = document.at("epoch").get<int>();
+    plan.iteration = document.at("iteration").get<int>();
+    plan.prologue_ops = document.at("prologue_ops").get<int>();
+    for (const auto& object : document.at("tensors")) {
+      TensorSpec t;
+      t.name = object.at("name").get<std::string>();
+      t.kind = enum_from_string<TensorKind>(kTensorKindNames, object.at("kind").get<std::string>(),
+                                            origin, "tensors.kind");
+      t.rows = object.at("rows").get<std::int64_t>();
+      t.cols = object.at("cols").get<std::int64_t>();
+      if (object.contains("index")) {
+        t.index = std::make_shared<const std::vector<std::int32_t>>(
+            object.at("index").get<std::vector<std::int32_t>>());
+      }
+      if (object.contains("block"))
+        t.block = std::make_shared<const Block>(block_from_json(object.at("block")));
+      plan.tensors.push_back(std::move(t));
+    }
+    for (const auto& object : document.at("parameters")) {
+      plan.parameters.push_back(
+          {object.at("name").get<std::string>(), object.at("layer").get<int>(),
+           object.at("is_weight").get<bool>(), object.at("rows").get<std::int64_t>(),
+           object.at("cols").get<std::int64_t>(), object.at("row_begin").get<std::int64_t>(),
+           object.at("row_end").get<std::int64_t>()});
+    }
+    for (const auto& object : document.at("ops")) {
+      Op op;
+      op.kind = enum_from_string<OpKind>(kOpNames, object.at("kind").get<std::string>(), origin,
+                                         "ops.kind");
+      op.stream = enum_from_string<Stream>(kStreamNames, object.at("stream").get<std::string>(),
+                                           origin, "ops.stream");
+      op.label = object.at("label").get<std::string>();
+      object.at("deps").get_to(op.deps);
+      object.at("inputs").get_to(op.inputs);
+      object.at("outputs").get_to(op.outputs);
+      op.traffic = traffic_from_string(object.at("traffic").get<std::string>(), "ops.traffic");
+      object.at("bytes_to").get_to(op.bytes_to);
+      object.at("bytes_from").get_to(op.bytes_from);
+      for (const auto& hop : object.at("sampling_hops"))
+        op.sampling_hops.push_back(hop_from_json(hop));
+      op.flops = object.at("flops").get<double>();
+      op.memory_bytes = object.at("memory_bytes").get<std::int64_t>();
+      op.sampled_edges = object.at("sampled_edges").get<std::int64_t>();
+      op.layer = object.at("layer").get<int>();
+      op.instance = object.at("instance").get<int>();
+      op.partial = object.at("partial").get<bool>();
+      op.input_grad = object.at("input_grad").get<bool>();
+      op.column_begin = object.at("column_begin").get<std::int64_t>();
+      op.column_end = object.at("column_end").get<std::int64_t>();
+      op.key = object.at("key").get<std::uint64_t>();
+      op.rate = object.at("rate").get<double>();
+      op.scale = object.at("scale").get<double>();
+      object.at("parameters").get_to(op.parameters);
+      plan.ops.push_back(std::move(op));
+    }
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(origin, 0, "plan", std::string("not a valid plan: ") + error.what());
+  } catch (const ConfigError& error) {
+    throw InputError(origin, 0, error.field(), error.what());
+  }
+  plan.validate();
+  return plan;
+}
+
+void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path) {
+  nlohmann::json document = nlohmann::json::array();
+  for (const Plan& plan : plans) document.push_back(plan.to_json());
+  if (path.extension() == ".msgpack") {
+    const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(document);
+    write_file_atomically(path, [&](std::ostream& out) {
+      out.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
+    });
+  } else {
+    write_text_file_atomically(path, document.dump() + "\n");
+  }
+}
+
+std::vector<Plan> read_plans(const std::filesystem::path& path) {
+  nlohmann::json document;
+  if (path.extension() == ".msgpack") {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string(), 0, "", "cannot open");
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                          std::istreambuf_iterator<char>());
+    try {
+      document = nlohmann::json::from_msgpack(bytes);
+    } catch (const nlohmann::json::exception& error) {
+      throw InputError(path.string(), 0, "", std::string("not valid MessagePack: ") + error.what());
+    }
+  } else {
+    document = parse_json_file(path);
+  }
+  if (!document.is_array()) throw InputError(path.string(), 0, "", "expected a list of plans");
+  std::vector<Plan> plans;
+  for (const auto& object : document) plans.push_back(Plan::from_json(object, path.string()));
+  return plans;
+}
+
+PlanBuilder::PlanBuilder(std::string strategy, int rank, int num_ranks, int epoch, int iteration) {
+  plan_.strategy = std::move(strategy);
+  plan_.rank = rank;
+  plan_.num_ranks = num_ranks;
+  plan_.epoch = epoch;
+  plan_.iteration = iteration;
+}
+
+int PlanBuilder::add_tensor(TensorSpec tensor) {
+  plan_.tensors.push_back(std::move(tensor));
+  last_writer_.push_back(-1);
+  readers_since_.emplace_back();
+  return static_cast<int>(plan_.tensors.size()) - 1;
+}
+
+int PlanBuilder::add_index(std::string name, std::vector<std::int32_t> values) {
+  TensorSpec tensor;
+  tensor.name = std::move(name);
+  tensor.kind = TensorKind::index;
+  tensor.rows = static_cast<std::int64_t>(values.size());
+  tensor.cols = 1;
+  tensor.index = std::make_shared<const std::vector<std::int32_t>>(std::move(values));
+  return add_tensor(std::move(tensor));
+}
+
+int PlanBuilder::add_block(std::string name, Block block) {
+  TensorSpec tensor;
+  tensor.name = std::move(name);
+  tensor.kind = TensorKind::block;
+  tensor.rows = block.num_dst;
+  tensor.cols = block.num_src();
+  tensor.block = std::make_shared<const Block>(std::move(block));
+  return add_tensor(std::move(tensor));
+}
+
+int PlanBuilder::add_dense(std::string name, std::int64_t rows, std::int64_t cols) {
+  TensorSpec tensor;
+  tensor.name = std::move(name);
+  tensor.kind = TensorKind::dense;
+  tensor.rows = rows;
+  tensor.cols = cols;
+  return add_tensor(std::move(tensor));
+}
+
+void PlanBuilder::add_parameter(ParameterSpec parameter) {
+  plan_.parameters.push_back(std::move(parameter));
+}
+
+int PlanBuilder::add_op(Op op) {
+  const int id = static_cast<int>(plan_.ops.size());
+  auto valid = [&](int t) { return t >= 0 && t < static_cast<int>(last_writer_.size()); };
+  for (const int t : op.inputs) {
+    if (valid(t) && last_writer_[static_cast<std::size_t>(t)] >= 0) {
+      op.deps.push_back(last_writer_[static_cast<std::size_t>(t)]);
+    }
+  }
+  for (const int t : op.outputs) {
+    if (!valid(t)) continue;
+    const auto index = static_cast<std::size_t>(t);
+    if (last_writer_[index] >= 0) op.deps.push_back(last_writer_[index]);
+    for (const int reader : readers_since_[index]) {
+      if (reader != id) op.deps.push_back(reader);
+    }
+  }
+  std::sort(op.deps.begin(), op.deps.end());
+  op.deps.erase(std::unique(op.deps.begin(), op.deps.end()), op.deps.end());
+  for (const int t : op.inputs) {
+    if (valid(t)) readers_since_[static_cast<std::size_t>(t)].push_back(id);
+  }
+  for (const int t : op.outputs) {
+    if (!valid(t)) continue;
+    last_writer_[static_cast<std::size_t>(t)] = id;
+    readers_since_[static_cast<std::size_t>(t)].clear();
+  }
+  plan_.ops.push_back(std::move(op));
+  return id;
+}
+
+void PlanBuilder::end_prologue() { plan_.prologue_ops = static_cast<int>(plan_.ops.size()); }
+
+Plan PlanBuilder::finish() {
+  plan_.validate();
+  return std::move(plan_);
+}
+
+}  // namespace gnnbed

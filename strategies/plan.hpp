@@ -1,0 +1,196 @@
+#pragma once
+// A Plan is one rank's work for one training iteration: a graph of typed ops with explicit
+// dependencies, each on a stream, each with its sizes (bytes per peer, FLOPs, shapes) and the index
+// data real execution needs. Strategies build plans; exec/ runs them for real; sim/ replays them.
+//
+// Tensors are declared by the plan and referenced by id. Index tensors (node ids, row positions)
+// and blocks (sampled computation graphs) usually carry their contents in the plan: they are the
+// plan's index data. Dense tensors are produced by ops. Model parameters are named state that
+// persists across iterations; ops refer to them by name.
+//
+// The first `prologue_ops` ops (sampling and the strategy's announcement exchange) have already
+// run when the plan is built, because the plan depends on their results; engines that execute
+// for real record them rather than run them, the simulator replays them like any other op.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "strategies/traffic.hpp"
+#include "workloads/sampler.hpp"
+
+namespace gnnbed {
+
+enum class OpKind : std::uint8_t {
+  sample,            // build this rank's mini-batch blocks (prologue)
+  all_to_all,        // pairwise exchange: inputs[q] is the payload for rank q, outputs[q] q's
+  all_reduce,        // ring all-reduce (sum) of the gradients of `parameters`
+  gather_features,   // rows of the local feature store (columns [column_begin, column_end))
+  scatter_rows,      // output rows: inputs[2i + 1] (dense) placed at positions inputs[2i] (index)
+  dropout,           // in place on inputs[0] (node ids: inputs[1]), mask keyed on `key`
+  layer_forward,     // outputs[0] = layer(block inputs[0], dense inputs[1]) before activation
+  relu,              // in place on inputs[0]
+  add_partials,      // outputs[0] = sum of dense inputs, plus the bias `parameters[0]` if any
+  loss,              // softmax cross-entropy of logits inputs[0] against the labels of the
+                     // nodes inputs[1], times `scale`; outputs[0] = d(loss)/d(logits)
+  relu_backward,     // gradient inputs[0] (in place) masked by the ReLU output inputs[1]
+  layer_backward,    // outputs[0] = d/d(input) from gradient inputs[0], when `input_grad`
+  dropout_backward,  // in place on the gradient inputs[0] (node ids: inputs[1])
+  bias_backward,     // the bias `parameters[0]` gets the column sums of inputs[0]
+  optimizer_step,    // update `parameters` from their gradients
+};
+inline constexpr std::size_t kNumOpKinds = 15;
+
+// Where an op runs. Engines may overlap ops on different streams; the plan's dependencies say
+// what must finish first.
+enum class Stream : std::uint8_t { sampler, copy, compute, network };
+
+// The parts of an epoch's time that results break down into.
+enum class TimeCategory : std::uint8_t { sampling, copy, compute, communication };
+inline constexpr std::size_t kNumTimeCategories = 4;
+
+enum class TensorKind : std::uint8_t { dense, index, block };
+
+std::string_view to_string(OpKind kind);
+std::string_view to_string(Stream stream);
+std::string_view to_string(TimeCategory category);
+std::string_view to_string(TensorKind kind);
+TimeCategory category_of(OpKind kind);
+
+struct TensorSpec {
+  std::string name;
+  TensorKind kind = TensorKind::dense;
+  // dense: rows x cols float32; index: rows int32 values (cols 1); block: rows destinations,
+  // cols sources.
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  // Contents carried by the plan (null when an op produces the tensor).
+  std::shared_ptr<const std::vector<std::int32_t>> index;
+  std::shared_ptr<const Block> block;
+
+  std::int64_t bytes() const;
+};
+
+// A model parameter as one rank holds it: the full tensor (data parallel, all-reduced) or rows
+// [row_begin, row_end) of it (model parallel: P3's first layer, split by feature columns).
+struct ParameterSpec {
+  std::string name;  // "layer0.W_self"
+  int layer = 0;
+  bool is_weight = false;
+  std::int64_t rows = 0;  // of the full parameter
+  std::int64_t cols = 0;
+  std::int64_t row_begin = 0;
+  std::int64_t row_end = 0;
+
+  std::int64_t local_rows() const { return row_end - row_begin; }
+  std::int64_t local_elements() const { return local_rows() * cols; }
+};
+
+// Per-hop traffic of sampling over partitioned structure (empty with replicated structure):
+// node-id requests to the owners of remote frontier nodes, and the sampled neighbour lists that
+// come back; this rank also answers its peers' requests.
+struct SamplingHop {
+  std::vector<std::int64_t> request_bytes_to;    // per peer
+  std::vector<std::int64_t> request_bytes_from;  // per peer
+  std::vector<std::int64_t> reply_bytes_to;      // per peer (this rank's answers)
+  std::vector<std::int64_t> reply_bytes_from;    // per peer
+  std::int64_t edges_sampled_locally = 0;        // for this rank's own frontier
+  std::int64_t edges_sampled_for_peers = 0;
+};
+
+struct Op {
+  OpKind kind = OpKind::sample;
+  Stream stream = Stream::compute;
+  std::string label;
+  std::vector<int> deps;     // ops that must finish first (all earlier in the plan)
+  std::vector<int> inputs;   // tensor ids (-1 where a per-peer slot is empty)
+  std::vector<int> outputs;  // tensor ids (-1 where a per-peer slot is empty)
+
+  // Communication ops.
+  Traffic traffic = Traffic::structure;
+  std::vector<std::int64_t> bytes_to;      // per peer, payload bytes this rank sends
+  std::vector<std::int64_t> bytes_from;    // per peer, payload bytes this rank receives
+  std::vector<SamplingHop> sampling_hops;  // `sample` over partitioned structure
+
+  // Work, for the cost model.
+  double flops = 0;                // multiply-adds count 2
+  std::int64_t memory_bytes = 0;   // bytes read and written by data-movement ops
+  std::int64_t sampled_edges = 0;  // `sample`
+
+  // Attributes.
+  int layer = -1;                 // model layer of layer ops
+  int instance = 0;               // which use of the layer (P3: whose mini-batch)
+  bool partial = false;           // P3's model-parallel first layer (weight row slice, no bias)
+  bool input_grad = true;         // layer_backward
+  std::int64_t column_begin = 0;  // gather_features, dropout: feature columns
+  std::int64_t column_end = 0;
+  std::uint64_t key = 0;                // dropout mask key
+  double rate = 0;                      // dropout rate
+  double scale = 1;                     // loss: multiplies loss and gradient
+  std::vector<std::string> parameters;  // all_reduce, add_partials, bias_backward, optimizer_step
+
+  std::int64_t total_bytes_to() const;
+  std::int64_t total_bytes_from() const;
+};
+
+struct Plan {
+  std::string strategy;
+  int rank = 0;
+  int num_ranks = 1;
+  int epoch = 0;
+  int iteration = 0;
+  int prologue_ops = 0;
+  std::vector<TensorSpec> tensors;
+  std::vector<ParameterSpec> parameters;
+  std::vector<Op> ops;
+
+  // Bytes this rank sends / receives, by traffic kind, over every communication op (sampling
+  // requests and replies included).
+  TrafficBytes bytes_sent() const;
+  TrafficBytes bytes_received() const;
+  // FLOPs by op kind, and in total.
+  double total_flops() const;
+
+  // Checks ids, dependencies (acyclic: every dependency earlier), per-peer vector sizes and that
+  // every tensor read is carried by the plan or written by an earlier op. Throws Error naming the
+  // op.
+  void validate() const;
+
+  nlohmann::json to_json() const;
+  static Plan from_json(const nlohmann::json& document, const std::string& origin);
+};
+
+// Files: JSON, or MessagePack when the name ends in ".msgpack" (large plans). Writing is atomic.
+void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path);
+std::vector<Plan> read_plans(const std::filesystem::path& path);
+
+// Builds a plan op by op, returning ids. Dependencies follow from the tensors: an op depends on
+// the last writer of every tensor it reads or writes, and on every reader since, of the tensors it
+// writes (in-place ops list their tensor as input and output). Deps an op already carries (for
+// state outside tensors, such as parameter gradients) are kept.
+class PlanBuilder {
+ public:
+  PlanBuilder(std::string strategy, int rank, int num_ranks, int epoch, int iteration);
+
+  int add_tensor(TensorSpec tensor);
+  int add_index(std::string name, std::vector<std::int32_t> values);
+  int add_block(std::string name, Block block);
+  int add_dense(std::string name, std::int64_t rows, std::int64_t cols);
+  void add_parameter(ParameterSpec parameter);
+  int add_op(Op op);
+  // Marks every op added so far as prologue.
+  void end_prologue();
+
+  const TensorSpec& tensor(int id) const { return plan_.tensors[static_cast<std::size_t>(id)]; }
+  int last_op() const { return static_cast<int>(plan_.ops.size()) - 1; }
+  Plan finish();
+
+ private:
+  Plan plan_;
+  std::vector<int> last_writer_;                 // per tensor, -1 = none
+  std::vector<std::vector<int>> readers_since_;  // per tensor
+};
+
+}  // namespace gnnbed

@@ -1,0 +1,102 @@
+#pragma once
+// A strategy is a pure function from (workload partition, model, training, mini-batches) to
+// per-rank plans. Planning an iteration takes two steps, because a rank's plan depends on what
+// its peers need from it:
+//   1. every rank samples its own mini-batch and `announce`s to every peer what that peer must
+//      know (DGL: the ids of the peer's nodes whose features it will pull; P3: its first-layer
+//      computation graph, pushed to everyone);
+//   2. every rank builds its `plan` from its own mini-batch and what its peers announced.
+// The real engine performs the announcement over the network; the simulator computes it.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strategies/batch_schedule.hpp"
+#include "strategies/model_spec.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/training_config.hpp"
+#include "workloads/partition.hpp"
+#include "workloads/sampler.hpp"
+
+namespace gnnbed {
+
+// What every rank's strategy knows about the run.
+struct StrategyContext {
+  int num_ranks = 1;
+  ModelSpec model;
+  TrainingConfig training;
+  NodePartition partition;             // owners of nodes: structure, labels (and DGL's features)
+  bool structure_partitioned = false;  // sampling over the network, or structure replicated
+  int feature_dim = 0;
+};
+
+// One rank's iteration, after sampling.
+struct RankIteration {
+  int rank = 0;
+  int epoch = 0;
+  int iteration = 0;
+  double loss_scale = 1;  // 1 / seeds over all ranks this iteration
+  std::uint64_t dropout_key = 0;
+  MiniBatch batch;  // this rank's own mini-batch
+  // Traffic and work of sampling over partitioned structure (one entry per hop; empty when the
+  // structure is replicated), as sampling_traffic() computes it.
+  std::vector<SamplingHop> sampling_hops;
+};
+
+using Announcement = std::vector<std::vector<std::int32_t>>;  // payload per peer
+
+// Which node features a rank holds: the rows of the nodes it owns (all columns), or every node's
+// row restricted to columns [column_begin, column_end).
+struct FeaturePlacement {
+  bool owned_rows_only = true;
+  std::int64_t column_begin = 0;
+  std::int64_t column_end = 0;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+
+  // Throws ConfigError when the strategy cannot run `context` (e.g. more ranks than P3 can split
+  // the feature columns into).
+  virtual void check(const StrategyContext& context) const = 0;
+
+  // The features `rank` holds.
+  virtual FeaturePlacement feature_placement(const StrategyContext& context, int rank) const = 0;
+
+  // The model parameters as `rank` holds them (full tensors, or its rows of a split one).
+  virtual std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const = 0;
+
+  // What `iteration.rank` tells every peer before planning (entry [rank] is ignored).
+  virtual Announcement announce(const StrategyContext& context,
+                                const RankIteration& iteration) const = 0;
+
+  // The rank's plan, given every peer's announcement to it (received[q] is what q announced).
+  virtual Plan plan(const StrategyContext& context, const RankIteration& iteration,
+                    const Announcement& received) const = 0;
+};
+
+// Known names: "dgl-pull", "p3". Throws ConfigError listing them for any other name.
+std::unique_ptr<Strategy> make_strategy(std::string_view name);
+std::vector<std::string> strategy_names();
+
+// The traffic of sampling every rank's mini-batch over partitioned structure: for rank r and hop
+// h, node-id requests (4 bytes each) to the owners of r's remote frontier nodes, and replies of a
+// count plus the sampled neighbour ids (4 bytes each). result[r][h].
+std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBatch>& batches,
+                                                       const NodePartition& partition);
+
+// Everything one iteration of every rank needs, computed in one process (the simulator's and the
+// tests' view): samples every rank's mini-batch with the sampler the real run uses, delivers the
+// announcements and builds every rank's plan.
+std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext& context,
+                                 const Graph& structure, const BatchSchedule& schedule,
+                                 std::uint64_t sampler_seed, int epoch, int iteration);
+
+// The payload bytes of an announcement entry.
+std::int64_t announcement_bytes(const std::vector<std::int32_t>& payload);
+
+}  // namespace gnnbed

@@ -1,0 +1,31 @@
+#pragma once
+// Pieces every strategy's plan starts with: the tensors of the rank's own mini-batch and the
+// `sample` prologue op that produced them.
+#include <vector>
+
+#include "strategies/plan.hpp"
+#include "strategies/strategy.hpp"
+
+namespace gnnbed {
+
+struct OwnBatchTensors {
+  int seeds = -1;
+  std::vector<int> blocks;  // blocks[l] feeds layer l
+  int sample_op = -1;
+};
+
+// Adds the seeds and block tensors of `iteration.batch` and the `sample` op that produced them.
+OwnBatchTensors add_own_batch(PlanBuilder& builder, const StrategyContext& context,
+                              const RankIteration& iteration);
+
+// The announcement exchange as a prologue op (all_to_all of structure), with index tensors
+// holding each payload: sent[q] (the payload for q) and received[q]; -1 for the rank itself.
+struct AnnouncementTensors {
+  std::vector<int> sent;
+  std::vector<int> received;
+  int op = -1;
+};
+AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& sent,
+                                     const Announcement& received, int rank);
+
+}  // namespace gnnbed

@@ -1,0 +1,242 @@
+// Strategies' plans, checked on the plans alone: every plan is valid and round-trips through its
+// file formats; traffic is conserved (what ranks send, ranks receive); P3 moves no feature bytes;
+// DGL-pull moves exactly the remote input nodes' features; P3's partial activations and pushed
+// layer-1 gradients are (N-1) x n1 x hidden x 4 bytes per batch owner; the gradient all-reduce
+// moves the ring's 2 (N-1)/N of the data-parallel parameters; sampling over partitioned structure
+// moves node ids and sampled lists, and none with replicated structure.
+#include <gtest/gtest.h>
+
+#include "strategies/block_codec.hpp"
+#include "strategies/collective_schedule.hpp"
+#include "strategies/strategy.hpp"
+#include "tests/support/test_support.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/workload_config.hpp"
+
+namespace gnnbed {
+namespace {
+
+const Dataset& cora() {
+  static const Dataset dataset = [] {
+    WorkloadConfig config;
+    config.source = "cora";
+    return load_workload(config);
+  }();
+  return dataset;
+}
+
+StrategyContext context_for(int num_ranks, bool partitioned, const std::string& kind = "sage") {
+  TrainingConfig training;
+  training.batch_size = 16;
+  training.fanouts = {10, 5};
+  return StrategyContext{num_ranks,   ModelSpec(ModelConfig{kind, 2, 16, 0.5}, 1433, 7),
+                         training,    NodePartition::hashed(2708, num_ranks, 3),
+                         partitioned, 1433};
+}
+
+std::vector<Plan> plans_for(const std::string& strategy, const StrategyContext& context) {
+  const BatchSchedule schedule(cora().split.train, context.partition, context.training.batch_size,
+                               5);
+  return plan_iteration(*make_strategy(strategy), context, cora().graph, schedule, 9, 1, 0);
+}
+
+const Op& op_labelled(const Plan& plan, const std::string& label) {
+  for (const Op& op : plan.ops) {
+    if (op.label == label) return op;
+  }
+  throw Error("no op labelled " + label);
+}
+
+class PlanTest : public ::testing::TestWithParam<std::tuple<std::string, int, bool>> {};
+
+TEST_P(PlanTest, PlansAreValidConserveTrafficAndRoundTrip) {
+  const auto& [strategy, num_ranks, partitioned] = GetParam();
+  const auto plans = plans_for(strategy, context_for(num_ranks, partitioned));
+  ASSERT_EQ(static_cast<int>(plans.size()), num_ranks);
+  TrafficBytes sent;
+  TrafficBytes received;
+  for (const Plan& plan : plans) {
+    EXPECT_NO_THROW(plan.validate());
+    EXPECT_EQ(plan.prologue_ops, 2) << "sample and announce";
+    sent += plan.bytes_sent();
+    received += plan.bytes_received();
+    EXPECT_EQ(Plan::from_json(plan.to_json(), "test").to_json(), plan.to_json());
+  }
+  EXPECT_EQ(sent, received) << "every byte sent is received";
+  if (num_ranks == 1) {
+    EXPECT_EQ(sent.total(), 0);
+  }
+  for (const Plan& plan : plans) {
+    const Op& sample = plan.ops.front();
+    EXPECT_EQ(sample.sampling_hops.size(), partitioned ? 2u : 0u);
+    EXPECT_EQ(sample.total_bytes_to() > 0, partitioned && num_ranks > 1) << "rank " << plan.rank;
+  }
+
+  const testing::TemporaryDirectory dir;
+  for (const char* name : {"plans.json", "plans.msgpack"}) {
+    write_plans(plans, dir.path() / name);
+    const auto back = read_plans(dir.path() / name);
+    ASSERT_EQ(back.size(), plans.size());
+    for (std::size_t r = 0; r < plans.size(); ++r) EXPECT_EQ(back[r].to_json(), plans[r].to_json());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, PlanTest,
+                         ::testing::Combine(::testing::Values("dgl-pull", "p3"),
+                                            ::testing::Values(1, 2, 3, 4), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<PlanTest::ParamType>& param_info) {
+                           std::string name =
+                               std::get<0>(param_info.param) + "_" +
+                               std::to_string(std::get<1>(param_info.param)) +
+                               (std::get<2>(param_info.param) ? "_partitioned" : "_replicated");
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(DglPullPlan, PullsExactlyTheRemoteInputNodesFeatures) {
+  for (const int n : {2, 3, 4}) {
+    const StrategyContext context = context_for(n, false);
+    for (const Plan& plan : plans_for("dgl-pull", context)) {
+      const Block& inputs_block =
+          *plan.tensors[static_cast<std::size_t>(plan.ops[0].outputs[0])].block;
+      std::int64_t remote = 0;
+      for (const NodeId v : inputs_block.src_nodes)
+        remote += context.partition.owner(v) != plan.rank;
+      EXPECT_EQ(plan.bytes_received()[Traffic::features], remote * 1433 * 4)
+          << "rank " << plan.rank;
+      EXPECT_EQ(op_labelled(plan, "announce").total_bytes_to(), remote * 4)
+          << "one id per pulled node";
+      EXPECT_EQ(plan.bytes_sent()[Traffic::activations], 0);
+    }
+  }
+}
+
+TEST(P3Plan, MovesNoFeaturesAndTheDerivedActivationAndGradientBytes) {
+  for (const int n : {2, 3, 4}) {
+    const StrategyContext context = context_for(n, true);
+    const auto plans = plans_for("p3", context);
+    for (const Plan& plan : plans) {
+      EXPECT_EQ(plan.bytes_sent()[Traffic::features], 0) << "P3 never moves features";
+      EXPECT_EQ(plan.bytes_received()[Traffic::features], 0);
+      const Block& first = *plan.tensors[static_cast<std::size_t>(plan.ops[0].outputs[0])].block;
+      const std::int64_t n1 = first.num_dst;
+      EXPECT_EQ(op_labelled(plan, "pull partial activations").total_bytes_from(),
+                (n - 1) * n1 * 16 * 4)
+          << "(N-1) x n1 x hidden x 4 partial activations per owner";
+      EXPECT_EQ(op_labelled(plan, "push layer0 gradients").total_bytes_to(), (n - 1) * n1 * 16 * 4);
+      EXPECT_EQ(op_labelled(plan, "announce").total_bytes_to(),
+                (n - 1) * encoded_block_bytes(first));
+      // Data-parallel parameters only: layer 0's bias and all of layer 1 (W_self, W_neigh, b).
+      const std::int64_t data_parallel = 16 + 2 * 16 * 7 + 7;
+      EXPECT_EQ(op_labelled(plan, "all_reduce gradients").total_bytes_to(),
+                4 * ring_all_reduce_elements_sent(plan.rank, n, data_parallel));
+      // The first layer's weights are split by feature columns, 1433 rows over n ranks.
+      for (const ParameterSpec& p : plan.parameters) {
+        if (p.layer == 0 && p.is_weight) {
+          const FeatureColumnSplit split(1433, n);
+          EXPECT_EQ(p.row_begin, split.begin(plan.rank));
+          EXPECT_EQ(p.row_end, split.end(plan.rank));
+        }
+      }
+    }
+  }
+}
+
+TEST(DglPullPlan, AllReducesEveryParameterOverTheRing) {
+  const int n = 3;
+  const std::int64_t all = 2 * 1433 * 16 + 16 + 2 * 16 * 7 + 7;
+  for (const Plan& plan : plans_for("dgl-pull", context_for(n, false))) {
+    const Op& reduce = op_labelled(plan, "all_reduce gradients");
+    EXPECT_EQ(reduce.total_bytes_to(), 4 * ring_all_reduce_elements_sent(plan.rank, n, all));
+    EXPECT_EQ(reduce.bytes_to[static_cast<std::size_t>(ring_peers(plan.rank, n).next)],
+              reduce.total_bytes_to());
+  }
+}
+
+TEST(SamplingTraffic, RequestsAndRepliesFollowTheSampledBlocks) {
+  const StrategyContext context = context_for(3, true);
+  const BatchSchedule schedule(cora().split.train, context.partition, 16, 5);
+  const NeighborSampler sampler(cora().graph, {10, 5}, 9);
+  std::vector<MiniBatch> batches;
+  for (int r = 0; r < 3; ++r) batches.push_back(sampler.sample(schedule.seeds(r, 1, 0), 7));
+  const auto traffic = sampling_traffic(batches, context.partition);
+  for (int r = 0; r < 3; ++r) {
+    // Hop 0 samples the seeds: requests for the seeds this rank does not own... which is none,
+    // since every rank trains on its own nodes.
+    for (const std::int64_t bytes : traffic[static_cast<std::size_t>(r)][0].request_bytes_to)
+      EXPECT_EQ(bytes, 0);
+    // Hop 1 samples the layer-1 nodes: one id per remote node, a count and the ids back.
+    const Block& hop1 = batches[static_cast<std::size_t>(r)].blocks[0];
+    std::int64_t requests = 0;
+    std::int64_t replies = 0;
+    for (std::int64_t d = 0; d < hop1.num_dst; ++d) {
+      if (context.partition.owner(hop1.src_nodes[static_cast<std::size_t>(d)]) == r) continue;
+      requests += 4;
+      replies += 4 + 4 * (hop1.offsets[static_cast<std::size_t>(d) + 1] -
+                          hop1.offsets[static_cast<std::size_t>(d)]);
+    }
+    std::int64_t request_total = 0;
+    std::int64_t reply_total = 0;
+    for (int q = 0; q < 3; ++q) {
+      request_total +=
+          traffic[static_cast<std::size_t>(r)][1].request_bytes_to[static_cast<std::size_t>(q)];
+      reply_total +=
+          traffic[static_cast<std::size_t>(r)][1].reply_bytes_from[static_cast<std::size_t>(q)];
+    }
+    EXPECT_EQ(request_total, requests);
+    EXPECT_EQ(reply_total, replies);
+  }
+}
+
+TEST(StrategyChecks, RejectWhatTheyCannotRun) {
+  StrategyContext context = context_for(4, false);
+  context.feature_dim = 3;
+  try {
+    make_strategy("p3")->check(context);
+    FAIL() << "p3 cannot split 3 feature columns over 4 ranks";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "ranks");
+  }
+  EXPECT_THROW(make_strategy("roc"), ConfigError);
+  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"dgl-pull", "p3"}));
+}
+
+TEST(BlockCodec, RoundTripsAndRejectsMalformedStreams) {
+  const NeighborSampler sampler(cora().graph, {10, 5}, 1);
+  const std::vector<NodeId> seeds = {0, 5, 17};
+  const Block block = sampler.sample(seeds, 3).blocks[0];
+  const std::vector<std::int32_t> stream = encode_block(block);
+  EXPECT_EQ(static_cast<std::int64_t>(stream.size() * 4), encoded_block_bytes(block));
+  const Block back = decode_block(stream, "test");
+  EXPECT_EQ(back.src_nodes, block.src_nodes);
+  EXPECT_EQ(back.offsets, block.offsets);
+  EXPECT_EQ(back.src_index, block.src_index);
+  std::vector<std::int32_t> truncated(stream.begin(), stream.end() - 1);
+  EXPECT_THROW(decode_block(truncated, "test"), Error);
+  std::vector<std::int32_t> bad_edge = stream;
+  bad_edge.back() = 1 << 30;
+  EXPECT_THROW(decode_block(bad_edge, "test"), Error);
+}
+
+TEST(BatchSchedule, EveryTrainingNodeOncePerEpochOnItsOwner) {
+  const NodePartition partition = NodePartition::hashed(2708, 3, 3);
+  const BatchSchedule schedule(cora().split.train, partition, 16, 5);
+  std::vector<NodeId> seen;
+  for (int i = 0; i < schedule.iterations_per_epoch(); ++i) {
+    std::int64_t count = 0;
+    for (int r = 0; r < 3; ++r) {
+      for (const NodeId v : schedule.seeds(r, 2, i)) {
+        EXPECT_EQ(partition.owner(v), r);
+        seen.push_back(v);
+        ++count;
+      }
+    }
+    EXPECT_EQ(count, schedule.seeds_in_iteration(2, i));
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, cora().split.train);
+  EXPECT_NE(schedule.seeds(0, 1, 0), schedule.seeds(0, 2, 0)) << "a new order every epoch";
+}
+
+}  // namespace
+}  // namespace gnnbed
