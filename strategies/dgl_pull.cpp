@@ -84,15 +84,7 @@ class DglPullStrategy final : public Strategy {
         gather_op("gather local features", local_ids_tensor, local_features, dim, num_local));
 
     // Serve the peers' requests, then exchange feature rows.
-    Op pull;
-    pull.kind = OpKind::all_to_all;
-    pull.stream = Stream::network;
-    pull.label = "pull features";
-    pull.traffic = Traffic::features;
-    pull.inputs.assign(static_cast<std::size_t>(num_ranks), -1);
-    pull.outputs.assign(static_cast<std::size_t>(num_ranks), -1);
-    pull.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
-    pull.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
+    Op pull = exchange_op("pull features", Traffic::features, num_ranks);
     for (int q = 0; q < num_ranks; ++q) {
       if (q == rank) continue;
       const auto slot = static_cast<std::size_t>(q);

@@ -45,10 +45,11 @@ std::uint64_t ModelEmitter::layer_dropout_key(int layer) const {
   return hash_mix(dropout_key_, static_cast<std::uint64_t>(layer));
 }
 
-int ModelEmitter::dropout(int tensor, int ids, int layer, std::int64_t column_offset) {
+int ModelEmitter::dropout_op(OpKind kind, int tensor, int ids, int layer,
+                             std::int64_t column_offset) {
   Op op;
-  op.kind = OpKind::dropout;
-  op.label = "layer" + std::to_string(layer) + ".dropout";
+  op.kind = kind;
+  op.label = "layer" + std::to_string(layer) + "." + std::string(to_string(kind));
   op.inputs = {tensor, ids};
   op.outputs = {tensor};
   op.layer = layer;
@@ -60,19 +61,12 @@ int ModelEmitter::dropout(int tensor, int ids, int layer, std::int64_t column_of
   return builder_.add_op(std::move(op));
 }
 
+int ModelEmitter::dropout(int tensor, int ids, int layer, std::int64_t column_offset) {
+  return dropout_op(OpKind::dropout, tensor, ids, layer, column_offset);
+}
+
 int ModelEmitter::dropout_backward(int tensor, int ids, int layer, std::int64_t column_offset) {
-  Op op;
-  op.kind = OpKind::dropout_backward;
-  op.label = "layer" + std::to_string(layer) + ".dropout_backward";
-  op.inputs = {tensor, ids};
-  op.outputs = {tensor};
-  op.layer = layer;
-  op.key = layer_dropout_key(layer);
-  op.rate = spec_.dropout();
-  op.column_begin = column_offset;
-  op.column_end = column_offset + builder_.tensor(tensor).cols;
-  op.memory_bytes = 2 * builder_.tensor(tensor).bytes();
-  return builder_.add_op(std::move(op));
+  return dropout_op(OpKind::dropout_backward, tensor, ids, layer, column_offset);
 }
 
 int ModelEmitter::forward(std::span<const int> blocks, int input, int first_layer) {
@@ -161,6 +155,19 @@ int ModelEmitter::backward(int grad_logits, int bottom_layer, bool bottom_input_
     grad = grad_input;
   }
   return grad;
+}
+
+Op exchange_op(std::string label, Traffic traffic, int num_ranks) {
+  Op op;
+  op.kind = OpKind::all_to_all;
+  op.stream = Stream::network;
+  op.label = std::move(label);
+  op.traffic = traffic;
+  op.inputs.assign(static_cast<std::size_t>(num_ranks), -1);
+  op.outputs.assign(static_cast<std::size_t>(num_ranks), -1);
+  op.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
+  op.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
+  return op;
 }
 
 int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,

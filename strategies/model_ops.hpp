@@ -49,6 +49,8 @@ class ModelEmitter {
   std::uint64_t layer_dropout_key(int layer) const;
 
  private:
+  int dropout_op(OpKind kind, int tensor, int ids, int layer, std::int64_t column_offset);
+
   struct LayerTrace {
     int block = -1;
     int input = -1;   // after dropout
@@ -62,6 +64,9 @@ class ModelEmitter {
   std::vector<LayerTrace> traces_;
   std::vector<int> gradient_ops_;
 };
+
+// An empty all-to-all (every slot -1, no bytes) for the caller to fill per peer.
+Op exchange_op(std::string label, Traffic traffic, int num_ranks);
 
 // Ring all-reduce of the gradients of `names` (summed over ranks), after `deps`.
 int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,

@@ -66,10 +66,11 @@ ModelSpec::Flops ModelSpec::forward_flops(int l, std::int64_t num_dst, std::int6
                                           std::int64_t num_edges, int in_width) const {
   const double in = in_width >= 0 ? in_width : layer(l).in_dim;
   const double out = layer(l).out_dim;
-  const double width = transforms_first(l) ? out : in;
+  const bool transform_first = transforms_first(l, in_width);
+  const double width = transform_first ? out : in;
   // The neighbour transform runs over every source row when it comes first, else over the
   // aggregated destination rows.
-  const double neighbour_rows = static_cast<double>(transforms_first(l) ? num_src : num_dst);
+  const double neighbour_rows = static_cast<double>(transform_first ? num_src : num_dst);
   Flops flops;
   if (kind_ == ModelKind::gcn) {
     flops.dense = 2.0 * neighbour_rows * in * out;
@@ -89,7 +90,7 @@ ModelSpec::Flops ModelSpec::backward_flops(int l, std::int64_t num_dst, std::int
   flops.dense = input_grad ? 2.0 * forward.dense : forward.dense;
   // Transforming first, the transposed aggregation feeds the weight gradient; aggregating first,
   // it only carries the input gradient.
-  flops.sparse = (transforms_first(l) || input_grad) ? forward.sparse : 0.0;
+  flops.sparse = (transforms_first(l, in_width) || input_grad) ? forward.sparse : 0.0;
   return flops;
 }
 

@@ -51,8 +51,11 @@ class ModelSpec {
   std::int64_t num_parameters() const;
 
   // True when layer l multiplies by its weights before aggregating (out < in): the kernels
-  // aggregate at the narrower width.
-  bool transforms_first(int l) const { return layer(l).out_dim < layer(l).in_dim; }
+  // aggregate at the narrower width. `in_width` >= 0 is the input width of a partial layer (a
+  // slice of the input columns), which decides the order for it.
+  bool transforms_first(int l, int in_width = -1) const {
+    return layer(l).out_dim < (in_width >= 0 ? in_width : layer(l).in_dim);
+  }
 
   // Multiply-adds counted as 2 FLOPs, split into dense weight products and sparse aggregation
   // (one multiply-add per edge and column; GCN adds a self loop per destination).

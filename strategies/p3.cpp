@@ -138,15 +138,7 @@ class P3Strategy final : public Strategy {
 
     // Pull: every rank sends the partial activations of rank q's batch to q.
     const Block& own_first = iteration.batch.blocks.front();
-    Op pull;
-    pull.kind = OpKind::all_to_all;
-    pull.stream = Stream::network;
-    pull.label = "pull partial activations";
-    pull.traffic = Traffic::activations;
-    pull.inputs.assign(static_cast<std::size_t>(num_ranks), -1);
-    pull.outputs.assign(static_cast<std::size_t>(num_ranks), -1);
-    pull.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
-    pull.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
+    Op pull = exchange_op("pull partial activations", Traffic::activations, num_ranks);
     for (int q = 0; q < num_ranks; ++q) {
       if (q == rank) continue;
       const auto slot = static_cast<std::size_t>(q);
@@ -209,15 +201,7 @@ class P3Strategy final : public Strategy {
     gradient_ops.push_back(builder.add_op(std::move(bias_grad)));
 
     // Push the first layer's activation gradient to every rank.
-    Op push;
-    push.kind = OpKind::all_to_all;
-    push.stream = Stream::network;
-    push.label = "push layer0 gradients";
-    push.traffic = Traffic::gradients;
-    push.inputs.assign(static_cast<std::size_t>(num_ranks), -1);
-    push.outputs.assign(static_cast<std::size_t>(num_ranks), -1);
-    push.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
-    push.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
+    Op push = exchange_op("push layer0 gradients", Traffic::gradients, num_ranks);
     for (int q = 0; q < num_ranks; ++q) {
       if (q == rank) continue;
       const auto slot = static_cast<std::size_t>(q);

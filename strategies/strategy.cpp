@@ -39,6 +39,32 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
+StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
+                                      int num_ranks) {
+  require(config.training.batch_size > 0, "training.batch_size",
+          "distributed training runs mini-batches: set a batch size (full-graph strategies come "
+          "with ROC, issue 5)");
+  require(num_ranks <= dataset.num_nodes(), "ranks",
+          std::to_string(num_ranks) + " ranks for " + std::to_string(dataset.num_nodes()) +
+              " nodes: every rank must own a node");
+  const ModelSpec spec(config.model, dataset.feature_dim(), dataset.num_classes);
+  validate(config.training, spec.num_layers());
+  StrategyContext context{
+      num_ranks,
+      spec,
+      config.training,
+      NodePartition::hashed(dataset.num_nodes(), num_ranks, config.distribution.partition_seed),
+      config.distribution.structure == "partitioned",
+      dataset.feature_dim()};
+  if (config.distribution.partitioner != "hash") {
+    const auto partitioner = make_partitioner(config.distribution.partitioner);
+    context.partition =
+        partitioner->partition(dataset.graph, num_ranks, config.distribution.partition_seed);
+  }
+  make_strategy(config.distribution.strategy)->check(context);
+  return context;
+}
+
 std::int64_t announcement_bytes(const std::vector<std::int32_t>& payload) {
   return static_cast<std::int64_t>(payload.size() * sizeof(std::int32_t));
 }

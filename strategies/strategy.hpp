@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "strategies/batch_schedule.hpp"
+#include "strategies/experiment_config.hpp"
 #include "strategies/model_spec.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/training_config.hpp"
@@ -78,6 +79,13 @@ class Strategy {
   virtual Plan plan(const StrategyContext& context, const RankIteration& iteration,
                     const Announcement& received) const = 0;
 };
+
+// Everything a strategy needs to know about a run of `config` on `num_ranks` ranks: the model
+// resolved for the dataset, the node partition (computed by the configured partitioner) and the
+// structure mode. Throws ConfigError when the configuration does not fit (no mini-batches, more
+// ranks than nodes, or more than the strategy can split the work into).
+StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
+                                      int num_ranks);
 
 // Known names: "dgl-pull", "p3". Throws ConfigError listing them for any other name.
 std::unique_ptr<Strategy> make_strategy(std::string_view name);

@@ -1,5 +1,7 @@
 #include "strategies/strategy_common.hpp"
 
+#include "strategies/model_ops.hpp"
+
 namespace gnnbed {
 
 OwnBatchTensors add_own_batch(PlanBuilder& builder, const StrategyContext& context,
@@ -31,13 +33,7 @@ AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& s
   AnnouncementTensors tensors;
   tensors.sent.assign(num_ranks, -1);
   tensors.received.assign(num_ranks, -1);
-  Op op;
-  op.kind = OpKind::all_to_all;
-  op.stream = Stream::network;
-  op.label = "announce";
-  op.traffic = Traffic::structure;
-  op.bytes_to.assign(num_ranks, 0);
-  op.bytes_from.assign(num_ranks, 0);
+  Op op = exchange_op("announce", Traffic::structure, static_cast<int>(num_ranks));
   for (std::size_t q = 0; q < num_ranks; ++q) {
     if (static_cast<int>(q) == rank) continue;
     tensors.sent[q] = builder.add_index("announce.to" + std::to_string(q), sent[q]);

@@ -1,6 +1,9 @@
 #include "strategies/training_config.hpp"
 
+#include <algorithm>
+
 #include "workloads/common/json_config.hpp"
+#include "workloads/common/random.hpp"
 
 namespace gnnbed {
 
@@ -16,6 +19,7 @@ TrainingConfig training_config_from_json(const nlohmann::json& object,
   reader.read("weight_decay_layers", config.weight_decay_layers);
   reader.read("batch_size", config.batch_size);
   reader.read("fanouts", config.fanouts);
+  reader.read("warmup_epochs", config.warmup_epochs);
   reader.read("eval_every", config.eval_every);
   reader.read("seed", config.seed);
   reader.finish();
@@ -31,11 +35,25 @@ nlohmann::json to_json(const TrainingConfig& config) {
           {"weight_decay_layers", config.weight_decay_layers},
           {"batch_size", config.batch_size},
           {"fanouts", config.fanouts},
+          {"warmup_epochs", config.warmup_epochs},
           {"eval_every", config.eval_every},
           {"seed", config.seed}};
 }
 
+std::uint64_t sampler_seed(const TrainingConfig& config) { return hash_mix(config.seed, 0x5a11); }
+std::uint64_t model_seed(const TrainingConfig& config) { return hash_mix(config.seed, 0x77e1); }
+
+double measured_epoch_seconds(std::span<const double> epoch_seconds, int warmup_epochs) {
+  const auto skip = static_cast<std::size_t>(std::max(0, warmup_epochs));
+  const std::span<const double> measured =
+      epoch_seconds.size() > skip ? epoch_seconds.subspan(skip) : epoch_seconds;
+  double sum = 0;
+  for (const double seconds : measured) sum += seconds;
+  return measured.empty() ? 0.0 : sum / static_cast<double>(measured.size());
+}
+
 void validate(const TrainingConfig& config, int num_layers) {
+  require(config.warmup_epochs >= 0, "training.warmup_epochs", "must not be negative");
   require(config.epochs >= 1, "training.epochs", "must be at least 1");
   require_one_of("training.optimizer", config.optimizer, {"adam", "sgd"});
   require(config.learning_rate > 0, "training.learning_rate", "must be positive");

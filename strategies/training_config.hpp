@@ -2,6 +2,7 @@
 // How a model is trained: optimisation, batching and sampling.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct TrainingConfig {
   // mini-batches of this many training nodes, sampled with `fanouts`.
   int batch_size = 0;
   std::vector<int> fanouts{25, 10};  // by hop from the seeds; -1 = all neighbours
+  // Epochs left out of the mean epoch time (first-touch allocation, caches and connections warm
+  // up in the first one); with no more epochs than this, every epoch counts.
+  int warmup_epochs = 1;
   int eval_every = 1;      // evaluate every this many epochs (0 = at the end only, -1 = never)
   std::uint64_t seed = 1;  // weights, dropout, shuffling and sampling
 };
@@ -26,6 +30,14 @@ struct TrainingConfig {
 TrainingConfig training_config_from_json(const nlohmann::json& object,
                                          const TrainingConfig& defaults, const std::string& where);
 nlohmann::json to_json(const TrainingConfig& config);
+
+// Seeds derived from the training seed, shared by every engine so that single-process,
+// distributed and simulated runs draw the same samples and start from the same weights.
+std::uint64_t sampler_seed(const TrainingConfig& config);
+std::uint64_t model_seed(const TrainingConfig& config);
+
+// The mean of `epoch_seconds` after the first `warmup_epochs` (all of them when none remain).
+double measured_epoch_seconds(std::span<const double> epoch_seconds, int warmup_epochs);
 
 // Throws ConfigError naming the first field that cannot be used (with the model's layer count).
 void validate(const TrainingConfig& config, int num_layers);

@@ -48,32 +48,6 @@ std::string_view breakdown_part_name(std::size_t part) {
                           : to_string(static_cast<TimeCategory>(part));
 }
 
-StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
-                                      int num_ranks) {
-  require(config.training.batch_size > 0, "training.batch_size",
-          "distributed training runs mini-batches: set a batch size (full-graph strategies come "
-          "with ROC, issue 5)");
-  require(num_ranks <= dataset.num_nodes(), "ranks",
-          std::to_string(num_ranks) + " ranks for " + std::to_string(dataset.num_nodes()) +
-              " nodes: every rank must own a node");
-  const ModelSpec spec(config.model, dataset.feature_dim(), dataset.num_classes);
-  validate(config.training, spec.num_layers());
-  StrategyContext context{
-      num_ranks,
-      spec,
-      config.training,
-      NodePartition::hashed(dataset.num_nodes(), num_ranks, config.distribution.partition_seed),
-      config.distribution.structure == "partitioned",
-      dataset.feature_dim()};
-  if (config.distribution.partitioner != "hash") {
-    const auto partitioner = make_partitioner(config.distribution.partitioner);
-    context.partition =
-        partitioner->partition(dataset.graph, num_ranks, config.distribution.partition_seed);
-  }
-  make_strategy(config.distribution.strategy)->check(context);
-  return context;
-}
-
 DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
                                     Dataset dataset, Transport& transport,
                                     const DistributedOptions& options) {
@@ -94,6 +68,12 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   const TrafficBytes sent_before = transport.bytes_sent();
   const TrafficBytes received_before = transport.bytes_received();
   nlohmann::json trace = nlohmann::json::array();
+  if (options.record_trace) {
+    trace.push_back({{"name", "process_name"},
+                     {"ph", "M"},
+                     {"pid", rank},
+                     {"args", {{"name", "rank " + std::to_string(rank)}}}});
+  }
   for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
     transport.barrier();
     const Stopwatch clock;
@@ -219,9 +199,9 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
       for (auto& event : nlohmann::json::parse(text)) report.trace.push_back(std::move(event));
     }
   }
-  double seconds = 0;
-  for (const DistributedEpoch& e : report.epochs) seconds += e.seconds;
-  report.epoch_seconds = seconds / static_cast<double>(report.epochs.size());
+  std::vector<double> seconds;
+  for (const DistributedEpoch& e : report.epochs) seconds.push_back(e.seconds);
+  report.epoch_seconds = measured_epoch_seconds(seconds, config.training.warmup_epochs);
   return report;
 }
 

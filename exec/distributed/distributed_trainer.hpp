@@ -52,7 +52,7 @@ struct DistributedReport {
   std::vector<RankReport> ranks;  // every rank's (rank 0 only)
   double val_accuracy = -1;       // after the last epoch (rank 0; -1 when not evaluated)
   double test_accuracy = -1;
-  double epoch_seconds = 0;  // mean over epochs
+  double epoch_seconds = 0;  // slowest rank, mean over epochs after the warm-up ones
   bool bytes_match = true;   // transport counts == plans' on every rank (rank 0)
   nlohmann::json trace;      // Chrome trace events of every rank (rank 0), when requested
   std::vector<Plan>
@@ -73,10 +73,5 @@ struct DistributedOptions {
 DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
                                     Dataset dataset, Transport& transport,
                                     const DistributedOptions& options);
-
-// Everything a strategy needs to know about the run, for `num_ranks` ranks (checks the strategy
-// can run it; ConfigError otherwise).
-StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
-                                      int num_ranks);
 
 }  // namespace gnnbed

@@ -139,7 +139,9 @@ std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
     }
   }
   Parameter* bias = parameters.size() == shapes.size() ? parameters.back() : nullptr;
-  const bool transform_first = spec.transforms_first(layer);
+  // A partial layer's weights hold only its slice of the input rows: the slice's width decides.
+  const bool transform_first =
+      spec.transforms_first(layer, static_cast<int>(parameters[0]->value.rows()));
   switch (spec.kind()) {
     case ModelKind::gcn:
       return std::make_unique<GcnLayer>(transform_first, *parameters[0], bias);

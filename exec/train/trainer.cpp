@@ -16,9 +16,6 @@
 
 namespace gnnbed {
 
-std::uint64_t sampler_seed(const TrainingConfig& config) { return hash_mix(config.seed, 0x5a11); }
-std::uint64_t model_seed(const TrainingConfig& config) { return hash_mix(config.seed, 0x77e1); }
-
 namespace {
 
 std::int64_t peak_resident_bytes() {
@@ -251,9 +248,9 @@ TrainingReport train_model(const Dataset& dataset, const ModelSpec& spec,
     report.epochs.push_back(record);
     if (on_epoch) on_epoch(record);
   }
-  double seconds = 0;
-  for (const auto& e : report.epochs) seconds += e.seconds;
-  report.epoch_seconds = seconds / static_cast<double>(report.epochs.size());
+  std::vector<double> seconds;
+  for (const auto& e : report.epochs) seconds.push_back(e.seconds);
+  report.epoch_seconds = measured_epoch_seconds(seconds, config.warmup_epochs);
   report.total_seconds = total.seconds();
   report.peak_memory_bytes = peak_resident_bytes();
   return report;

@@ -29,7 +29,7 @@ struct TrainingReport {
   std::vector<EpochRecord> epochs;
   double val_accuracy = 0;   // after the last epoch
   double test_accuracy = 0;  // after the last epoch
-  double epoch_seconds = 0;  // mean training time per epoch
+  double epoch_seconds = 0;  // mean training time per epoch, after the warm-up epochs
   double total_seconds = 0;  // wall time including evaluation
   std::int64_t num_parameters = 0;
   std::int64_t peak_memory_bytes = 0;  // resident set high-water mark of the process
@@ -51,12 +51,6 @@ Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
                              const std::vector<Parameter>& values);
 
 using EpochCallback = std::function<void(const EpochRecord&)>;
-
-// The neighbour sampler's seed for a training config (shared with the distributed engines, so
-// that a single-process and a distributed run draw the same samples).
-std::uint64_t sampler_seed(const TrainingConfig& config);
-// The seed of a fresh model's weights for a training config (likewise shared).
-std::uint64_t model_seed(const TrainingConfig& config);
 
 // Trains a fresh model (weights from config.seed) on `dataset` and evaluates it on the validation
 // and test nodes with full neighbourhoods. Calls `on_epoch` after every epoch (progress).

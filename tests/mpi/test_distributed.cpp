@@ -14,27 +14,21 @@
 #include "exec/train/minibatch_step.hpp"
 #include "exec/train/optimizer.hpp"
 #include "exec/train/trainer.hpp"
-#include "workloads/workload_config.hpp"
+#include "tests/support/bundled_workload.hpp"
 
 namespace gnnbed {
 namespace {
 
-const Dataset& cora() {
-  static const Dataset dataset = [] {
-    WorkloadConfig config;
-    config.source = "cora";
-    return load_workload(config);
-  }();
-  return dataset;
-}
+const Dataset& cora() { return testing::bundled_workload("cora"); }
 
 ExperimentConfig experiment(const std::string& strategy, const std::string& structure,
-                            const std::string& model) {
+                            const std::string& model, int num_layers = 2) {
   ExperimentConfig config;
   config.workload.source = "cora";
-  config.model = ModelConfig{model, 2, 16, 0.5};
+  config.model = ModelConfig{model, num_layers, 16, 0.5};
   config.training.batch_size = 12;
-  config.training.fanouts = {10, 5};
+  config.training.fanouts.assign(static_cast<std::size_t>(num_layers), 5);
+  config.training.fanouts.front() = 10;
   config.training.seed = 4;
   config.distribution.strategy = strategy;
   config.distribution.structure = structure;
@@ -88,12 +82,12 @@ TEST(DistributedSampling, OverPartitionedStructureDrawsTheSingleProcessSamples) 
 }
 
 class OneIteration
-    : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string>> {};
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
 
 TEST_P(OneIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
-  const auto& [strategy, structure, model_kind] = GetParam();
+  const auto& [strategy, structure, model_kind, num_layers] = GetParam();
   MpiTransport transport;
-  const ExperimentConfig config = experiment(strategy, structure, model_kind);
+  const ExperimentConfig config = experiment(strategy, structure, model_kind, num_layers);
   const StrategyContext context = make_strategy_context(config, cora(), transport.size());
   RankEngine engine(config, context, cora(), transport);
   const TrafficBytes sent_before = transport.bytes_sent();
@@ -172,17 +166,27 @@ TEST_P(OneIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, OneIteration,
+std::string one_iteration_name(
+    const ::testing::TestParamInfo<OneIteration::ParamType>& param_info) {
+  std::string name = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param) + "_" +
+                     std::get<2>(param_info.param) + "_" +
+                     std::to_string(std::get<3>(param_info.param)) + "layers";
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(TwoLayers, OneIteration,
                          ::testing::Combine(::testing::Values("dgl-pull", "p3"),
                                             ::testing::Values("replicated", "partitioned"),
-                                            ::testing::Values("sage", "gcn")),
-                         [](const ::testing::TestParamInfo<OneIteration::ParamType>& param_info) {
-                           std::string name = std::get<0>(param_info.param) + "_" +
-                                              std::get<1>(param_info.param) + "_" +
-                                              std::get<2>(param_info.param);
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+                                            ::testing::Values("sage", "gcn"), ::testing::Values(2)),
+                         one_iteration_name);
+
+INSTANTIATE_TEST_SUITE_P(OtherDepths, OneIteration,
+                         ::testing::Combine(::testing::Values("dgl-pull", "p3"),
+                                            ::testing::Values("partitioned"),
+                                            ::testing::Values("sage", "gcn"),
+                                            ::testing::Values(1, 3)),
+                         one_iteration_name);
 
 // Mean test accuracy over seeds of mini-batch GraphSAGE on Cora: one process with batches of 32,
 // and 4 ranks with batches of 8 each (the same global batch).

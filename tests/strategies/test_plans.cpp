@@ -9,21 +9,14 @@
 #include "strategies/block_codec.hpp"
 #include "strategies/collective_schedule.hpp"
 #include "strategies/strategy.hpp"
+#include "tests/support/bundled_workload.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
-#include "workloads/workload_config.hpp"
 
 namespace gnnbed {
 namespace {
 
-const Dataset& cora() {
-  static const Dataset dataset = [] {
-    WorkloadConfig config;
-    config.source = "cora";
-    return load_workload(config);
-  }();
-  return dataset;
-}
+const Dataset& cora() { return testing::bundled_workload("cora"); }
 
 StrategyContext context_for(int num_ranks, bool partitioned, const std::string& kind = "sage") {
   TrainingConfig training;
