@@ -22,13 +22,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-const Op& op_labelled(const Plan& plan, const std::string& label) {
-  for (const Op& op : plan.ops) {
-    if (op.label == label) return op;
-  }
-  throw Error("the " + plan.strategy + " plan has no op '" + label + "'");
-}
-
 int example_main(int argc, char** argv) {
   po::options_description options("traffic_example [options]");
   options.add_options()("help,h", "show this help")("ranks", po::value<int>()->default_value(4),
@@ -68,9 +61,8 @@ int example_main(int argc, char** argv) {
     const std::int64_t layer1 = first.num_dst;
     const double all_features = static_cast<double>(layer0) * dim * 4;
     const double pulled = static_cast<double>(plan.bytes_received()[Traffic::features]);
-    const double activations =
-        static_cast<double>(op_labelled(p3[static_cast<std::size_t>(r)], "pull partial activations")
-                                .total_bytes_from());
+    const double activations = static_cast<double>(
+        p3[static_cast<std::size_t>(r)].op_labelled("pull partial activations").total_bytes_from());
     std::printf("%-5d %10lld %10lld %22.2f %22.2f %20.2f\n", r, static_cast<long long>(layer0),
                 static_cast<long long>(layer1), all_features / kMiB, pulled / kMiB,
                 activations / kMiB);

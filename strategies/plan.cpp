@@ -151,6 +151,14 @@ double Plan::total_flops() const {
   return total;
 }
 
+const Op& Plan::op_labelled(std::string_view label) const {
+  for (const Op& op : ops) {
+    if (op.label == label) return op;
+  }
+  throw Error("the " + strategy + " plan of rank " + std::to_string(rank) + " has no op '" +
+              std::string(label) + "'");
+}
+
 void Plan::validate() const {
   const auto num_tensors = static_cast<int>(tensors.size());
   std::vector<int> written_by(tensors.size(), -1);

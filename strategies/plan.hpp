@@ -150,8 +150,9 @@ struct Plan {
   // requests and replies included).
   TrafficBytes bytes_sent() const;
   TrafficBytes bytes_received() const;
-  // FLOPs by op kind, and in total.
   double total_flops() const;
+  // The first op with this label; throws Error when there is none.
+  const Op& op_labelled(std::string_view label) const;
 
   // Checks ids, dependencies (acyclic: every dependency earlier), per-peer vector sizes and that
   // every tensor read is carried by the plan or written by an earlier op. Throws Error naming the

@@ -32,6 +32,12 @@ TrafficBytes& TrafficBytes::operator+=(const TrafficBytes& other) {
   return *this;
 }
 
+TrafficBytes TrafficBytes::operator-(const TrafficBytes& other) const {
+  TrafficBytes result = *this;
+  for (std::size_t i = 0; i < kNumTrafficKinds; ++i) result.bytes[i] -= other.bytes[i];
+  return result;
+}
+
 nlohmann::json TrafficBytes::to_json() const {
   nlohmann::json object = nlohmann::json::object();
   for (std::size_t i = 0; i < kNumTrafficKinds; ++i) object[std::string(kNames[i])] = bytes[i];

@@ -31,6 +31,7 @@ struct TrafficBytes {
   std::int64_t operator[](Traffic kind) const { return bytes[static_cast<std::size_t>(kind)]; }
   std::int64_t total() const;
   TrafficBytes& operator+=(const TrafficBytes& other);
+  TrafficBytes operator-(const TrafficBytes& other) const;
   bool operator==(const TrafficBytes& other) const = default;
   nlohmann::json to_json() const;  // {"structure": ..., ..., "total": ...}
 };

@@ -1,7 +1,5 @@
 #include "exec/distributed/distributed_trainer.hpp"
 
-#include <sys/resource.h>
-
 #include <cstdio>
 
 #include "exec/distributed/rank_engine.hpp"
@@ -9,18 +7,13 @@
 #include "strategies/batch_schedule.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace gnnbed {
 namespace {
 
 constexpr std::size_t kWaiting = kNumTimeCategories;
-
-std::int64_t peak_resident_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
-}
 
 nlohmann::json trace_event(const Op& op, int rank, double start_seconds, double seconds) {
   return {{"name", op.label},
@@ -30,15 +23,6 @@ nlohmann::json trace_event(const Op& op, int rank, double start_seconds, double 
           {"tid", to_string(op.stream)},
           {"ts", 1e6 * start_seconds},
           {"dur", 1e6 * seconds}};
-}
-
-void add_to(TrafficBytes& total, const TrafficBytes& part) { total += part; }
-
-TrafficBytes difference(const TrafficBytes& after, const TrafficBytes& before) {
-  TrafficBytes result;
-  for (std::size_t i = 0; i < kNumTrafficKinds; ++i)
-    result.bytes[i] = after.bytes[i] - before.bytes[i];
-  return result;
 }
 
 }  // namespace
@@ -95,8 +79,8 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
       parts[static_cast<std::size_t>(TimeCategory::communication)] +=
           run.announce_seconds - run.announce_waiting;
       parts[kWaiting] += run.announce_waiting + run.sample_waiting;
-      add_to(planned_sent, plan.bytes_sent());
-      add_to(planned_received, plan.bytes_received());
+      planned_sent += plan.bytes_sent();
+      planned_received += plan.bytes_received();
       for (const OpRecord& op : outcome.records) {
         const auto category =
             static_cast<std::size_t>(category_of(plan.ops[static_cast<std::size_t>(op.op)].kind));
@@ -160,8 +144,8 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   // Every rank's traffic, memory and data, to rank 0 (control plane).
   RankReport mine;
   mine.rank = rank;
-  mine.sent = difference(transport.bytes_sent(), sent_before);
-  mine.received = difference(transport.bytes_received(), received_before);
+  mine.sent = transport.bytes_sent() - sent_before;
+  mine.received = transport.bytes_received() - received_before;
   mine.planned_sent = planned_sent;
   mine.planned_received = planned_received;
   mine.peak_memory_bytes = peak_resident_bytes();

@@ -1,7 +1,5 @@
 #include "exec/train/trainer.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <numeric>
 
@@ -10,6 +8,7 @@
 #include "exec/train/optimizer.hpp"
 #include "strategies/batch_schedule.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/sampler.hpp"
@@ -17,12 +16,6 @@
 namespace gnnbed {
 
 namespace {
-
-std::int64_t peak_resident_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
-}
 
 std::vector<std::int32_t> labels_of(const Dataset& dataset, std::span<const NodeId> nodes) {
   std::vector<std::int32_t> labels(nodes.size());

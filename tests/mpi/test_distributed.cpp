@@ -98,12 +98,8 @@ TEST_P(OneIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
   const int iteration = 1;
   const IterationRun run = engine.run_iteration(epoch, iteration, clock);
 
-  TrafficBytes sent = transport.bytes_sent();
-  TrafficBytes received = transport.bytes_received();
-  for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
-    sent.bytes[k] -= sent_before.bytes[k];
-    received.bytes[k] -= received_before.bytes[k];
-  }
+  const TrafficBytes sent = transport.bytes_sent() - sent_before;
+  const TrafficBytes received = transport.bytes_received() - received_before;
   EXPECT_EQ(sent, run.plan.bytes_sent()) << "bytes sent: transport vs plan";
   EXPECT_EQ(received, run.plan.bytes_received()) << "bytes received: transport vs plan";
   if (strategy == "p3") {

@@ -33,13 +33,6 @@ std::vector<Plan> plans_for(const std::string& strategy, const StrategyContext& 
   return plan_iteration(*make_strategy(strategy), context, cora().graph, schedule, 9, 1, 0);
 }
 
-const Op& op_labelled(const Plan& plan, const std::string& label) {
-  for (const Op& op : plan.ops) {
-    if (op.label == label) return op;
-  }
-  throw Error("no op labelled " + label);
-}
-
 class PlanTest : public ::testing::TestWithParam<std::tuple<std::string, int, bool>> {};
 
 TEST_P(PlanTest, PlansAreValidConserveTrafficAndRoundTrip) {
@@ -97,7 +90,7 @@ TEST(DglPullPlan, PullsExactlyTheRemoteInputNodesFeatures) {
         remote += context.partition.owner(v) != plan.rank;
       EXPECT_EQ(plan.bytes_received()[Traffic::features], remote * 1433 * 4)
           << "rank " << plan.rank;
-      EXPECT_EQ(op_labelled(plan, "announce").total_bytes_to(), remote * 4)
+      EXPECT_EQ(plan.op_labelled("announce").total_bytes_to(), remote * 4)
           << "one id per pulled node";
       EXPECT_EQ(plan.bytes_sent()[Traffic::activations], 0);
     }
@@ -113,15 +106,15 @@ TEST(P3Plan, MovesNoFeaturesAndTheDerivedActivationAndGradientBytes) {
       EXPECT_EQ(plan.bytes_received()[Traffic::features], 0);
       const Block& first = *plan.tensors[static_cast<std::size_t>(plan.ops[0].outputs[0])].block;
       const std::int64_t n1 = first.num_dst;
-      EXPECT_EQ(op_labelled(plan, "pull partial activations").total_bytes_from(),
+      EXPECT_EQ(plan.op_labelled("pull partial activations").total_bytes_from(),
                 (n - 1) * n1 * 16 * 4)
           << "(N-1) x n1 x hidden x 4 partial activations per owner";
-      EXPECT_EQ(op_labelled(plan, "push layer0 gradients").total_bytes_to(), (n - 1) * n1 * 16 * 4);
-      EXPECT_EQ(op_labelled(plan, "announce").total_bytes_to(),
+      EXPECT_EQ(plan.op_labelled("push layer0 gradients").total_bytes_to(), (n - 1) * n1 * 16 * 4);
+      EXPECT_EQ(plan.op_labelled("announce").total_bytes_to(),
                 (n - 1) * encoded_block_bytes(first));
       // Data-parallel parameters only: layer 0's bias and all of layer 1 (W_self, W_neigh, b).
       const std::int64_t data_parallel = 16 + 2 * 16 * 7 + 7;
-      EXPECT_EQ(op_labelled(plan, "all_reduce gradients").total_bytes_to(),
+      EXPECT_EQ(plan.op_labelled("all_reduce gradients").total_bytes_to(),
                 4 * ring_all_reduce_elements_sent(plan.rank, n, data_parallel));
       // The first layer's weights are split by feature columns, 1433 rows over n ranks.
       for (const ParameterSpec& p : plan.parameters) {
@@ -139,7 +132,7 @@ TEST(DglPullPlan, AllReducesEveryParameterOverTheRing) {
   const int n = 3;
   const std::int64_t all = 2 * 1433 * 16 + 16 + 2 * 16 * 7 + 7;
   for (const Plan& plan : plans_for("dgl-pull", context_for(n, false))) {
-    const Op& reduce = op_labelled(plan, "all_reduce gradients");
+    const Op& reduce = plan.op_labelled("all_reduce gradients");
     EXPECT_EQ(reduce.total_bytes_to(), 4 * ring_all_reduce_elements_sent(plan.rank, n, all));
     EXPECT_EQ(reduce.bytes_to[static_cast<std::size_t>(ring_peers(plan.rank, n).next)],
               reduce.total_bytes_to());
