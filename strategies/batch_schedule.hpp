@@ -5,7 +5,8 @@
 // ranks that run out take part with empty batches, so that collectives stay matched.
 //
 // Every rank can compute every rank's seeds: the schedule is a pure function of the training
-// nodes, the partition and the seed.
+// nodes, the partition and the seed. A rank that holds only its own training nodes (a sharded
+// workload) builds the schedule from them and every rank's count, and can list its own seeds only.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -19,14 +20,16 @@ class BatchSchedule {
  public:
   BatchSchedule(std::span<const NodeId> train_nodes, const NodePartition& partition, int batch_size,
                 std::uint64_t seed);
+  // `rank`'s view: its own training nodes, and how many every rank has (train_counts[q] for q).
+  BatchSchedule(int rank, std::span<const NodeId> own_train_nodes,
+                std::span<const std::int64_t> train_counts, int batch_size, std::uint64_t seed);
 
-  int num_ranks() const { return static_cast<int>(owned_.size()); }
+  int num_ranks() const { return static_cast<int>(counts_.size()); }
   int iterations_per_epoch() const { return iterations_; }
-  std::int64_t train_nodes_of(int rank) const {
-    return static_cast<std::int64_t>(owned_[static_cast<std::size_t>(rank)].size());
-  }
+  std::int64_t train_nodes_of(int rank) const { return counts_[static_cast<std::size_t>(rank)]; }
 
-  // Rank r's seeds in iteration i of epoch e (possibly empty).
+  // Rank r's seeds in iteration i of epoch e (possibly empty). Throws Error for a rank whose
+  // training nodes this schedule was not given.
   std::vector<NodeId> seeds(int rank, int epoch, int iteration) const;
   // Seeds over all ranks in iteration i of epoch e: the loss is their mean.
   std::int64_t seeds_in_iteration(int epoch, int iteration) const;
@@ -36,7 +39,11 @@ class BatchSchedule {
   std::uint64_t dropout_key(int epoch, int iteration) const;
 
  private:
-  std::vector<std::vector<NodeId>> owned_;  // per rank, increasing ids
+  void count_iterations();
+
+  std::vector<std::vector<NodeId>> owned_;  // per rank, increasing ids (only the held ranks')
+  std::vector<std::int64_t> counts_;        // per rank
+  std::vector<char> held_;                  // per rank: owned_ is known
   int batch_size_;
   std::uint64_t seed_;
   int iterations_ = 0;

@@ -119,6 +119,7 @@ class DglPullStrategy final : public Strategy {
     assemble.outputs = {input};
     assemble.memory_bytes = 2 * num_inputs * dim * kFloatBytes;
     builder.add_op(std::move(assemble));
+    emit_copy_to_device(builder, input, "copy input features to device");
 
     ModelEmitter model(builder, context.model, iteration.dropout_key);
     const int logits = model.forward(own.blocks, input, 0);

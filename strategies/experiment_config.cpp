@@ -56,10 +56,12 @@ const std::vector<ExperimentOption>& experiment_options() {
   static const std::vector<ExperimentOption> options = {
       {"workload", "workload.source",
        "cora, citeseer, pubmed, a preset (products-like, papers-like, uk-like, facebook-like), "
-       "csbm, rmat, or a layout read from --path: planetoid-tsv, edge-list, ogb, binary"},
-      {"path", "workload.path", "file or directory for planetoid-tsv, edge-list, ogb, binary"},
+       "csbm, rmat, or a layout read from --path: planetoid-tsv, edge-list, ogb, binary, shards "
+       "(run_experiment only)"},
+      {"path", "workload.path",
+       "file or directory for planetoid-tsv, edge-list, ogb, binary, shards"},
       {"scale", "workload.scale", "preset scale factor (node, edge and split counts)"},
-      {"features", "workload.features", "auto, generated or none"},
+      {"features", "workload.features", "auto, generated, stored or none"},
       {"model", "model.kind", "gcn or sage"},
       {"layers", "model.num_layers", "number of GNN layers"},
       {"hidden", "model.hidden", "hidden width"},

@@ -88,8 +88,8 @@ int ModelEmitter::forward(std::span<const int> blocks, int input, int first_laye
     forward_op.inputs = {block_tensor, h};
     forward_op.outputs = {z};
     forward_op.layer = l;
-    forward_op.flops =
-        spec_.forward_flops(l, block.num_dst, block.num_src(), block.num_edges()).total();
+    set_flops(forward_op,
+              spec_.forward_flops(l, block.num_dst, block.num_src(), block.num_edges()));
     builder_.add_op(std::move(forward_op));
     if (spec_.layer(l).relu) {
       Op relu;
@@ -141,9 +141,8 @@ int ModelEmitter::backward(int grad_logits, int bottom_layer, bool bottom_input_
     op.inputs = {grad, trace.block, trace.input};
     op.layer = l;
     op.input_grad = input_grad;
-    op.flops =
-        spec_.backward_flops(l, block.num_dst, block.num_src(), block.num_edges(), input_grad)
-            .total();
+    set_flops(
+        op, spec_.backward_flops(l, block.num_dst, block.num_src(), block.num_edges(), input_grad));
     int grad_input = -1;
     if (input_grad) {
       grad_input = builder_.add_dense("layer" + std::to_string(l) + ".in.grad", block.num_src(),
@@ -155,6 +154,22 @@ int ModelEmitter::backward(int grad_logits, int bottom_layer, bool bottom_input_
     grad = grad_input;
   }
   return grad;
+}
+
+void set_flops(Op& op, const ModelSpec::Flops& flops) {
+  op.flops = flops.total();
+  op.sparse_flops = flops.sparse;
+}
+
+int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label) {
+  Op op;
+  op.kind = OpKind::copy_to_device;
+  op.stream = Stream::copy;
+  op.label = std::move(label);
+  op.inputs = {tensor};
+  op.outputs = {tensor};
+  op.memory_bytes = builder.tensor(tensor).bytes();
+  return builder.add_op(std::move(op));
 }
 
 Op exchange_op(std::string label, Traffic traffic, int num_ranks) {

@@ -65,6 +65,12 @@ class ModelEmitter {
   std::vector<int> gradient_ops_;
 };
 
+// Sets a layer op's work: total FLOPs and the part spent aggregating over edges.
+void set_flops(Op& op, const ModelSpec::Flops& flops);
+
+// Moves a host tensor (gathered input features) to the device before layers read it, in place.
+int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label);
+
 // An empty all-to-all (every slot -1, no bytes) for the caller to fill per peer.
 Op exchange_op(std::string label, Traffic traffic, int num_ranks);
 

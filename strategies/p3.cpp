@@ -119,6 +119,8 @@ class P3Strategy final : public Strategy {
       gather.column_end = column_begin + width;
       gather.memory_bytes = 2 * block.num_src() * width * kFloatBytes;
       builder.add_op(std::move(gather));
+      emit_copy_to_device(builder, slices[slot],
+                          "copy feature slice for rank " + std::to_string(q) + " to device");
       if (spec.dropout() > 0) model.dropout(slices[slot], first_blocks[slot], 0, column_begin);
       partials[slot] = builder.add_dense("rank " + std::to_string(q) + " partial activations",
                                          block.num_dst, hidden);
@@ -131,8 +133,8 @@ class P3Strategy final : public Strategy {
       forward.instance = q;
       forward.partial = true;
       forward.parameters = slice_names;
-      forward.flops =
-          spec.forward_flops(0, block.num_dst, block.num_src(), block.num_edges(), width).total();
+      set_flops(forward,
+                spec.forward_flops(0, block.num_dst, block.num_src(), block.num_edges(), width));
       builder.add_op(std::move(forward));
     }
 
@@ -229,9 +231,8 @@ class P3Strategy final : public Strategy {
       backward.partial = true;
       backward.input_grad = false;
       backward.parameters = slice_names;
-      backward.flops =
-          spec.backward_flops(0, block.num_dst, block.num_src(), block.num_edges(), false, width)
-              .total();
+      set_flops(backward, spec.backward_flops(0, block.num_dst, block.num_src(), block.num_edges(),
+                                              false, width));
       gradient_ops.push_back(builder.add_op(std::move(backward)));
     }
 

@@ -13,10 +13,10 @@ namespace gnnbed {
 namespace {
 
 constexpr std::array<std::string_view, kNumOpKinds> kOpNames = {
-    "sample",           "all_to_all",    "all_reduce",    "gather_features",
-    "scatter_rows",     "dropout",       "layer_forward", "relu",
-    "add_partials",     "loss",          "relu_backward", "layer_backward",
-    "dropout_backward", "bias_backward", "optimizer_step"};
+    "sample",           "all_to_all",    "all_reduce",     "gather_features",
+    "scatter_rows",     "dropout",       "layer_forward",  "relu",
+    "add_partials",     "loss",          "relu_backward",  "layer_backward",
+    "dropout_backward", "bias_backward", "optimizer_step", "copy_to_device"};
 constexpr std::array<std::string_view, 4> kStreamNames = {"sampler", "copy", "compute", "network"};
 constexpr std::array<std::string_view, kNumTimeCategories> kCategoryNames = {
     "sampling", "copy", "compute", "communication"};
@@ -94,6 +94,7 @@ TimeCategory category_of(OpKind kind) {
       return TimeCategory::sampling;
     case OpKind::gather_features:
     case OpKind::scatter_rows:
+    case OpKind::copy_to_device:
       return TimeCategory::copy;
     case OpKind::all_to_all:
     case OpKind::all_reduce:
@@ -245,8 +246,10 @@ nlohmann::json Plan::to_json() const {
                              {"bytes_to", op.bytes_to},
                              {"bytes_from", op.bytes_from},
                              {"flops", op.flops},
+                             {"sparse_flops", op.sparse_flops},
                              {"memory_bytes", op.memory_bytes},
                              {"sampled_edges", op.sampled_edges},
+                             {"measured_seconds", op.measured_seconds},
                              {"layer", op.layer},
                              {"instance", op.instance},
                              {"partial", op.partial},
@@ -316,8 +319,10 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
       for (const auto& hop : object.at("sampling_hops"))
         op.sampling_hops.push_back(hop_from_json(hop));
       op.flops = object.at("flops").get<double>();
+      op.sparse_flops = object.at("sparse_flops").get<double>();
       op.memory_bytes = object.at("memory_bytes").get<std::int64_t>();
       op.sampled_edges = object.at("sampled_edges").get<std::int64_t>();
+      op.measured_seconds = object.value("measured_seconds", -1.0);
       op.layer = object.at("layer").get<int>();
       op.instance = object.at("instance").get<int>();
       op.partial = object.at("partial").get<bool>();

@@ -40,8 +40,10 @@ enum class OpKind : std::uint8_t {
   dropout_backward,  // in place on the gradient inputs[0] (node ids: inputs[1])
   bias_backward,     // the bias `parameters[0]` gets the column sums of inputs[0]
   optimizer_step,    // update `parameters` from their gradients
+  copy_to_device,    // inputs[0] (= outputs[0]) moves from host to device memory (PCIe); a no-op
+                     // where the device is the host's CPU
 };
-inline constexpr std::size_t kNumOpKinds = 15;
+inline constexpr std::size_t kNumOpKinds = 16;
 
 // Where an op runs. Engines may overlap ops on different streams; the plan's dependencies say
 // what must finish first.
@@ -116,8 +118,12 @@ struct Op {
 
   // Work, for the cost model.
   double flops = 0;                // multiply-adds count 2
+  double sparse_flops = 0;         // the part of `flops` spent aggregating over edges
   std::int64_t memory_bytes = 0;   // bytes read and written by data-movement ops
   std::int64_t sampled_edges = 0;  // `sample`
+  // How long the op took when a real run recorded the plan (-1 when not measured); the simulator
+  // can replay these instead of the cost model's times.
+  double measured_seconds = -1;
 
   // Attributes.
   int layer = -1;                 // model layer of layer ops

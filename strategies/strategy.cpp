@@ -21,6 +21,15 @@ const std::map<std::string, std::function<std::unique_ptr<Strategy>()>, std::les
   return known;
 }
 
+void check_fits(const ExperimentConfig& config, std::int64_t num_nodes, int num_ranks) {
+  require(config.training.batch_size > 0, "training.batch_size",
+          "distributed training runs mini-batches: set a batch size (full-graph strategies come "
+          "with ROC, issue 5)");
+  require(num_ranks <= num_nodes, "ranks",
+          std::to_string(num_ranks) + " ranks for " + std::to_string(num_nodes) +
+              " nodes: every rank must own a node");
+}
+
 }  // namespace
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name) {
@@ -41,26 +50,26 @@ std::vector<std::string> strategy_names() {
 
 StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
                                       int num_ranks) {
-  require(config.training.batch_size > 0, "training.batch_size",
-          "distributed training runs mini-batches: set a batch size (full-graph strategies come "
-          "with ROC, issue 5)");
-  require(num_ranks <= dataset.num_nodes(), "ranks",
-          std::to_string(num_ranks) + " ranks for " + std::to_string(dataset.num_nodes()) +
-              " nodes: every rank must own a node");
-  const ModelSpec spec(config.model, dataset.feature_dim(), dataset.num_classes);
+  check_fits(config, dataset.num_nodes(), num_ranks);
+  NodePartition partition =
+      make_partitioner(config.distribution.partitioner)
+          ->partition(dataset.graph, num_ranks, config.distribution.partition_seed);
+  return make_strategy_context(config, std::move(partition), dataset.feature_dim(),
+                               dataset.num_classes);
+}
+
+StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
+                                      int feature_dim, int num_classes) {
+  const int num_ranks = partition.num_parts();
+  check_fits(config, partition.num_nodes(), num_ranks);
+  const ModelSpec spec(config.model, feature_dim, num_classes);
   validate(config.training, spec.num_layers());
-  StrategyContext context{
-      num_ranks,
-      spec,
-      config.training,
-      NodePartition::hashed(dataset.num_nodes(), num_ranks, config.distribution.partition_seed),
-      config.distribution.structure == "partitioned",
-      dataset.feature_dim()};
-  if (config.distribution.partitioner != "hash") {
-    const auto partitioner = make_partitioner(config.distribution.partitioner);
-    context.partition =
-        partitioner->partition(dataset.graph, num_ranks, config.distribution.partition_seed);
-  }
+  StrategyContext context{num_ranks,
+                          spec,
+                          config.training,
+                          std::move(partition),
+                          config.distribution.structure == "partitioned",
+                          feature_dim};
   make_strategy(config.distribution.strategy)->check(context);
   return context;
 }

@@ -19,6 +19,7 @@
 #include "strategies/plan.hpp"
 #include "strategies/training_config.hpp"
 #include "workloads/partition.hpp"
+#include "workloads/rank_shard.hpp"  // FeaturePlacement
 #include "workloads/sampler.hpp"
 
 namespace gnnbed {
@@ -47,14 +48,6 @@ struct RankIteration {
 };
 
 using Announcement = std::vector<std::vector<std::int32_t>>;  // payload per peer
-
-// Which node features a rank holds: the rows of the nodes it owns (all columns), or every node's
-// row restricted to columns [column_begin, column_end).
-struct FeaturePlacement {
-  bool owned_rows_only = true;
-  std::int64_t column_begin = 0;
-  std::int64_t column_end = 0;
-};
 
 class Strategy {
  public:
@@ -86,6 +79,10 @@ class Strategy {
 // ranks than nodes, or more than the strategy can split the work into).
 StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
                                       int num_ranks);
+// The same for a run whose node owners are already known (a sharded workload's), without the
+// graph: one rank per part of `partition`.
+StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
+                                      int feature_dim, int num_classes);
 
 // Known names: "dgl-pull", "p3". Throws ConfigError listing them for any other name.
 std::unique_ptr<Strategy> make_strategy(std::string_view name);

@@ -52,6 +52,10 @@ double measured_epoch_seconds(std::span<const double> epoch_seconds, int warmup_
   return measured.empty() ? 0.0 : sum / static_cast<double>(measured.size());
 }
 
+int first_measured_epoch(int epochs, int warmup_epochs) {
+  return warmup_epochs < epochs ? std::max(0, warmup_epochs) + 1 : 1;
+}
+
 void validate(const TrainingConfig& config, int num_layers) {
   require(config.warmup_epochs >= 0, "training.warmup_epochs", "must not be negative");
   require(config.epochs >= 1, "training.epochs", "must be at least 1");

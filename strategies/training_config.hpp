@@ -38,6 +38,9 @@ std::uint64_t model_seed(const TrainingConfig& config);
 
 // The mean of `epoch_seconds` after the first `warmup_epochs` (all of them when none remain).
 double measured_epoch_seconds(std::span<const double> epoch_seconds, int warmup_epochs);
+// The first epoch (1-based) that measurements count: the one after the warm-up epochs, or the
+// first when none remain.
+int first_measured_epoch(int epochs, int warmup_epochs);
 
 // Throws ConfigError naming the first field that cannot be used (with the model's layer count).
 void validate(const TrainingConfig& config, int num_layers);

@@ -5,24 +5,20 @@
 #include "workloads/binary_format.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <limits>
 #include <string>
 
 #include "workloads/common/errors.hpp"
-#include "workloads/common/files.hpp"
 #include "workloads/mapped_file.hpp"
+#include "workloads/section_file.hpp"
 
 namespace gnnbed {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'N', 'N', 'B', 'E', 'D', 'W', '1'};
 constexpr std::uint32_t kFormatVersion = 1;
-constexpr std::uint32_t kByteOrderMark = 0x01020304;
-constexpr std::uint64_t kAlignBytes = 4096;
-constexpr std::uint64_t kHeaderBytes = 4096;
 constexpr std::uint32_t kFlagHasLabels = 1;
 constexpr std::size_t kNameBytes = 128;
 
@@ -32,18 +28,9 @@ enum Section : std::size_t { kOffsets, kSources, kLabels, kTrain, kVal, kTest, k
 constexpr const char* kSectionNames[kCount] = {"offsets", "sources", "labels",  "train",
                                                "val",     "test",    "features"};
 
-struct SectionEntry {
-  std::uint64_t offset_bytes;
-  std::uint64_t length_bytes;
-};
-
 // Written and read with memcpy: a standard-layout struct without padding, little-endian.
 struct Header {
-  char magic[8];
-  std::uint32_t format_version;
-  std::uint32_t byte_order;
-  std::uint64_t header_bytes;
-  std::uint64_t file_bytes;
+  FilePreamble preamble;
   std::int64_t num_nodes;
   std::int64_t num_edges;
   std::int64_t num_train;
@@ -65,27 +52,10 @@ static_assert(offsetof(Header, feature_seed) == 88);
 static_assert(offsetof(Header, name) == 104);
 static_assert(offsetof(Header, sections) == 232);
 static_assert(sizeof(Header) == 344);
-static_assert(sizeof(Header) <= kHeaderBytes);
+static_assert(sizeof(Header) <= kFileHeaderBytes);
 
-std::uint64_t align_up(std::uint64_t bytes) {
-  return (bytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
-}
+}  // namespace
 
-template <typename T>
-std::span<const std::byte> bytes_of(std::span<const T> values) {
-  return std::as_bytes(values);
-}
-
-// A view of a section whose bounds and length were checked against the file.
-template <typename T>
-SharedArray<T> view_section(const std::shared_ptr<const MappedFile>& file,
-                            const SectionEntry& section) {
-  return SharedArray<T>(file->view<T>(section.offset_bytes, section.length_bytes / sizeof(T)),
-                        file);
-}
-
-// The binary file keeps only the parameters of generated features and rebuilds them over the
-// dataset's labels, so features made from other labels would silently come back different.
 void check_generated_labels(const Dataset& dataset, const GeneratedFeatures& generated) {
   if (dataset.labels.empty()) {
     throw Error("dataset '" + dataset.name +
@@ -109,22 +79,15 @@ void check_generated_labels(const Dataset& dataset, const GeneratedFeatures& gen
   }
 }
 
-}  // namespace
-
 void write_binary_workload(const Dataset& dataset, const std::filesystem::path& path) {
-  if constexpr (std::endian::native != std::endian::little) {
-    throw SystemError("the binary workload format is little-endian; this host is not");
-  }
+  require_little_endian_host();
   dataset.validate("dataset '" + dataset.name + "'");
   if (dataset.name.size() >= kNameBytes) {
     throw Error("dataset name '" + dataset.name + "' is longer than the binary format's " +
                 std::to_string(kNameBytes - 1) + " bytes");
   }
   Header header{};
-  std::memcpy(header.magic, kMagic, sizeof kMagic);
-  header.format_version = kFormatVersion;
-  header.byte_order = kByteOrderMark;
-  header.header_bytes = kHeaderBytes;
+  header.preamble = make_preamble(kMagic, kFormatVersion);
   header.num_nodes = dataset.num_nodes();
   header.num_edges = dataset.graph.num_edges();
   header.num_train = static_cast<std::int64_t>(dataset.split.train.size());
@@ -135,18 +98,18 @@ void write_binary_workload(const Dataset& dataset, const std::filesystem::path& 
   std::memcpy(header.name, dataset.name.data(), dataset.name.size());
 
   std::span<const std::byte> payload[kCount] = {
-      bytes_of(dataset.graph.offsets()),
-      bytes_of(dataset.graph.sources()),
-      bytes_of(dataset.labels.span()),
-      bytes_of(std::span<const NodeId>(dataset.split.train)),
-      bytes_of(std::span<const NodeId>(dataset.split.val)),
-      bytes_of(std::span<const NodeId>(dataset.split.test)),
+      section_bytes(dataset.graph.offsets()),
+      section_bytes(dataset.graph.sources()),
+      section_bytes(dataset.labels.span()),
+      section_bytes(std::span<const NodeId>(dataset.split.train)),
+      section_bytes(std::span<const NodeId>(dataset.split.val)),
+      section_bytes(std::span<const NodeId>(dataset.split.test)),
       {}};
   if (dataset.features) {
     header.feature_dim = dataset.features->dim();
     if (const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get())) {
       header.feature_kind = static_cast<std::uint32_t>(FeatureKind::stored);
-      payload[kFeatures] = bytes_of(stored->values());
+      payload[kFeatures] = section_bytes(stored->values());
     } else if (const auto* generated =
                    dynamic_cast<const GeneratedFeatures*>(dataset.features.get())) {
       check_generated_labels(dataset, *generated);
@@ -160,61 +123,21 @@ void write_binary_workload(const Dataset& dataset, const std::filesystem::path& 
     }
   }
 
-  std::uint64_t offset = kHeaderBytes;
-  for (std::size_t s = 0; s < kCount; ++s) {
-    header.sections[s] = {offset, payload[s].size()};
-    offset = align_up(offset + payload[s].size());
-  }
-  // Padded to a whole number of blocks, so every (possibly empty) section starts inside the file.
-  header.file_bytes = offset;
-
-  write_file_atomically(path, [&](std::ostream& out) {
-    static constexpr char kZeros[kAlignBytes] = {};
-    auto write_bytes = [&](const void* data, std::uint64_t length) {
-      out.write(static_cast<const char*>(data), static_cast<std::streamsize>(length));
-    };
-    write_bytes(&header, sizeof header);
-    std::uint64_t written = sizeof header;
-    for (std::size_t s = 0; s < kCount; ++s) {
-      write_bytes(kZeros, header.sections[s].offset_bytes - written);
-      write_bytes(payload[s].data(), payload[s].size());
-      written = header.sections[s].offset_bytes + payload[s].size();
-    }
-    write_bytes(kZeros, header.file_bytes - written);
-  });
+  header.preamble.file_bytes = lay_out_sections(payload, header.sections);
+  write_sectioned_file(path, std::as_bytes(std::span(&header, 1)), header.sections, payload,
+                       header.preamble.file_bytes);
 }
 
 Dataset load_binary_workload(const std::filesystem::path& path) {
-  if constexpr (std::endian::native != std::endian::little) {
-    throw SystemError("the binary workload format is little-endian; this host is not");
-  }
+  require_little_endian_host();
   const std::shared_ptr<const MappedFile> file = MappedFile::open(path);
   const std::string& origin = file->file();
-  const std::uint64_t file_bytes = file->size_bytes();
   auto fail = [&](const std::string& field, const std::string& problem) {
     throw InputError(origin, 0, field, problem);
   };
-  if (file_bytes < sizeof(Header)) {
-    fail("header", "the file has " + std::to_string(file_bytes) + " bytes, fewer than the " +
-                       std::to_string(sizeof(Header)) + "-byte header (truncated?)");
-  }
+  check_preamble(*file, sizeof(Header), kMagic, kFormatVersion, "a gnnbed binary workload");
   Header header{};
   std::memcpy(&header, file->data(), sizeof header);
-
-  if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) {
-    fail("magic", "the file does not start with GNNBEDW1 (not a gnnbed binary workload)");
-  }
-  if (header.byte_order != kByteOrderMark) {
-    fail("byte_order", "the file was written with another byte order");
-  }
-  if (header.format_version != kFormatVersion) {
-    fail("format_version", "version " + std::to_string(header.format_version) +
-                               ", this build reads version " + std::to_string(kFormatVersion));
-  }
-  if (header.header_bytes != kHeaderBytes) {
-    fail("header_bytes",
-         std::to_string(header.header_bytes) + ", expected " + std::to_string(kHeaderBytes));
-  }
   if (std::memchr(header.name, 0, kNameBytes) == nullptr) fail("name", "is not NUL-terminated");
   const std::int64_t n = header.num_nodes;
   if (n < 0 || n > std::numeric_limits<NodeId>::max()) {
@@ -262,35 +185,11 @@ Dataset load_binary_workload(const std::filesystem::path& path) {
   const char* implied_by[kCount] = {
       "num_nodes + 1",          "num_edges", "num_nodes", "num_train", "num_val", "num_test",
       "num_nodes x feature_dim"};
-  std::uint64_t previous_end = kHeaderBytes;
+  ExpectedSection sections[kCount];
   for (std::size_t s = 0; s < kCount; ++s) {
-    const SectionEntry& section = header.sections[s];
-    const std::string name = kSectionNames[s];
-    if (section.offset_bytes % kAlignBytes != 0) {
-      fail(name, "section starts at byte " + std::to_string(section.offset_bytes) +
-                     ", not a multiple of " + std::to_string(kAlignBytes));
-    }
-    if (section.offset_bytes < previous_end) {
-      fail(name, "section starts at byte " + std::to_string(section.offset_bytes) +
-                     ", inside the header or the section before it");
-    }
-    if (section.length_bytes != expected[s]) {
-      fail(name, "section holds " + std::to_string(section.length_bytes) + " bytes but " +
-                     implied_by[s] + " implies " + std::to_string(expected[s]));
-    }
-    if (section.offset_bytes > file_bytes ||
-        section.length_bytes > file_bytes - section.offset_bytes) {
-      fail(name, "section '" + name + "' ends at byte " +
-                     std::to_string(section.offset_bytes + section.length_bytes) +
-                     " but the file has " + std::to_string(file_bytes) + " bytes (truncated?)");
-    }
-    previous_end = section.offset_bytes + section.length_bytes;
+    sections[s] = {kSectionNames[s], expected[s], implied_by[s]};
   }
-  if (header.file_bytes != file_bytes) {
-    fail("file_bytes", "the header says the file has " + std::to_string(header.file_bytes) +
-                           " bytes but it has " + std::to_string(file_bytes) +
-                           (file_bytes < header.file_bytes ? " (truncated?)" : ""));
-  }
+  check_section_table(*file, header.sections, sections, header.preamble.file_bytes);
 
   // Validation reads these whole right away: ask for them in one go rather than page by page.
   for (const Section s : {kOffsets, kSources, kLabels}) {

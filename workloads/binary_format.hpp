@@ -16,4 +16,9 @@ void write_binary_workload(const Dataset& dataset, const std::filesystem::path& 
 // the file and the header field or section at fault (wrong magic, version, truncation, ...).
 Dataset load_binary_workload(const std::filesystem::path& path);
 
+// gnnbed's binary files keep only the parameters of generated features and rebuild them over the
+// dataset's labels, so features made from other labels would silently come back different: throws
+// Error for those.
+void check_generated_labels(const Dataset& dataset, const GeneratedFeatures& generated);
+
 }  // namespace gnnbed

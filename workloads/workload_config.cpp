@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <numeric>
 
 #include "workloads/binary_format.hpp"
 #include "workloads/common/json_config.hpp"
@@ -62,6 +63,13 @@ std::map<std::string, SourceLoader> make_sources() {
       {"planetoid-tsv",
        [](const WorkloadConfig& c) { return load_planetoid_tsv(required_path(c)); }},
       {"binary", [](const WorkloadConfig& c) { return load_binary_workload(required_path(c)); }},
+      {"shards",
+       [](const WorkloadConfig& c) -> Dataset {
+         throw ConfigError("workload.source",
+                           "'shards' (" + required_path(c) +
+                               ") holds one part per rank: run_experiment loads it, each rank "
+                               "its own shard; other programs need the workload it was cut from");
+       }},
       {"ogb",
        [](const WorkloadConfig& c) {
          return load_ogb(required_path(c), OgbOptions{c.ogb_split, c.symmetrize});
@@ -122,18 +130,31 @@ bool is_planetoid(const std::string& source) {
          source == "planetoid-tsv";
 }
 
+// Every node's features as stored float32 values.
+StoredFeatures materialized(const FeatureStore& features) {
+  std::vector<NodeId> nodes(static_cast<std::size_t>(features.num_nodes()));
+  std::iota(nodes.begin(), nodes.end(), NodeId{0});
+  std::vector<float> values(nodes.size() * static_cast<std::size_t>(features.dim()));
+  features.gather(nodes, values.data());
+  return StoredFeatures(features.num_nodes(), features.dim(), SharedArray(std::move(values)));
+}
+
 void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
   if (config.features == "none") {
     dataset.features.reset();
     return;
   }
-  if (config.features == "generated" || (config.features == "auto" && !dataset.features)) {
+  if (config.features == "generated" || !dataset.features) {
     if (dataset.labels.empty()) {
       throw ConfigError("workload.features",
                         "generated features need labels, and '" + dataset.name + "' has none");
     }
     dataset.features = std::make_shared<GeneratedFeatures>(
         config.feature_dim, dataset.labels, config.feature_signal, part_seed(config, 3));
+  }
+  if (config.features == "stored" && dataset.features &&
+      dynamic_cast<const StoredFeatures*>(dataset.features.get()) == nullptr) {
+    dataset.features = std::make_shared<StoredFeatures>(materialized(*dataset.features));
   }
   const bool row = config.feature_normalization == "row" ||
                    (config.feature_normalization == "auto" && is_planetoid(config.source));
@@ -158,7 +179,7 @@ void validate_config(const WorkloadConfig& config) {
   require(config.train_fraction >= 0 && config.val_fraction >= 0 && config.test_fraction >= 0 &&
               config.train_fraction + config.val_fraction + config.test_fraction <= 1,
           "workload.train_fraction", "train, val and test fractions must be >= 0 and sum to <= 1");
-  require_one_of("workload.features", config.features, {"auto", "generated", "none"});
+  require_one_of("workload.features", config.features, {"auto", "generated", "stored", "none"});
   require_one_of("workload.feature_normalization", config.feature_normalization,
                  {"auto", "row", "none"});
 }

@@ -14,7 +14,8 @@ namespace gnnbed {
 struct WorkloadConfig {
   // One of: a bundled dataset ("cora", "citeseer", "pubmed"); a preset ("products-like", ...);
   // "csbm" or "rmat" (generated from the parameters below); or a file layout read from `path`:
-  // "planetoid-tsv", "edge-list", "ogb", "binary".
+  // "planetoid-tsv", "edge-list", "ogb", "binary"; or "shards", a sharded workload directory,
+  // which only run_experiment reads (each rank its own shard, see shard_format.hpp).
   std::string source = "cora";
   std::string path;
   double scale = 1.0;      // presets only
@@ -34,7 +35,8 @@ struct WorkloadConfig {
 
   // "auto": as the source provides them (generated for sources without features);
   // "generated": class-conditional generated features of `feature_dim` columns;
-  // "none": structure only.
+  // "stored": as "auto", but held as stored float32 values (generated ones computed once), as a
+  // dataset with real features would be; "none": structure only.
   std::string features = "auto";
   // "auto": row-normalise the bag-of-words features of the Planetoid datasets, as Kipf & Welling
   // do, and nothing else; "row"; "none".

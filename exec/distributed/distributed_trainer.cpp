@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "exec/distributed/distributed_evaluation.hpp"
+#include "exec/distributed/op_timing.hpp"
 #include "exec/distributed/rank_engine.hpp"
 #include "exec/train/trainer.hpp"
 #include "strategies/batch_schedule.hpp"
@@ -33,7 +35,18 @@ std::string_view breakdown_part_name(std::size_t part) {
 }
 
 DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
-                                    Dataset dataset, Transport& transport,
+                                    const Dataset& dataset, Transport& transport,
+                                    const DistributedOptions& options) {
+  const FeaturePlacement placement =
+      make_strategy(config.distribution.strategy)->feature_placement(context, transport.rank());
+  return train_distributed(config, context,
+                           cut_shard(dataset, context.partition, transport.rank(),
+                                     {context.structure_partitioned, placement}),
+                           transport, options);
+}
+
+DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
+                                    RankShard shard, Transport& transport,
                                     const DistributedOptions& options) {
   const int rank = transport.rank();
   const int num_ranks = transport.size();
@@ -41,10 +54,14 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     throw Error("the strategy context is for " + std::to_string(context.num_ranks) +
                 " ranks, the transport has " + std::to_string(num_ranks));
   }
-  RankEngine engine(config, context, dataset, transport);
+  RankEngine engine(config, context, std::move(shard), transport);
   const BatchSchedule& schedule = engine.schedule();
   const bool evaluate = config.training.eval_every >= 0;
-  if (rank != 0 || !evaluate) dataset = Dataset{};
+  std::vector<FeaturePlacement> placements;
+  for (int q = 0; q < num_ranks; ++q) {
+    placements.push_back(engine.strategy().feature_placement(context, q));
+  }
+  DistributedEvaluator evaluator(context.model, engine.store(), std::move(placements), transport);
 
   DistributedReport report;
   TrafficBytes planned_sent;
@@ -58,6 +75,10 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
                      {"pid", rank},
                      {"args", {{"name", "rank " + std::to_string(rank)}}}});
   }
+  // Per-op measurements and recorded plans come from the epochs after the warm-up ones.
+  const int first_measured =
+      first_measured_epoch(config.training.epochs, config.training.warmup_epochs);
+  OpKindTable measured_ops;
   for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
     transport.barrier();
     const Stopwatch clock;
@@ -87,6 +108,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
         parts[category] += op.seconds - op.waiting_seconds;
         parts[kWaiting] += op.waiting_seconds;
       }
+      if (epoch >= first_measured) measured_ops.add_iteration(run);
       loss_sum += transport.sum_over_ranks(outcome.loss);
       correct += transport.sum_over_ranks(outcome.correct);
 
@@ -100,8 +122,9 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
                                       op.start_seconds, op.seconds));
         }
       }
-      if (options.keep_first_plans && epoch == 1 && iteration == 0) {
-        const auto texts = transport.gather_to_root(plan.to_json().dump());
+      if (options.keep_first_plans && epoch == first_measured && iteration == 0) {
+        const auto texts =
+            transport.gather_to_root(plan_with_measured_seconds(run).to_json().dump());
         for (const std::string& text : texts) {
           report.first_plans.push_back(Plan::from_json(nlohmann::json::parse(text), "rank plan"));
         }
@@ -122,13 +145,11 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
                      (config.training.eval_every > 0 && epoch % config.training.eval_every == 0));
     if (evaluate_now) {
       const std::vector<Parameter> values = engine.executor().gather_full_parameters(false);
-      if (rank == 0) {
-        const Accuracy accuracy = evaluate_parameters(dataset, context.model, values);
-        record.val_accuracy = accuracy.validation;
-        if (epoch == config.training.epochs) {
-          report.val_accuracy = accuracy.validation;
-          report.test_accuracy = accuracy.test;
-        }
+      const Accuracy accuracy = evaluator.evaluate(values);
+      record.val_accuracy = accuracy.validation;
+      if (epoch == config.training.epochs) {
+        report.val_accuracy = accuracy.validation;
+        report.test_accuracy = accuracy.test;
       }
     }
     if (rank == 0 && !options.quiet) {
@@ -144,22 +165,26 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   // Every rank's traffic, memory and data, to rank 0 (control plane).
   RankReport mine;
   mine.rank = rank;
-  mine.sent = transport.bytes_sent() - sent_before;
-  mine.received = transport.bytes_received() - received_before;
+  mine.evaluation_sent = evaluator.bytes_sent();
+  mine.evaluation_received = evaluator.bytes_received();
+  mine.sent = transport.bytes_sent() - sent_before - mine.evaluation_sent;
+  mine.received = transport.bytes_received() - received_before - mine.evaluation_received;
   mine.planned_sent = planned_sent;
   mine.planned_received = planned_received;
   mine.peak_memory_bytes = peak_resident_bytes();
   mine.structure_bytes = engine.store().structure_bytes();
   mine.feature_bytes = engine.store().feature_bytes();
-  const std::string encoded = nlohmann::json{
-      {"sent", mine.sent.bytes},
-      {"received", mine.received.bytes},
-      {"planned_sent", mine.planned_sent.bytes},
-      {"planned_received", mine.planned_received.bytes},
-      {"peak_memory_bytes", mine.peak_memory_bytes},
-      {"structure_bytes", mine.structure_bytes},
-      {"feature_bytes",
-       mine.feature_bytes}}.dump();
+  const std::string encoded =
+      nlohmann::json{{"sent", mine.sent.bytes},
+                     {"received", mine.received.bytes},
+                     {"planned_sent", mine.planned_sent.bytes},
+                     {"planned_received", mine.planned_received.bytes},
+                     {"peak_memory_bytes", mine.peak_memory_bytes},
+                     {"structure_bytes", mine.structure_bytes},
+                     {"feature_bytes", mine.feature_bytes},
+                     {"evaluation_sent", mine.evaluation_sent.bytes},
+                     {"evaluation_received", mine.evaluation_received.bytes}}
+          .dump();
   const auto gathered = transport.gather_to_root(encoded);
   for (std::size_t r = 0; r < gathered.size(); ++r) {
     const nlohmann::json object = nlohmann::json::parse(gathered[r]);
@@ -172,6 +197,8 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     entry.peak_memory_bytes = object.at("peak_memory_bytes").get<std::int64_t>();
     entry.structure_bytes = object.at("structure_bytes").get<std::int64_t>();
     entry.feature_bytes = object.at("feature_bytes").get<std::int64_t>();
+    object.at("evaluation_sent").get_to(entry.evaluation_sent.bytes);
+    object.at("evaluation_received").get_to(entry.evaluation_received.bytes);
     report.bytes_match = report.bytes_match && entry.sent == entry.planned_sent &&
                          entry.received == entry.planned_received;
     report.ranks.push_back(entry);
@@ -182,6 +209,14 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     for (const std::string& text : traces) {
       for (auto& event : nlohmann::json::parse(text)) report.trace.push_back(std::move(event));
     }
+  }
+  std::vector<OpKindTable> op_tables;
+  for (const std::string& text : transport.gather_to_root(measured_ops.to_json().dump())) {
+    op_tables.push_back(OpKindTable::from_json(nlohmann::json::parse(text)));
+  }
+  if (rank == 0) {
+    report.measured_epochs = config.training.epochs - first_measured + 1;
+    report.op_kinds = op_kinds_json(op_tables, report.measured_epochs);
   }
   std::vector<double> seconds;
   for (const DistributedEpoch& e : report.epochs) seconds.push_back(e.seconds);
@@ -218,12 +253,17 @@ nlohmann::json DistributedReport::to_json() const {
                          {"planned_bytes_received", r.planned_received.to_json()},
                          {"peak_memory_bytes", r.peak_memory_bytes},
                          {"structure_bytes", r.structure_bytes},
-                         {"feature_bytes", r.feature_bytes}});
+                         {"feature_bytes", r.feature_bytes},
+                         {"evaluation_bytes_sent", r.evaluation_sent.to_json()},
+                         {"evaluation_bytes_received", r.evaluation_received.to_json()}});
   }
   nlohmann::json result = {{"epoch_seconds", epoch_seconds},
                            {"bytes_match_plans", bytes_match},
                            {"epochs", epoch_list},
                            {"ranks", rank_list}};
+  if (!op_kinds.is_null()) {
+    result["ops_by_kind"] = {{"measured_epochs", measured_epochs}, {"kinds", op_kinds}};
+  }
   if (val_accuracy >= 0) result["val_accuracy"] = val_accuracy;
   if (test_accuracy >= 0) result["test_accuracy"] = test_accuracy;
   return result;

@@ -45,18 +45,25 @@ struct RankReport {
   std::int64_t peak_memory_bytes = 0;
   std::int64_t structure_bytes = 0;
   std::int64_t feature_bytes = 0;
+  TrafficBytes evaluation_sent;  // evaluation's, counted apart from training's (not in plans)
+  TrafficBytes evaluation_received;
 };
 
 struct DistributedReport {
   std::vector<DistributedEpoch> epochs;
   std::vector<RankReport> ranks;  // every rank's (rank 0 only)
-  double val_accuracy = -1;       // after the last epoch (rank 0; -1 when not evaluated)
+  double val_accuracy = -1;       // after the last epoch (-1 when not evaluated)
   double test_accuracy = -1;
   double epoch_seconds = 0;  // slowest rank, mean over epochs after the warm-up ones
   bool bytes_match = true;   // transport counts == plans' on every rank (rank 0)
   nlohmann::json trace;      // Chrome trace events of every rank (rank 0), when requested
-  std::vector<Plan>
-      first_plans;  // every rank's plan of the first iteration (rank 0), when requested
+  // Per op kind over the measured epochs (rank 0): count, seconds (mean and max over ranks) and
+  // work per epoch (op_timing.hpp).
+  int measured_epochs = 0;
+  nlohmann::json op_kinds;
+  // Every rank's plan of the first iteration after the warm-up epochs, each op that ran with its
+  // measured_seconds (rank 0), when requested.
+  std::vector<Plan> first_plans;
 
   nlohmann::json to_json() const;
 };
@@ -68,10 +75,14 @@ struct DistributedOptions {
 };
 
 // Collective. Every rank passes the same config and context (make_strategy_context) and its own
-// loaded copy of the dataset (reduced to what the rank holds; rank 0 keeps it all for evaluation,
-// which runs there with full neighbourhoods).
+// shard of the workload (what the strategy places on it). Evaluation runs on every rank with full
+// neighbourhoods (DistributedEvaluator), so no rank needs the whole workload.
 DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
-                                    Dataset dataset, Transport& transport,
+                                    RankShard shard, Transport& transport,
+                                    const DistributedOptions& options);
+// The same, each rank cutting its shard from its own copy of the whole dataset.
+DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
+                                    const Dataset& dataset, Transport& transport,
                                     const DistributedOptions& options);
 
 }  // namespace gnnbed

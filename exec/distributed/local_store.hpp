@@ -1,8 +1,10 @@
 #pragma once
-// What one rank keeps of the workload: the graph structure it samples from (all of it, or the
-// in-edges of the nodes it owns), the node features its strategy places on it, and the labels of
-// the nodes it owns. Built from a loaded Dataset, which the caller may then drop. Reads outside
-// what the rank holds throw Error: a plan that needs them is wrong.
+// What one rank keeps of the workload, read through the interfaces the executor, the sampler and
+// the evaluator use: the graph structure it samples from (all of it, or the in-edges of the nodes
+// it owns), the node features its strategy places on it, and the labels and split of the nodes it
+// owns. Built from the rank's shard (loaded from a sharded workload, or cut from a whole Dataset,
+// which the caller may then drop). Reads outside what the rank holds throw Error: a plan that
+// needs them is wrong.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -10,17 +12,27 @@
 
 #include "strategies/strategy.hpp"
 #include "workloads/dataset.hpp"
+#include "workloads/rank_shard.hpp"
 
 namespace gnnbed {
 
 class LocalStore {
  public:
+  explicit LocalStore(RankShard shard);
+  // Cuts `rank`'s shard from the whole dataset.
   LocalStore(const Dataset& dataset, const StrategyContext& context, int rank,
              const FeaturePlacement& placement);
 
-  int rank() const { return rank_; }
-  const Graph& structure() const { return structure_; }
-  const FeaturePlacement& placement() const { return placement_; }
+  int rank() const { return shard_.rank; }
+  const Graph& structure() const { return shard_.structure; }
+  const FeaturePlacement& placement() const { return shard_.placement.features; }
+  const NodePartition& partition() const { return shard_.partition; }
+  const RankShard& shard() const { return shard_; }
+
+  // The nodes this rank owns, in increasing id order, and v's place among them (-1 when another
+  // rank owns v).
+  std::span<const NodeId> owned_nodes() const { return owned_; }
+  std::int32_t owned_position(NodeId v) const { return position_[static_cast<std::size_t>(v)]; }
 
   // Features of `nodes`, columns [column_begin, column_end), row-major into `out`.
   void gather_features(std::span<const NodeId> nodes, std::int64_t column_begin,
@@ -33,19 +45,9 @@ class LocalStore {
   std::int64_t feature_bytes() const;
 
  private:
-  int rank_;
-  NodePartition partition_;
-  FeaturePlacement placement_;
-  Graph structure_;
-  std::vector<std::int32_t> labels_;  // owned nodes' labels; others -1
-  // Stored features: the placed part, row-major; row_of_[v] is v's row (-1 when not held).
-  // Generated features: the generator, read on demand for placed rows and columns only.
-  std::vector<float> stored_;
-  std::vector<std::int32_t> row_of_;
-  std::shared_ptr<const FeatureStore> generated_;
+  RankShard shard_;
+  std::vector<NodeId> owned_;
+  std::vector<std::int32_t> position_;
 };
-
-// The in-edges of the nodes `partition` gives to `rank` (other nodes keep no in-edges).
-Graph owned_rows(const Graph& graph, const NodePartition& partition, int rank);
 
 }  // namespace gnnbed

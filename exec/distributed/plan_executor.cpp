@@ -136,6 +136,9 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       }
       return;
     }
+    case OpKind::copy_to_device:
+      // The CPU engine's device is the host: the tensor is already where layers read it.
+      return;
     case OpKind::dropout:
       cpu::dropout_forward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
       return;

@@ -1,6 +1,7 @@
 #include "exec/distributed/rank_engine.hpp"
 
 #include "exec/train/trainer.hpp"
+#include "workloads/common/errors.hpp"
 
 namespace gnnbed {
 namespace {
@@ -15,17 +16,54 @@ Announcement exchange_announcement(const Announcement& sent, Transport& transpor
   return decoded;
 }
 
+// The shard, once it is known to hold what the strategy needs on its rank.
+RankShard fitting(RankShard shard, const StrategyContext& context, const Strategy& strategy,
+                  int rank) {
+  if (shard.rank != rank) {
+    throw Error("rank " + std::to_string(rank) + " was given rank " + std::to_string(shard.rank) +
+                "'s shard");
+  }
+  const FeaturePlacement wanted = strategy.feature_placement(context, shard.rank);
+  const FeaturePlacement& held = shard.placement.features;
+  if (shard.partition.num_parts() != context.num_ranks || held != wanted ||
+      shard.placement.structure_partitioned != context.structure_partitioned) {
+    throw Error("rank " + std::to_string(shard.rank) + "'s shard (" +
+                std::to_string(shard.partition.num_parts()) + " parts, " +
+                (held.owned_rows_only ? "feature rows" : "feature columns") + " [" +
+                std::to_string(held.column_begin) + ", " + std::to_string(held.column_end) +
+                "), structure " +
+                (shard.placement.structure_partitioned ? "partitioned" : "replicated") +
+                ") does not hold what " + strategy.name() + " on " +
+                std::to_string(context.num_ranks) + " ranks places on it");
+  }
+  return shard;
+}
+
+std::vector<std::int64_t> train_counts(const RankShard& shard) {
+  std::vector<std::int64_t> counts;
+  for (const SplitCounts& c : shard.split_counts) counts.push_back(c.train);
+  return counts;
+}
+
 }  // namespace
 
 RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
                        const Dataset& dataset, Transport& transport)
+    : RankEngine(config, context,
+                 cut_shard(dataset, context.partition, transport.rank(),
+                           {context.structure_partitioned,
+                            make_strategy(config.distribution.strategy)
+                                ->feature_placement(context, transport.rank())}),
+                 transport) {}
+
+RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
+                       RankShard shard, Transport& transport)
     : context_(context),
       transport_(transport),
       strategy_(make_strategy(config.distribution.strategy)),
-      schedule_(dataset.split.train, context.partition, config.training.batch_size,
-                config.training.seed),
-      store_(dataset, context, transport.rank(),
-             strategy_->feature_placement(context, transport.rank())),
+      store_(fitting(std::move(shard), context, *strategy_, transport.rank())),
+      schedule_(store_.rank(), store_.shard().split.train, train_counts(store_.shard()),
+                config.training.batch_size, config.training.seed),
       sampler_(store_, context.partition, config.training.fanouts, sampler_seed(config.training),
                context.structure_partitioned),
       executor_(context, strategy_->parameters(context, transport.rank()), store_, transport) {}

@@ -24,6 +24,10 @@ struct IterationRun {
 
 class RankEngine {
  public:
+  // Runs on the rank's shard, which must hold what the strategy places on the rank (Error
+  // otherwise).
+  RankEngine(const ExperimentConfig& config, const StrategyContext& context, RankShard shard,
+             Transport& transport);
   // Keeps only what the rank holds of `dataset` (the caller may drop it afterwards).
   RankEngine(const ExperimentConfig& config, const StrategyContext& context, const Dataset& dataset,
              Transport& transport);
@@ -40,8 +44,8 @@ class RankEngine {
   const StrategyContext& context_;
   Transport& transport_;
   std::unique_ptr<Strategy> strategy_;
-  BatchSchedule schedule_;
   LocalStore store_;
+  BatchSchedule schedule_;
   DistributedSampler sampler_;
   PlanExecutor executor_;
 };

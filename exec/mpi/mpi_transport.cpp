@@ -293,6 +293,16 @@ std::vector<std::vector<float>> MpiTransport::all_gather_control(std::span<const
   return values;
 }
 
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(length));
+  if (const auto line_end = version.find('\n'); line_end != std::string::npos)
+    version.resize(line_end);
+  return version;
+}
+
 void abort_all_ranks(const std::string& message, int exit_code) {
   const bool running = mpi_running();
   int rank = 0;

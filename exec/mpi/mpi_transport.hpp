@@ -73,6 +73,9 @@ class MpiTransport final : public Transport {
   TrafficBytes bytes_received_;
 };
 
+// The first line of the MPI library's version string, for provenance.
+std::string mpi_library_version();
+
 // For an error in the middle of a run: prints "rank R: message" to stderr and ends every rank
 // with MPI_Abort(exit_code), so that no rank waits forever for a peer that has given up. Without
 // a running MPI it ends this process only.

@@ -21,11 +21,16 @@ cpu::SparseMatrix mean_aggregation(const Block& block) {
   return a;
 }
 
+std::vector<std::int32_t> gcn_source_degrees(const Block& block) {
+  std::vector<std::int32_t> out_degree(static_cast<std::size_t>(block.num_src()), 0);
+  for (std::size_t d = 0; d < static_cast<std::size_t>(block.num_dst); ++d) out_degree[d] = 1;
+  for (const std::int32_t s : block.src_index) ++out_degree[static_cast<std::size_t>(s)];
+  return out_degree;
+}
+
 cpu::SparseMatrix gcn_aggregation(const Block& block) {
   const auto num_dst = static_cast<std::size_t>(block.num_dst);
-  std::vector<std::int32_t> out_degree(static_cast<std::size_t>(block.num_src()), 0);
-  for (std::size_t d = 0; d < num_dst; ++d) out_degree[d] = 1;
-  for (const std::int32_t s : block.src_index) ++out_degree[static_cast<std::size_t>(s)];
+  const std::vector<std::int32_t> out_degree = gcn_source_degrees(block);
 
   cpu::SparseMatrix a;
   a.rows = block.num_dst;

@@ -1,6 +1,9 @@
 #pragma once
 // The sparse operators GNN layers multiply by, built from a block's edges alone (no global
 // information), so that any rank holding the block can build them.
+#include <cstdint>
+#include <vector>
+
 #include "exec/kernels/cpu_kernels.hpp"
 #include "workloads/sampler.hpp"
 
@@ -16,5 +19,9 @@ cpu::SparseMatrix mean_aggregation(const Block& block);
 // (when s is a destination). On a full-graph block of an undirected graph this is exactly
 // D^-1/2 (A + I) D^-1/2. num_dst x num_src.
 cpu::SparseMatrix gcn_aggregation(const Block& block);
+
+// The source degrees gcn_aggregation normalises by: per source node, its block out-edges plus one
+// when it is a destination.
+std::vector<std::int32_t> gcn_source_degrees(const Block& block);
 
 }  // namespace gnnbed

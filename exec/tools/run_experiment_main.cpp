@@ -1,8 +1,9 @@
 // run_experiment: distributed GNN training over MPI with one of the strategies (mpirun -np N).
-// Every rank loads the workload and keeps what it holds; results (rank 0) are a JSON file with
-// provenance, the resolved config, per-epoch time and breakdown, per-rank bytes by traffic kind
-// (counted and planned), memory and accuracy; a CSV of the epochs; optionally a Chrome trace
-// (chrome://tracing, Perfetto) and the first iteration's plans.
+// Every rank loads its own shard of a sharded workload (or loads the whole workload and keeps its
+// part); results (rank 0) are a JSON file with provenance, the resolved config, per-epoch time and
+// breakdown, per-rank bytes by traffic kind (counted and planned), memory and accuracy; a CSV of
+// the epochs; optionally a Chrome trace (chrome://tracing, Perfetto) and the first iteration's
+// plans.
 #include <cblas.h>
 #include <mpi.h>
 
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "exec/distributed/distributed_trainer.hpp"
+#include "exec/distributed/rank_workload.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "strategies/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
@@ -33,16 +35,6 @@ struct Outputs {
   bool quiet = false;
 };
 
-std::string mpi_library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int length = 0;
-  MPI_Get_library_version(text, &length);
-  std::string version(text, static_cast<std::size_t>(length));
-  if (const auto line_end = version.find('\n'); line_end != std::string::npos)
-    version.resize(line_end);
-  return version;
-}
-
 std::string epochs_csv(const DistributedReport& report) {
   std::ostringstream csv;
   csv << "epoch,seconds,loss,train_accuracy,val_accuracy";
@@ -61,12 +53,12 @@ std::string epochs_csv(const DistributedReport& report) {
   return csv.str();
 }
 
-void print_summary(const ExperimentConfig& config, const Dataset& dataset, int num_ranks,
+void print_summary(const ExperimentConfig& config, const std::string& dataset_name, int num_ranks,
                    const DistributedReport& report, const Outputs& outputs) {
   std::printf(
       "\n%s on %s, %d ranks (%s structure, %s partition): %s %d layers, hidden %d, "
       "batch %d per rank, fanouts %s\n",
-      config.distribution.strategy.c_str(), dataset.name.c_str(), num_ranks,
+      config.distribution.strategy.c_str(), dataset_name.c_str(), num_ranks,
       config.distribution.structure.c_str(), config.distribution.partitioner.c_str(),
       config.model.kind.c_str(), config.model.num_layers, config.model.hidden,
       config.training.batch_size, nlohmann::json(config.training.fanouts).dump().c_str());
@@ -106,14 +98,13 @@ void print_summary(const ExperimentConfig& config, const Dataset& dataset, int n
 // message (and sets exit_code) instead of throwing, so that ranks can agree to stop together.
 struct Setup {
   ExperimentConfig config;
-  Dataset dataset;
-  std::optional<StrategyContext> context;  // set once the config is known to fit
+  std::optional<RankWorkload> workload;  // set once the config is known to fit
   Outputs outputs;
   bool help = false;
   double load_seconds = 0;
 };
 
-std::string prepare(int argc, char** argv, int num_ranks, Setup& setup, int& exit_code) {
+std::string prepare(int argc, char** argv, int num_ranks, int rank, Setup& setup, int& exit_code) {
   try {
     po::options_description options("mpirun -np N run_experiment [options]");
     options.add_options()("help,h", "show this help")(
@@ -148,9 +139,8 @@ std::string prepare(int argc, char** argv, int num_ranks, Setup& setup, int& exi
     if (vm.count("plans") != 0) setup.outputs.plans = vm["plans"].as<std::string>();
     setup.outputs.quiet = vm.count("quiet") != 0;
     const Stopwatch load;
-    setup.dataset = load_workload(config.workload);
+    setup.workload = load_rank_workload(config, num_ranks, rank);
     setup.load_seconds = load.seconds();
-    setup.context = make_strategy_context(config, setup.dataset, num_ranks);
     return "";
   } catch (const po::error& error) {
     exit_code = 2;
@@ -169,7 +159,7 @@ int run(int argc, char** argv, MpiTransport& transport) {
   const int num_ranks = transport.size();
   Setup setup;
   int exit_code = 0;
-  const std::string problem = prepare(argc, argv, num_ranks, setup, exit_code);
+  const std::string problem = prepare(argc, argv, num_ranks, rank, setup, exit_code);
   // Agree before any data-plane traffic: if one rank failed, every rank stops, and rank 0 says why.
   const auto problems =
       transport.gather_to_root(problem.empty() ? "" : std::to_string(exit_code) + " " + problem);
@@ -191,25 +181,28 @@ int run(int argc, char** argv, MpiTransport& transport) {
     return code;
   }
   if (setup.help) return 0;
+  // The slowest rank's loading time: a sharded run loads a shard per rank.
+  setup.load_seconds = transport.max_over_ranks(setup.load_seconds);
+  const nlohmann::json dataset_summary = setup.workload->dataset_summary;
+  const std::string dataset_name = dataset_summary.at("name").get<std::string>();
   if (rank == 0) {
     std::printf(
-        "%s: %lld nodes, %lld edges, %d features, %d classes (loaded in %.2f s); %s on %d ranks\n",
-        setup.dataset.name.c_str(), static_cast<long long>(setup.dataset.num_nodes()),
-        static_cast<long long>(setup.dataset.graph.num_edges()), setup.dataset.feature_dim(),
-        setup.dataset.num_classes, setup.load_seconds, setup.config.distribution.strategy.c_str(),
-        num_ranks);
+        "%s: %lld nodes, %lld edges, %d features, %d classes (%s in %.2f s); %s on %d ranks\n",
+        dataset_name.c_str(), dataset_summary.at("num_nodes").get<long long>(),
+        dataset_summary.at("num_edges").get<long long>(),
+        dataset_summary.at("feature_dim").get<int>(), dataset_summary.at("num_classes").get<int>(),
+        setup.config.workload.source == "shards" ? "shards loaded" : "loaded", setup.load_seconds,
+        setup.config.distribution.strategy.c_str(), num_ranks);
     std::fflush(stdout);
   }
-  const std::string dataset_name = setup.dataset.name;
-  const nlohmann::json dataset_summary = setup.dataset.summary();
   DistributedOptions options;
   options.record_trace = !setup.outputs.trace.empty();
   options.keep_first_plans = !setup.outputs.plans.empty();
   options.quiet = setup.outputs.quiet;
   DistributedReport report;
   try {
-    report = train_distributed(setup.config, *setup.context, std::move(setup.dataset), transport,
-                               options);
+    report = train_distributed(setup.config, setup.workload->context,
+                               std::move(setup.workload->shard), transport, options);
   } catch (const std::exception& error) {
     abort_all_ranks(error.what(), 1);
   }
@@ -231,9 +224,7 @@ int run(int argc, char** argv, MpiTransport& transport) {
           nlohmann::json{{"traceEvents", report.trace}, {"displayTimeUnit", "ms"}}.dump() + "\n");
     }
     if (!setup.outputs.plans.empty()) write_plans(report.first_plans, setup.outputs.plans);
-    Dataset names_only;
-    names_only.name = dataset_name;
-    print_summary(setup.config, names_only, num_ranks, report, setup.outputs);
+    print_summary(setup.config, dataset_name, num_ranks, report, setup.outputs);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "run_experiment: %s\n", error.what());
     return 1;

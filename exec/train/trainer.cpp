@@ -162,15 +162,19 @@ Accuracy evaluate_full_graph(Model& model, const Dataset& dataset, const Block& 
   return {accuracy(dataset.split.val), accuracy(dataset.split.test)};
 }
 
-Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
-                             const std::vector<Parameter>& values) {
-  Model model(spec, 0);
+void set_parameter_values(Model& model, const std::vector<Parameter>& values) {
   for (Parameter* p : model.parameters()) {
     const auto match = std::find_if(values.begin(), values.end(),
                                     [&](const Parameter& v) { return v.name == p->name; });
-    if (match == values.end()) throw Error("evaluate_parameters: no value for " + p->name);
+    if (match == values.end()) throw Error("no value for parameter " + p->name);
     p->value.copy_from(match->value);
   }
+}
+
+Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
+                             const std::vector<Parameter>& values) {
+  Model model(spec, 0);
+  set_parameter_values(model, values);
   const Block full_block = full_graph_block(dataset.graph);
   Matrix all_features(dataset.num_nodes(), dataset.feature_dim());
   dataset.features->gather(full_block.src_nodes, all_features.data());

@@ -49,6 +49,9 @@ Accuracy evaluate_full_graph(Model& model, const Dataset& dataset, const Block& 
 // The same for a model with the given parameter values (by name).
 Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
                              const std::vector<Parameter>& values);
+// Sets every parameter of `model` to the value of the same name in `values` (Error when one is
+// missing).
+void set_parameter_values(Model& model, const std::vector<Parameter>& values);
 
 using EpochCallback = std::function<void(const EpochRecord&)>;
 

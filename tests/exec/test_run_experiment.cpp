@@ -4,7 +4,9 @@
 // and a non-zero exit, leaving no result behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -77,6 +79,72 @@ TEST(RunExperiment, WritesResultsCsvTraceAndPlansWithBytesEqualToThePlans) {
   EXPECT_EQ(plans[0].strategy, "dgl-pull");
 }
 
+// Per-op timing over the measured epochs (after the warm-up one): every op kind of the plans with
+// its count, seconds and work per epoch; the op times of a rank fit inside its epoch; the recorded
+// plans come from the first measured epoch with every op's measured duration.
+TEST(RunExperiment, ReportsPerOpKindTimesAndRecordsMeasuredPlans) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "ops.json";
+  const auto plans_file = dir.path() / "plans.json";
+  const CommandResult run = run_command(
+      mpiexec(2) + run_experiment() +
+      " --workload cora --batch-size 32 --fanouts 10,5 --epochs 3 --strategy dgl-pull --quiet"
+      " --set training.eval_every=-1 --output " +
+      result.string() + " --plans " + plans_file.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json json = read_json(result);
+  const nlohmann::json& ops = json["ops_by_kind"];
+  EXPECT_EQ(ops["measured_epochs"], 2);
+  const auto plans = read_plans(plans_file);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].epoch, 2) << "plans of the first epoch after the warm-up one";
+  EXPECT_EQ(plans[0].iteration, 0);
+
+  // Every op kind of the plans, as often per epoch as the plans hold it (every iteration's plan
+  // has the same ops).
+  const int iterations = json["epochs"][1]["iterations"].get<int>();
+  std::map<std::string, int> ops_per_plan;
+  for (const Plan& plan : plans) {
+    for (const Op& op : plan.ops) ++ops_per_plan[std::string(to_string(op.kind))];
+  }
+  ASSERT_EQ(ops["kinds"].size(), ops_per_plan.size());
+  double mean_sum = 0;
+  double max_sum = 0;
+  for (const auto& [kind, count] : ops_per_plan) {
+    SCOPED_TRACE(kind);
+    ASSERT_TRUE(ops["kinds"].contains(kind));
+    const nlohmann::json& entry = ops["kinds"][kind];
+    EXPECT_DOUBLE_EQ(entry["count_per_epoch"].get<double>(),
+                     static_cast<double>(count) / 2 * iterations);
+    const double mean = entry["seconds_per_epoch"]["mean"].get<double>();
+    const double max = entry["seconds_per_epoch"]["max"].get<double>();
+    EXPECT_GE(mean, 0.0);
+    EXPECT_GE(max, mean);
+    EXPECT_LE(entry["waiting_seconds_per_epoch"]["max"].get<double>(), max);
+    mean_sum += mean;
+    max_sum += max;
+  }
+  const double epoch_seconds = json["epoch_seconds"].get<double>();
+  EXPECT_LE(mean_sum, epoch_seconds) << "a rank's ops run within its epoch";
+  EXPECT_LE(max_sum, 2 * epoch_seconds);
+  const nlohmann::json& kinds = ops["kinds"];
+  EXPECT_GT(kinds["layer_forward"]["work_per_epoch"]["dense_flops"].get<double>(), 0);
+  EXPECT_GT(kinds["layer_forward"]["work_per_epoch"]["sparse_flops"].get<double>(), 0);
+  EXPECT_GT(kinds["sample"]["work_per_epoch"]["sampled_edges"].get<double>(), 0);
+  EXPECT_GT(kinds["gather_features"]["work_per_epoch"]["memory_bytes"].get<double>(), 0);
+  EXPECT_GT(kinds["all_to_all"]["work_per_epoch"]["bytes_sent"].get<double>(), 0);
+
+  // Every op ran (the prologue included), so every op has a measured duration.
+  for (const Plan& plan : plans) {
+    double seconds = 0;
+    for (const Op& op : plan.ops) {
+      EXPECT_GE(op.measured_seconds, 0.0) << "rank " << plan.rank << " " << op.label;
+      seconds += op.measured_seconds;
+    }
+    EXPECT_LE(seconds, json["epochs"][1]["seconds"].get<double>());
+  }
+}
+
 TEST(RunExperiment, P3OverPartitionedStructureMovesNoFeatures) {
   const TemporaryDirectory dir;
   const auto result = dir.path() / "p3.json";
@@ -136,6 +204,79 @@ TEST(RunExperiment, ARankThatCannotReadItsDataStopsEveryRank) {
   EXPECT_NE(run.exit_code, 124) << "timed out: a rank hung";
   EXPECT_NE(run.output.find("rank 1: data"), std::string::npos) << run.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
+// A sharded workload (`workload convert --shards N`): every rank loads its own shard, and training
+// gives the losses, accuracies and traffic of training from the whole workload.
+class RunExperimentFromShards
+    : public ::testing::TestWithParam<std::tuple<int, std::string, std::string>> {};
+
+TEST_P(RunExperimentFromShards, GivesTheLossesAndAccuracyOfTheWholeWorkload) {
+  const auto& [ranks, strategy, structure] = GetParam();
+  const TemporaryDirectory dir;
+  const auto shards = dir.path() / "cora-shards";
+  const std::string partitioner = structure == "partitioned" ? "metis" : "hash";
+  const CommandResult convert = run_command(
+      testing::binary_path("workloads/workload") + " convert --workload cora --output " +
+      shards.string() + " --shards " + std::to_string(ranks) + " --partitioner " + partitioner +
+      " --structure " + structure + " --feature-layout " + (strategy == "p3" ? "columns" : "rows"));
+  ASSERT_EQ(convert.exit_code, 0) << convert.output;
+  const std::string options = " --batch-size 16 --fanouts 10,5 --epochs 2 --quiet --strategy " +
+                              strategy + " --structure " + structure + " --partitioner " +
+                              partitioner + " --output ";
+  const CommandResult whole = run_command(mpiexec(ranks) + run_experiment() + " --workload cora" +
+                                          options + (dir.path() / "whole.json").string());
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const CommandResult sharded =
+      run_command(mpiexec(ranks) + run_experiment() + " --workload shards --path " +
+                  shards.string() + options + (dir.path() / "sharded.json").string());
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.output;
+  const nlohmann::json expected = read_json(dir.path() / "whole.json");
+  const nlohmann::json json = read_json(dir.path() / "sharded.json");
+  EXPECT_EQ(json["dataset"], expected["dataset"]);
+  EXPECT_EQ(json["bytes_match_plans"], true);
+  ASSERT_EQ(json["epochs"].size(), 2u);
+  for (std::size_t e = 0; e < 2; ++e) {
+    for (const char* field : {"loss", "train_accuracy", "val_accuracy"}) {
+      EXPECT_EQ(json["epochs"][e][field], expected["epochs"][e][field])
+          << field << ", epoch " << e + 1;
+    }
+  }
+  EXPECT_EQ(json["test_accuracy"], expected["test_accuracy"]);
+  ASSERT_EQ(json["ranks"].size(), static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_EQ(json["ranks"][r]["bytes_sent"], expected["ranks"][r]["bytes_sent"]) << "rank " << r;
+    EXPECT_EQ(json["ranks"][r]["feature_bytes"], expected["ranks"][r]["feature_bytes"]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, RunExperimentFromShards,
+                         ::testing::Values(std::make_tuple(2, "dgl-pull", "replicated"),
+                                           std::make_tuple(4, "p3", "partitioned")),
+                         [](const auto& param_info) {
+                           std::string name = std::to_string(std::get<0>(param_info.param)) +
+                                              "ranks_" + std::get<1>(param_info.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(RunExperiment, ShardsCutForAnotherStrategyAreRejected) {
+  const TemporaryDirectory dir;
+  const auto shards = dir.path() / "rows";
+  ASSERT_EQ(run_command(testing::binary_path("workloads/workload") +
+                        " convert --workload cora --shards 2 --output " + shards.string())
+                .exit_code,
+            0);
+  const auto result = dir.path() / "r.json";
+  const CommandResult run =
+      run_command(mpiexec(2) + run_experiment() + " --workload shards --path " + shards.string() +
+                  " --strategy p3 --epochs 1 --output " + result.string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("rank 0: configuration field 'distribution.strategy'"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("--feature-layout columns"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(result));
 }
 
 }  // namespace

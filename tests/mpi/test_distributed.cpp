@@ -117,7 +117,9 @@ TEST_P(OneIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
   reference.zero_grad();
   const NeighborSampler sampler(cora().graph, config.training.fanouts,
                                 sampler_seed(config.training));
-  const BatchSchedule& schedule = engine.schedule();
+  // Every rank's seeds: the engine's schedule lists its own rank's only.
+  const BatchSchedule schedule(cora().split.train, context.partition, config.training.batch_size,
+                               config.training.seed);
   const double scale = 1.0 / static_cast<double>(schedule.seeds_in_iteration(epoch, iteration));
   double reference_loss = 0;
   for (int r = 0; r < transport.size(); ++r) {

@@ -1,6 +1,7 @@
 #pragma once
-// The bundled Planetoid datasets, loaded once per test process (for tests that link
-// gnnbed_workloads).
+// The bundled Planetoid datasets, loaded once per test process, and small generated workloads (for
+// tests that link gnnbed_workloads).
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -17,6 +18,16 @@ inline const Dataset& bundled_workload(const std::string& name) {
     it = loaded.emplace(name, load_workload(config)).first;
   }
   return it->second;
+}
+
+// A contextual SBM workload: generated structure, labels and (generated) features.
+inline Dataset csbm_workload(std::int64_t num_nodes, int num_classes, int feature_dim) {
+  WorkloadConfig config;
+  config.source = "csbm";
+  config.num_nodes = num_nodes;
+  config.num_classes = num_classes;
+  config.feature_dim = feature_dim;
+  return load_workload(config);
 }
 
 }  // namespace gnnbed::testing

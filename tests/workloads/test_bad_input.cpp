@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "tests/support/expect_input_error.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/binary_format.hpp"
 #include "workloads/common/errors.hpp"
@@ -16,28 +17,9 @@
 namespace gnnbed {
 namespace {
 
+using testing::expect_input_error;
 using testing::TemporaryDirectory;
 using testing::write_gzip;
-
-template <typename Action>
-void expect_input_error(Action action, const std::string& file_name, std::int64_t line,
-                        const std::string& field, const std::string& problem) {
-  try {
-    action();
-    ADD_FAILURE() << "no InputError for " << file_name << ":" << line << " field '" << field << "'";
-  } catch (const InputError& error) {
-    const std::string message = error.what();
-    EXPECT_EQ(std::filesystem::path(error.file()).filename().string(), file_name) << message;
-    EXPECT_EQ(error.line(), line) << message;
-    EXPECT_EQ(error.field(), field) << message;
-    const std::string place = line > 0 ? file_name + ":" + std::to_string(line) : file_name;
-    EXPECT_NE(message.find(place), std::string::npos) << message;
-    if (!field.empty()) {
-      EXPECT_NE(message.find("field '" + field + "'"), std::string::npos) << message;
-    }
-    EXPECT_NE(message.find(problem), std::string::npos) << message;
-  }
-}
 
 std::string read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

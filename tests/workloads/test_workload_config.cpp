@@ -1,6 +1,8 @@
 // WorkloadConfig: reading it from JSON, and load_workload's dispatch to every source.
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/workload_config.hpp"
@@ -78,6 +80,22 @@ TEST(LoadWorkload, FeatureOptions) {
   EXPECT_EQ(load({{"source", "pubmed"}, {"feature_dim", 12}}).feature_dim(), 12);
   EXPECT_THROW(load({{"source", "csbm"}, {"num_nodes", 100}, {"feature_normalization", "row"}}),
                ConfigError);
+}
+
+TEST(LoadWorkload, StoredFeaturesHoldTheGeneratedValues) {
+  const Dataset generated = load({{"source", "csbm"}, {"num_nodes", 300}, {"feature_dim", 6}});
+  const Dataset stored = load(
+      {{"source", "csbm"}, {"num_nodes", 300}, {"feature_dim", 6}, {"features", "stored"}});
+  EXPECT_EQ(generated.features->describe()["kind"], "generated");
+  EXPECT_EQ(stored.features->describe()["kind"], "stored");
+  EXPECT_EQ(stored.features->stored_bytes(), 300 * 6 * 4);
+  std::vector<NodeId> nodes(300);
+  std::iota(nodes.begin(), nodes.end(), NodeId{0});
+  std::vector<float> expected(300 * 6);
+  std::vector<float> values(300 * 6);
+  generated.features->gather(nodes, expected.data());
+  stored.features->gather(nodes, values.data());
+  EXPECT_EQ(values, expected);
 }
 
 TEST(LoadWorkload, GeneratedSourcesFollowTheirParameters) {

@@ -2,6 +2,7 @@
 // and reject bad commands with a clear line and a non-zero exit.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_support.hpp"
@@ -33,6 +34,38 @@ TEST(WorkloadTool, ConvertThenInfoOnTheBinaryFileGivesTheSameCounts) {
   EXPECT_EQ(report["feature_dim"], 1433);
   EXPECT_EQ(report["num_train"], 140);
   EXPECT_EQ(report["max_in_degree"], 168);
+}
+
+TEST(WorkloadTool, ConvertWithShardsWritesAManifestAndOneFilePerRank) {
+  const testing::TemporaryDirectory dir;
+  const auto shards = dir.path() / "cora-3";
+  const CommandResult convert = run_command(
+      workload() + " convert --workload cora --output " + shards.string() +
+      " --shards 3 --partitioner metis --partition-seed 2 --structure partitioned"
+      " --feature-layout columns");
+  ASSERT_EQ(convert.exit_code, 0) << convert.output;
+  const nlohmann::json manifest = report_of(convert)["manifest"];
+  EXPECT_EQ(manifest["layout"], (nlohmann::json{{"num_shards", 3},
+                                                {"partitioner", "metis"},
+                                                {"partition_seed", 2},
+                                                {"structure", "partitioned"},
+                                                {"features", "columns"}}));
+  EXPECT_EQ(manifest["dataset"]["num_nodes"], 2708);
+  std::int64_t owned = 0;
+  for (int r = 0; r < 3; ++r) {
+    const auto file = shards / ("shard-" + std::to_string(r) + ".gnnbed");
+    ASSERT_TRUE(std::filesystem::exists(file)) << file;
+    EXPECT_EQ(std::filesystem::file_size(file), manifest["shards"][r]["file_bytes"]);
+    owned += manifest["shards"][r]["num_owned"].get<std::int64_t>();
+  }
+  EXPECT_EQ(owned, 2708);
+  EXPECT_TRUE(std::filesystem::exists(shards / "manifest.json"));
+
+  const CommandResult bad = run_command(workload() + " convert --workload cora --output " +
+                                        (dir.path() / "bad").string() +
+                                        " --shards 2 --feature-layout diagonal");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("feature-layout"), std::string::npos) << bad.output;
 }
 
 TEST(WorkloadTool, PartitionReportsCutBalanceReplicationAndFeatureSplit) {

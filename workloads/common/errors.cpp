@@ -23,8 +23,10 @@ InputError::InputError(std::string file, std::int64_t line, std::string field,
       line_(line),
       field_(std::move(field)) {}
 
-ConfigError::ConfigError(std::string field, const std::string& problem)
-    : Error("configuration field '" + field + "': " + problem), field_(std::move(field)) {}
+ConfigError::ConfigError(std::string field, std::string problem)
+    : Error("configuration field '" + field + "': " + problem),
+      field_(std::move(field)),
+      problem_(std::move(problem)) {}
 
 void require(bool condition, const std::string& field, const std::string& problem) {
   if (!condition) throw ConfigError(field, problem);

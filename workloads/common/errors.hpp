@@ -31,11 +31,13 @@ class InputError : public Error {
 // A configuration value (command-line option or experiment-file field) that cannot be used.
 class ConfigError : public Error {
  public:
-  ConfigError(std::string field, const std::string& problem);
+  ConfigError(std::string field, std::string problem);
   const std::string& field() const { return field_; }
+  const std::string& problem() const { return problem_; }
 
  private:
   std::string field_;
+  std::string problem_;
 };
 
 // An operating-system resource failed: a file that cannot be created, memory that cannot be mapped.

@@ -1,6 +1,9 @@
 // workload: inspect, convert and partition workloads.
 //   workload info      [workload options]                  counts, degrees, load time
 //   workload convert   [workload options] --output F.bin   write gnnbed's binary format
+//   workload convert   [workload options] --output DIR --shards N [--partitioner hash|metis]
+//                      [--structure replicated|partitioned] [--feature-layout rows|columns]
+//                                                          one file per rank, and a manifest
 //   workload partition [workload options] --parts N [--partitioner hash|metis]
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +14,7 @@
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/partition.hpp"
+#include "workloads/shard_format.hpp"
 
 namespace po = boost::program_options;
 using namespace gnnbed;
@@ -40,15 +44,24 @@ int workload_main(int argc, char** argv) {
   po::options_description options(
       "workload COMMAND [options]\n"
       "  info       print counts, degree statistics and load time\n"
-      "  convert    write the workload in gnnbed's binary format (--output)\n"
+      "  convert    write the workload in gnnbed's binary format (--output), or with --shards N\n"
+      "             a directory of one shard per rank for run_experiment\n"
       "  partition  partition the graph and report edge cut, balance, replication, time\n"
       "options");
   options.add_options()("help,h", "show this help")("command", po::value<std::string>(),
                                                     "info, convert or partition")(
-      "output,o", po::value<std::string>(), "convert: binary file to write")(
+      "output,o", po::value<std::string>(), "convert: binary file (or shard directory) to write")(
+      "shards", po::value<int>(), "convert: one shard per rank for this many ranks")(
+      "structure", po::value<std::string>()->default_value("replicated"),
+      "convert --shards: replicated (every shard holds the whole graph) or partitioned (its "
+      "nodes' in-edges)")("feature-layout", po::value<std::string>()->default_value("rows"),
+                          "convert --shards: rows (dgl-pull: its nodes' feature rows) or columns "
+                          "(p3: a slice of every node's feature columns)")(
       "parts", po::value<int>()->default_value(4), "partition: number of parts")(
-      "partitioner", po::value<std::string>()->default_value("hash"), "partition: hash or metis")(
-      "partition-seed", po::value<std::uint64_t>()->default_value(1), "partition: seed");
+      "partitioner", po::value<std::string>()->default_value("hash"),
+      "partition, convert --shards: hash or metis")("partition-seed",
+                                                    po::value<std::uint64_t>()->default_value(1),
+                                                    "partition, convert --shards: seed");
   add_experiment_options(options, "workload");
   po::positional_options_description positional;
   positional.add("command", 1);
@@ -82,7 +95,17 @@ int workload_main(int argc, char** argv) {
   } else if (command == "convert") {
     const std::string output = vm["output"].as<std::string>();
     const Stopwatch write;
-    write_binary_workload(dataset, output);
+    if (vm.count("shards") != 0) {
+      ShardLayout layout;
+      layout.num_shards = vm["shards"].as<int>();
+      layout.partitioner = vm["partitioner"].as<std::string>();
+      layout.partition_seed = vm["partition-seed"].as<std::uint64_t>();
+      layout.structure = vm["structure"].as<std::string>();
+      layout.features = vm["feature-layout"].as<std::string>();
+      report["manifest"] = write_shards(dataset, layout, output).to_json();
+    } else {
+      write_binary_workload(dataset, output);
+    }
     report["output"] = output;
     report["write_seconds"] = write.seconds();
   } else {

@@ -1,0 +1,129 @@
+#include "exec/calibration/op_benchmark.hpp"
+
+#include "exec/distributed/rank_engine.hpp"
+#include "strategies/cost_model.hpp"
+#include "strategies/strategy.hpp"
+#include "workloads/common/stopwatch.hpp"
+#include "workloads/generators.hpp"
+
+namespace gnnbed {
+namespace {
+
+ExperimentConfig experiment_of(const ComputeCase& test_case, std::uint64_t seed) {
+  ExperimentConfig config;
+  config.model.kind = test_case.model;
+  config.model.num_layers = static_cast<int>(test_case.fanouts.size());
+  config.model.hidden = test_case.hidden;
+  config.training.epochs = 1;
+  config.training.batch_size = test_case.batch_size;
+  config.training.fanouts = test_case.fanouts;
+  config.training.seed = seed;
+  config.distribution.strategy = test_case.strategy;
+  return config;
+}
+
+}  // namespace
+
+std::string ComputeCase::describe() const {
+  return strategy + " " + model + " F" + std::to_string(feature_dim) + " H" +
+         std::to_string(hidden) + " C" + std::to_string(num_classes) + " b" +
+         std::to_string(batch_size) + " f" + nlohmann::json(fanouts).dump();
+}
+
+std::vector<ComputeCase> compute_cases(bool quick) {
+  // (features, hidden, classes): the first layer aggregates first (32 -> 128) or multiplies first
+  // (256 -> 16, 512 -> 64); the second multiplies first (-> 4) or aggregates first (16 -> 32).
+  struct Widths {
+    int features, hidden, classes;
+  };
+  const std::vector<Widths> widths =
+      quick ? std::vector<Widths>{{32, 64, 4}, {128, 16, 32}}
+            : std::vector<Widths>{{32, 128, 4}, {256, 16, 4}, {128, 16, 32}, {512, 64, 16}};
+  const std::vector<int> batches =
+      quick ? std::vector<int>{32, 256} : std::vector<int>{64, 512, 2048};
+  const std::vector<std::vector<int>> fanouts =
+      quick ? std::vector<std::vector<int>>{{10, 5}}
+            : std::vector<std::vector<int>>{{5, 5}, {15, 10}};
+  std::vector<ComputeCase> cases;
+  for (const char* strategy : {"dgl-pull", "p3"}) {
+    for (const char* model : {"gcn", "sage"}) {
+      for (const Widths& w : widths) {
+        for (const int batch : batches) {
+          for (const auto& f : fanouts) {
+            cases.push_back({strategy, model, w.features, w.hidden, w.classes, batch, f});
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+OpBenchmark::OpBenchmark(std::int64_t num_nodes, double average_degree, std::uint64_t seed)
+    : seed_(seed) {
+  CsbmParams params;
+  params.num_nodes = num_nodes;
+  params.average_degree = average_degree;
+  params.num_classes = 4;
+  params.train_fraction = 0.5;
+  params.val_fraction = 0.1;
+  params.test_fraction = 0.1;
+  params.seed = seed;
+  base_ = generate_csbm(params);
+}
+
+const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes) {
+  const auto key = std::make_pair(feature_dim, num_classes);
+  const auto found = datasets_.find(key);
+  if (found != datasets_.end()) return found->second;
+  // Stored features, as loaded workloads have them: generated ones cost a hash per entry read.
+  const GeneratedFeatures generated(feature_dim, base_.labels, 0.5f, seed_);
+  std::vector<NodeId> all(static_cast<std::size_t>(base_.num_nodes()));
+  for (std::size_t v = 0; v < all.size(); ++v) all[v] = static_cast<NodeId>(v);
+  std::vector<float> values(all.size() * static_cast<std::size_t>(feature_dim));
+  generated.gather(all, values.data());
+  Dataset dataset = base_;
+  dataset.features = std::make_shared<StoredFeatures>(base_.num_nodes(), feature_dim,
+                                                      SharedArray<float>(std::move(values)));
+  dataset.num_classes = std::max(num_classes, base_.num_classes);
+  return datasets_.emplace(key, std::move(dataset)).first->second;
+}
+
+double OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
+                        Transport& local, Transport& world, SamplesByKind& samples) {
+  const ExperimentConfig config = experiment_of(test_case, seed_);
+  const Dataset& data = dataset(test_case.feature_dim, test_case.num_classes);
+  const StrategyContext context = make_strategy_context(config, data, 1);
+  RankEngine engine(config, context, data, local);
+  const Stopwatch clock;
+  for (int w = 0; w < repetitions.warmup; ++w) engine.run_iteration(1, 0, clock);
+
+  world.barrier();
+  IterationRun run;
+  std::vector<double> op_seconds;
+  double sample_seconds = 0;
+  const Stopwatch loop;
+  for (int k = 0; k < repetitions.timed; ++k) {
+    run = engine.run_iteration(1, 0, clock);
+    op_seconds.resize(run.plan.ops.size(), 0.0);
+    sample_seconds += run.sample_seconds;
+    for (const OpRecord& record : run.outcome.records) {
+      op_seconds[static_cast<std::size_t>(record.op)] += record.seconds;
+    }
+  }
+  const double iteration_seconds = world.max_over_ranks(loop.seconds() / repetitions.timed);
+  op_seconds[0] = sample_seconds;  // the prologue's `sample` op
+
+  const Plan& plan = run.plan;
+  const std::string name = test_case.describe();
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    if (!is_costed(op.kind)) continue;
+    const double seconds = world.max_over_ranks(op_seconds[i] / repetitions.timed);
+    samples[static_cast<std::size_t>(op.kind)].push_back(
+        {name + ": " + op.label, work_of(op), seconds});
+  }
+  return iteration_seconds;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,67 @@
+#pragma once
+// Micro-benchmarks of compute ops for calibration, run through the code run_experiment runs:
+// every case is a one-rank training iteration (RankEngine: sampling, the strategy's plan, the
+// PlanExecutor's CPU kernels) on a generated graph with stored features, timed with the
+// nccl-tests discipline: warm-up iterations, a barrier, a timed loop, the mean per op, the maximum
+// over ranks. Every rank runs the same case at the same time (so ranks compete for the machine as
+// they do in training), each on its own one-rank transport.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exec/transport.hpp"
+#include "strategies/cost_fit.hpp"
+#include "strategies/plan.hpp"
+#include "workloads/dataset.hpp"
+
+namespace gnnbed {
+
+struct ComputeCase {
+  std::string strategy;  // "dgl-pull" (whole layers) or "p3" (partial first layer)
+  std::string model;     // "gcn" or "sage"
+  int feature_dim = 0;
+  int hidden = 0;
+  int num_classes = 0;  // the last layer's width
+  int batch_size = 0;
+  std::vector<int> fanouts;
+
+  std::string describe() const;  // "dgl-pull sage F256 H16 C4 b512 f[15,10]"
+};
+
+// The cases calibrate runs: both strategies and models, widths that put each layer's weight
+// product before and after aggregation, and batch sizes and fanouts from a few dozen to thousands
+// of nodes. `quick`: a few small cases (for tests).
+std::vector<ComputeCase> compute_cases(bool quick);
+
+struct ComputeRepetitions {
+  int warmup = 2;
+  int timed = 5;
+};
+
+using SamplesByKind = std::array<std::vector<CostSample>, kNumOpKinds>;
+
+class OpBenchmark {
+ public:
+  // The graph every case samples from: a CSBM graph of `num_nodes` nodes (half of them training
+  // nodes) with `average_degree`, from `seed`.
+  OpBenchmark(std::int64_t num_nodes, double average_degree, std::uint64_t seed);
+
+  // Collective over `world` (every rank runs the same case); `local` is this rank's one-rank
+  // transport. Appends one sample per costed op of the case's plan to `samples`, with the time
+  // of the slowest rank. Returns the mean iteration time (slowest rank).
+  double run(const ComputeCase& test_case, const ComputeRepetitions& repetitions, Transport& local,
+             Transport& world, SamplesByKind& samples);
+
+ private:
+  // The workload with `feature_dim` stored features and `num_classes` classes (labels unchanged).
+  const Dataset& dataset(int feature_dim, int num_classes);
+
+  Dataset base_;
+  std::uint64_t seed_;
+  std::map<std::pair<int, int>, Dataset> datasets_;
+};
+
+}  // namespace gnnbed

@@ -1,0 +1,279 @@
+// calibrate: fits the cost model and the network factors on this machine and writes the
+// calibration file the simulator reads (mpirun -np 2 calibrate). Compute ops are timed through
+// run_experiment's code (exec/calibration/op_benchmark.hpp) over a range of sizes, every costed
+// op kind fitted as fixed cost + work / rate; the transport is timed with a ping-pong between
+// ranks 0 and 1 (latency, bandwidth) and the collectives plans use, compared with the fitted
+// per-step model. The file records provenance, the fitted model, the network, and every sample
+// with its prediction and residual; a table of the residuals is printed. Calibrate with the
+// OMP_NUM_THREADS you run experiments with: the rates are per rank at that thread count.
+#include <cblas.h>
+#include <mpi.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+#include "exec/calibration/op_benchmark.hpp"
+#include "exec/calibration/transport_benchmark.hpp"
+#include "exec/mpi/mpi_transport.hpp"
+#include "strategies/cost_fit.hpp"
+#include "strategies/experiment_cli.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/provenance.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace po = boost::program_options;
+using namespace gnnbed;
+
+namespace {
+
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kMiB = 1024 * kKiB;
+
+struct Settings {
+  std::string output = "results/calibration.json";
+  bool quick = false;
+  std::uint64_t seed = 1;
+  std::int64_t num_nodes = 0;
+  double average_degree = 16;
+  ComputeRepetitions compute;
+  TransferRepetitions transfer;
+  std::vector<std::int64_t> ping_pong_bytes;
+  std::vector<std::int64_t> all_to_all_bytes;
+  std::vector<std::int64_t> all_reduce_bytes;
+
+  nlohmann::json to_json(int num_ranks, std::size_t num_cases) const {
+    return {{"quick", quick},
+            {"seed", seed},
+            {"ranks", num_ranks},
+            {"omp_threads", omp_get_max_threads()},
+            {"graph",
+             {{"generator", "csbm"}, {"nodes", num_nodes}, {"average_degree", average_degree}}},
+            {"compute_cases", num_cases},
+            {"compute_repetitions", {{"warmup", compute.warmup}, {"timed", compute.timed}}},
+            {"transfer_repetitions",
+             {{"warmup", transfer.warmup},
+              {"min_calls", transfer.min_calls},
+              {"max_calls", transfer.max_calls},
+              {"budget_bytes", transfer.budget_bytes}}},
+            {"ping_pong_bytes", ping_pong_bytes},
+            {"all_to_all_bytes", all_to_all_bytes},
+            {"all_reduce_bytes", all_reduce_bytes}};
+  }
+};
+
+std::optional<Settings> parse(int argc, char** argv) {
+  po::options_description options("mpirun -np 2 calibrate [options]");
+  options.add_options()("help,h", "show this help")(
+      "output,o", po::value<std::string>()->default_value("results/calibration.json"),
+      "calibration file (JSON)")("quick", "a few small sizes and repetitions (for tests)")(
+      "seed", po::value<std::uint64_t>()->default_value(1), "graph, weights and sampling")(
+      "nodes", po::value<std::int64_t>(),
+      "nodes of the generated graph the ops run on (default 16384; 4096 with --quick)");
+  const auto command_line = parse_command_line(argc, argv, options);
+  if (!command_line) return std::nullopt;
+  const po::variables_map& vm = command_line->values;
+  Settings settings;
+  settings.output = vm["output"].as<std::string>();
+  settings.quick = vm.count("quick") != 0;
+  settings.seed = vm["seed"].as<std::uint64_t>();
+  settings.num_nodes =
+      vm.count("nodes") != 0 ? vm["nodes"].as<std::int64_t>() : (settings.quick ? 4096 : 16384);
+  require(settings.num_nodes >= 2048, "--nodes", "must be at least 2048 (the largest batch)");
+  if (settings.quick) {
+    settings.compute = {1, 2};
+    settings.transfer = {1, 2, 20, 16.0 * kMiB};
+    settings.ping_pong_bytes = {0, kKiB, 64 * kKiB, kMiB, 4 * kMiB};
+    settings.all_to_all_bytes = {kKiB, kMiB};
+    settings.all_reduce_bytes = {4 * kKiB, kMiB};
+  } else {
+    settings.compute = {2, 10};
+    settings.transfer = {2, 5, 200, 512.0 * kMiB};
+    settings.ping_pong_bytes = {0,    64,       kKiB,      16 * kKiB, 256 * kKiB,
+                                kMiB, 4 * kMiB, 16 * kMiB, 64 * kMiB};
+    settings.all_to_all_bytes = {kKiB, 64 * kKiB, kMiB, 16 * kMiB};
+    settings.all_reduce_bytes = {4 * kKiB, 256 * kKiB, 4 * kMiB, 32 * kMiB};
+  }
+  return settings;
+}
+
+// Ranks 0 and 1 as a transport of their own (nothing on other ranks). Collective.
+std::optional<MpiTransport>& pair_transport(std::optional<MpiTransport>& pair, int rank) {
+  MPI_Comm split = MPI_COMM_NULL;
+  if (MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &split) != MPI_SUCCESS) {
+    throw Error("MPI_Comm_split failed");
+  }
+  if (split != MPI_COMM_NULL) {
+    pair.emplace(split);
+    MPI_Comm_free(&split);
+  }
+  return pair;
+}
+
+std::string rate_text(double rate, double unit) {
+  if (rate == 0) return "-";
+  if (rate == kUnresolvedRate) return "free";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", rate / unit);
+  return text;
+}
+
+void print_fits(const std::array<std::optional<CostFit>, kNumOpKinds>& fits,
+                const SamplesByKind& samples) {
+  std::printf("\n%-17s %7s %9s %10s %10s %8s %9s %8s %8s\n", "op kind", "samples", "fixed us",
+              "dense GF/s", "sparse GF/s", "mem GB/s", "Medges/s", "med|res|", "max|res|");
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    if (!fits[k]) continue;
+    const OpCost& c = fits[k]->cost;
+    std::printf("%-17s %7zu %9.2f %10s %10s %8s %9s %7.1f%% %7.1f%%\n",
+                std::string(to_string(static_cast<OpKind>(k))).c_str(), samples[k].size(),
+                1e6 * c.fixed_seconds, rate_text(c.dense_flops_per_second, 1e9).c_str(),
+                rate_text(c.sparse_flops_per_second, 1e9).c_str(),
+                rate_text(c.memory_bytes_per_second, 1e9).c_str(),
+                rate_text(c.sampled_edges_per_second, 1e6).c_str(),
+                100 * fits[k]->summary.median_abs_relative_residual,
+                100 * fits[k]->summary.max_abs_relative_residual);
+  }
+}
+
+void print_network(const NetworkFit& fit, std::span<const TransferSample> ping_pongs,
+                   std::span<const CollectiveSample> collectives) {
+  std::printf("\nnetwork: latency %.2f us, bandwidth %.2f GB/s (ping-pong, ranks 0 and 1)\n",
+              1e6 * fit.network.latency_seconds, fit.network.bandwidth_bytes_per_second / 1e9);
+  std::printf("%-12s %12s %12s %12s %8s\n", "", "bytes", "measured us", "model us", "residual");
+  for (std::size_t i = 0; i < ping_pongs.size(); ++i) {
+    std::printf("%-12s %12.0f %12.2f %12.2f %7.1f%%\n", "ping-pong", ping_pongs[i].bytes,
+                1e6 * ping_pongs[i].seconds, 1e6 * fit.predicted_seconds[i],
+                100 * fit.relative_residuals[i]);
+  }
+  for (const CollectiveSample& sample : collectives) {
+    const double predicted = predicted_seconds(sample, fit.network);
+    std::printf("%-12s %12lld %12.2f %12.2f %7.1f%%\n", sample.collective.c_str(),
+                static_cast<long long>(sample.payload_bytes), 1e6 * sample.seconds, 1e6 * predicted,
+                100 * (predicted - sample.seconds) / sample.seconds);
+  }
+}
+
+// The 1-minute load average before measuring (-1 where /proc/loadavg is missing): other
+// processes on the machine inflate every timing.
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  in >> load;
+  return in ? load : -1;
+}
+
+// With one rank there is no network to measure: keep the one already in the output file.
+NetworkCalibration network_to_keep(const std::string& output) {
+  try {
+    return read_calibration(output).network;
+  } catch (const Error& error) {
+    throw ConfigError("ranks", std::string("one rank measures no network, and ") + output +
+                                   " has no network calibration to keep (" + error.what() +
+                                   "): run under mpirun -np 2");
+  }
+}
+
+int calibrate(int argc, char** argv) {
+  MpiSession session(&argc, &argv);
+  MpiTransport world;
+  MpiTransport local(MPI_COMM_SELF);
+  const int rank = world.rank();
+  const int num_ranks = world.size();
+  const std::optional<Settings> parsed = parse(argc, argv);
+  if (!parsed) return 0;
+  const Settings& settings = *parsed;
+  std::optional<NetworkCalibration> kept_network;
+  if (num_ranks == 1) kept_network = network_to_keep(settings.output);
+
+  const std::vector<ComputeCase> cases = compute_cases(settings.quick);
+  const double load_before = load_average();
+  if (rank == 0) {
+    std::printf(
+        "calibrate: %d ranks, %d OpenMP threads per rank, %zu compute cases on a %lld-node "
+        "graph%s\n",
+        num_ranks, omp_get_max_threads(), cases.size(), static_cast<long long>(settings.num_nodes),
+        settings.quick ? " (quick)" : "");
+    if (load_before > 0.5) {
+      std::printf(
+          "warning: load average %.2f before calibrating: other processes compete for the "
+          "cores and inflate the timings\n",
+          load_before);
+    }
+    if (kept_network) {
+      std::printf("one rank: compute only; the network calibration of %s is kept\n",
+                  settings.output.c_str());
+    }
+    std::fflush(stdout);
+  }
+  const Stopwatch total;
+  SamplesByKind samples;
+  std::vector<TransferSample> ping_pongs;
+  std::vector<CollectiveSample> collectives;
+  try {
+    OpBenchmark benchmark(settings.num_nodes, settings.average_degree, settings.seed);
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      const double seconds = benchmark.run(cases[c], settings.compute, local, world, samples);
+      if (rank == 0) {
+        std::printf("[%3zu/%zu] %-40s %9.2f ms/iteration\n", c + 1, cases.size(),
+                    cases[c].describe().c_str(), 1e3 * seconds);
+        std::fflush(stdout);
+      }
+    }
+    if (num_ranks >= 2) {
+      std::optional<MpiTransport> pair;
+      if (pair_transport(pair, rank)) {
+        ping_pongs = ping_pong(*pair, settings.ping_pong_bytes, settings.transfer);
+      }
+      world.barrier();
+      collectives = time_all_to_all(world, settings.all_to_all_bytes, settings.transfer);
+      for (CollectiveSample& sample :
+           time_all_reduce(world, settings.all_reduce_bytes, settings.transfer)) {
+        collectives.push_back(sample);
+      }
+    }
+  } catch (const std::exception& error) {
+    abort_all_ranks(error.what(), 1);
+  }
+  if (rank != 0) return 0;
+
+  Calibration calibration;
+  std::array<std::optional<CostFit>, kNumOpKinds> fits;
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    if (!is_costed(kind)) continue;
+    const std::string name(to_string(kind));
+    if (samples[k].empty()) throw Error("no compute case ran a '" + name + "' op");
+    try {
+      fits[k] = fit_op_cost(samples[k]);
+    } catch (const Error& error) {
+      throw Error(name + ": " + error.what());
+    }
+    calibration.cost_model.set(kind, fits[k]->cost);
+    calibration.fits[name] = fits[k]->to_json(samples[k]);
+  }
+  print_fits(fits, samples);
+  if (kept_network) {
+    calibration.network = *kept_network;
+  } else {
+    const NetworkFit network = fit_network(ping_pongs);
+    calibration.network = network.network;
+    calibration.fits["network"] = {{"ping_pong", network.to_json(ping_pongs)},
+                                   {"collectives", collectives_json(collectives, network.network)}};
+    print_network(network, ping_pongs, collectives);
+  }
+  calibration.provenance = provenance_json(argc, argv);
+  calibration.provenance["versions"]["mpi"] = mpi_library_version();
+  calibration.provenance["versions"]["openblas"] = openblas_get_config();
+  calibration.provenance["settings"] = settings.to_json(num_ranks, cases.size());
+  calibration.provenance["settings"]["load_average_before"] = load_before;
+  calibration.provenance["seconds"] = total.seconds();
+  write_calibration(calibration, settings.output);
+  std::printf("\ncalibration written to %s (%.1f s)\n", settings.output.c_str(), total.seconds());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_main("calibrate", calibrate, argc, argv); }

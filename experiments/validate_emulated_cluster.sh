@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Validation on an emulated cluster (DESIGN.md, "The fidelity loop", point 4): one network namespace
+# per rank on this machine, each joined by a veth pair to a bridge and shaped with tc tbf in both
+# directions, Open MPI launched across them through a plm_rsh_agent that runs its command inside
+# the named namespace. For every configuration (rate x hidden x ranks x strategy) the same
+# experiment runs for real (run_experiment) and in the simulator (simulate --cluster
+# emulated-cluster), and a table of predicted vs measured epoch time and a figure are written.
+#
+# Needs root (ip netns, tc). Refuses to start when namespaces or the bridge with its prefix exist
+# (another run, or a killed one); --clean-stale deletes them first. Everything it creates
+# (namespaces, veths, bridge, temporary files, processes in the namespaces) is removed on exit,
+# error or interrupt.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: experiments/validate_emulated_cluster.sh [options]
+  --rates LIST        shaped link rates in Gbit/s (default 1,2.5,10)
+  --hidden LIST       hidden widths (default 16,128)
+  --ranks LIST        ranks, one per namespace (default 2,4)
+  --strategies LIST   strategies (default dgl-pull,p3)
+  --calibration FILE  calibration file for the simulator (from calibrate; default: none, the
+                      preset's cost model)
+  --workload "ARGS"   workload and experiment options for both sides
+                      (default "--workload products-like --scale 0.05")
+  --epochs N          epochs per measured run, the first a warm-up (default 2)
+  --output DIR        results directory (default results/validation)
+  --build DIR         build directory (default $GNNBED_BUILD_DIR or build)
+  --bandwidth-check   first|all|none: MPI ping-pong (calibrate --quick) through the shaped link
+                      at the first rate or at every rate (default first)
+  --clean-stale       delete existing gnnbed-v* namespaces and the bridge instead of refusing
+  --quick             smoke run: 1 Gbit/s, hidden 16, 2 ranks, both strategies
+  -h, --help          this help
+EOF
+}
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+command_line="$0 $*"
+rates="1,2.5,10"
+hidden_list="16,128"
+ranks_list="2,4"
+strategies="dgl-pull,p3"
+calibration=""
+workload_args="--workload products-like --scale 0.05"
+epochs=2
+output="$root/results/validation"
+build="${GNNBED_BUILD_DIR:-$root/build}"
+bandwidth_check="first"
+clean_stale=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --rates) rates="$2"; shift 2 ;;
+    --hidden) hidden_list="$2"; shift 2 ;;
+    --ranks) ranks_list="$2"; shift 2 ;;
+    --strategies) strategies="$2"; shift 2 ;;
+    --calibration) calibration="$(realpath "$2")"; shift 2 ;;
+    --workload) workload_args="$2"; shift 2 ;;
+    --epochs) epochs="$2"; shift 2 ;;
+    --output) output="$2"; shift 2 ;;
+    --build) build="$2"; shift 2 ;;
+    --bandwidth-check) bandwidth_check="$2"; shift 2 ;;
+    --clean-stale) clean_stale=1; shift ;;
+    --quick) rates="1"; hidden_list="16"; ranks_list="2"; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "validate_emulated_cluster: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+fail() { echo "validate_emulated_cluster: $*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || fail "needs root (ip netns, tc)"
+case "$bandwidth_check" in first | all | none) ;; *) fail "--bandwidth-check: first, all or none" ;; esac
+[[ "$epochs" =~ ^[0-9]+$ && "$epochs" -ge 2 ]] || fail "--epochs must be at least 2 (one warm-up)"
+run_experiment="$build/exec/run_experiment"
+simulate="$build/sim/simulate"
+calibrate="$build/exec/calibrate"
+for tool in "$run_experiment" "$simulate"; do [[ -x "$tool" ]] || fail "$tool is not built"; done
+[[ -z "$calibration" || -f "$calibration" ]] || fail "no calibration file $calibration"
+for tool in ip tc mpirun; do command -v "$tool" > /dev/null || fail "$tool not found"; done
+
+load_average=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load_average" 'BEGIN { exit !(l > 0.5) }'; then
+  echo "warning: load average $load_average: other processes share the cores, so measured epochs" \
+    "stretch and the simulator (which assumes the cores are the ranks') under-predicts" >&2
+fi
+
+IFS=, read -r -a rate_values <<< "$rates"
+IFS=, read -r -a hidden_values <<< "$hidden_list"
+IFS=, read -r -a rank_values <<< "$ranks_list"
+IFS=, read -r -a strategy_values <<< "$strategies"
+read -r -a workload_words <<< "$workload_args"
+for value in "${rank_values[@]}"; do
+  [[ "$value" =~ ^[0-9]+$ && "$value" -ge 2 && "$value" -le 200 ]] || fail "ranks must be 2..200"
+done
+num_namespaces=$(printf '%s\n' "${rank_values[@]}" | sort -n | tail -n 1)
+
+# Names: namespaces gnnbed-v<i> with address 10.213.0.<i+1>, veth gv<i>-n inside, gv<i>-h on the
+# bridge gnnbed-vbr (no address: only the namespaces' addresses are used).
+prefix="gnnbed-v"
+bridge="gnnbed-vbr"
+subnet_base="10.213.0"
+subnet="$subnet_base.0/24"
+
+existing=$(ip netns list | awk '{print $1}' | grep "^${prefix}[0-9]" || true)
+stale_links=$(ip -o link show | grep -o "$bridge\|gv[0-9]*-h" | sort -u || true)
+if [[ -n "$existing$stale_links" ]]; then
+  stale="$(tr "\n" " " <<< "$existing $stale_links")"
+  [[ $clean_stale -eq 1 ]] || fail "left from another run: $stale; rerun with --clean-stale to delete them"
+  echo "deleting what another run left: $stale"
+fi
+
+scratch="$(mktemp -d /tmp/gnnbed-validate.XXXXXX)"
+mpirun_pid=""
+created=()
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  if [[ -n "$mpirun_pid" ]]; then kill "$mpirun_pid" 2> /dev/null || true; fi
+  local ns pid
+  for ns in "${created[@]}"; do
+    for pid in $(ip netns pids "$ns" 2> /dev/null); do kill -9 "$pid" 2> /dev/null || true; done
+    ip netns delete "$ns" 2> /dev/null || true
+    # A deleted namespace lingers while the kernel holds its sockets (after a killed run), and
+    # its veth with it: delete the pair from this end.
+    ip link delete "gv${ns#"$prefix"}-h" 2> /dev/null || true
+  done
+  ip link delete "$bridge" 2> /dev/null || true
+  rm -rf "$scratch"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [[ $clean_stale -eq 1 ]]; then
+  for ns in $existing; do
+    for pid in $(ip netns pids "$ns"); do kill -9 "$pid" 2> /dev/null || true; done
+    ip netns delete "$ns"
+    ip link delete "gv${ns#"$prefix"}-h" 2> /dev/null || true
+  done
+  for link in $stale_links; do ip link delete "$link" 2> /dev/null || true; done
+fi
+
+echo "== namespaces: $num_namespaces (${prefix}0..$((num_namespaces - 1)), $subnet, bridge $bridge)"
+ip link add "$bridge" type bridge
+ip link set "$bridge" up
+for ((i = 0; i < num_namespaces; ++i)); do
+  ns="$prefix$i"
+  ip netns add "$ns"
+  created+=("$ns")
+  ip link add "gv$i-h" type veth peer name "gv$i-n"
+  ip link set "gv$i-n" netns "$ns"
+  ip link set "gv$i-h" master "$bridge"
+  ip link set "gv$i-h" up
+  ip -n "$ns" addr add "$subnet_base.$((i + 1))/24" dev "gv$i-n"
+  ip -n "$ns" link set "gv$i-n" up
+  ip -n "$ns" link set lo up
+done
+
+# tbf on both ends of every veth: gv<i>-n shapes what the namespace sends, gv<i>-h what it
+# receives. Burst: 1 ms at the rate, at least 64 KiB (one GSO segment); a 50 us bucket left a
+# 10 Gbit/s link at 1.5 Gbit/s on a loaded machine (the refill timer fires late). Queue: 20 ms.
+shape() {
+  local rate_gbps="$1" burst_bytes
+  burst_bytes=$(awk -v r="$rate_gbps" 'BEGIN { b = r * 1e9 / 8 * 1e-3; if (b < 65536) b = 65536; printf "%d", b }')
+  for ((i = 0; i < num_namespaces; ++i)); do
+    tc qdisc replace dev "gv$i-h" root tbf rate "${rate_gbps}gbit" burst "$burst_bytes" latency 20ms
+    ip netns exec "$prefix$i" tc qdisc replace dev "gv$i-n" root tbf rate "${rate_gbps}gbit" \
+      burst "$burst_bytes" latency 20ms
+  done
+}
+
+# Open MPI's rsh launcher calls the agent as `agent [options] HOST COMMAND...` and expects a
+# remote shell: run COMMAND with sh inside the namespace that owns HOST's address. The
+# environment (PATH, LD_LIBRARY_PATH, OMPI_*) is inherited, so orted starts as it would locally.
+agent="$scratch/netns_agent.sh"
+cat > "$agent" <<EOF
+#!/bin/bash
+while [[ \$# -gt 0 && \$1 == -* ]]; do shift; done
+host=\$1
+shift
+case "\$host" in
+  $subnet_base.*) exec ip netns exec "$prefix\$(( \${host##*.} - 1 ))" /bin/sh -c "\$*" ;;
+  *) echo "netns_agent: \$host is not in $subnet" >&2; exit 255 ;;
+esac
+EOF
+chmod +x "$agent"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+# One rank per namespace; no binding (every namespace's orted would bind its rank to core 0).
+# Ranks busy-poll: when they outnumber the cores they yield, or a waiting rank starves a working one.
+mpi_args() {
+  local ranks="$1" hostfile="$scratch/hosts$1"
+  : > "$hostfile"
+  for ((i = 0; i < ranks; ++i)); do echo "$subnet_base.$((i + 1)) slots=1" >> "$hostfile"; done
+  local yield=0
+  [[ $ranks -gt $(nproc) ]] && yield=1
+  echo "-np $ranks --hostfile $hostfile --bind-to none --mca plm_rsh_agent $agent" \
+    "--mca btl tcp,self --mca btl_tcp_if_include $subnet --mca oob_tcp_if_include $subnet" \
+    "--mca mpi_yield_when_idle $yield -x OMP_NUM_THREADS"
+}
+
+# mpirun itself runs in namespace 0 (whose address is then local to it); in the background, so
+# that an interrupt reaches the trap at once.
+mpirun_in_cluster() {
+  local ranks="$1"
+  shift
+  # shellcheck disable=SC2046  # mpi_args is a word list
+  ip netns exec "${prefix}0" mpirun $(mpi_args "$ranks") "$@" &
+  mpirun_pid=$!
+  local status=0
+  wait "$mpirun_pid" || status=$?
+  mpirun_pid=""
+  return "$status"
+}
+
+echo "== launch check: $num_namespaces ranks, one per namespace"
+mpirun_in_cluster "$num_namespaces" sh -c "ip -o -4 addr show | grep -o '$subnet_base\.[0-9]*/'" \
+  > "$scratch/where.txt"
+seen=$(sort -u "$scratch/where.txt" | wc -l)
+[[ $seen -eq $num_namespaces ]] || fail "ranks ran in $seen namespaces, not $num_namespaces: $(tr '\n' ' ' < "$scratch/where.txt")"
+echo "ranks ran in $seen distinct namespaces: $(sort -u "$scratch/where.txt" | tr -d '/' | tr '\n' ' ')"
+
+mkdir -p "$output/runs" "$output/logs"
+output="$(realpath "$output")"
+manifest="$output/runs.tsv"
+printf 'rate_gbps\thidden\tranks\tstrategy\tresult\texit_code\twall_seconds\tload_average_before\n' > "$manifest"
+
+echo "== predictions: simulate over the grid"
+simulate_command=("$simulate" --cluster emulated-cluster "${workload_words[@]}" --epochs "$epochs"
+  --set training.eval_every=-1 --sweep "cluster.nic.bandwidth_gbps=$rates"
+  --sweep "model.hidden=$hidden_list" --sweep "cluster.machines=$ranks_list"
+  --sweep "distribution.strategy=$strategies" --jobs "$(nproc)" --quiet
+  --output "$output/simulate.json")
+[[ -n "$calibration" ]] && simulate_command+=(--calibration "$calibration")
+[[ -z "$calibration" ]] && echo "note: no --calibration: the preset's cost model, not this machine's"
+"${simulate_command[@]}"
+
+first_rate=1
+for rate in "${rate_values[@]}"; do
+  echo "== rate $rate Gbit/s"
+  shape "$rate"
+  if [[ "$bandwidth_check" == all || ("$bandwidth_check" == first && $first_rate -eq 1) ]]; then
+    if [[ -x "$calibrate" ]]; then
+      mpirun_in_cluster 2 "$calibrate" --quick --output "$output/link-${rate}gbps.json" \
+        > "$output/logs/link-${rate}gbps.txt" 2>&1 || fail "bandwidth check failed: $output/logs/link-${rate}gbps.txt"
+      /usr/bin/python3 "$root/experiments/validation_table.py" --link "$output/link-${rate}gbps.json"
+    else
+      echo "  (no $calibrate: bandwidth check skipped)"
+    fi
+  fi
+  first_rate=0
+  for ranks in "${rank_values[@]}"; do
+    for hidden in "${hidden_values[@]}"; do
+      for strategy in "${strategy_values[@]}"; do
+        label="$strategy-r$ranks-h$hidden-${rate}gbps"
+        result="$output/runs/$label.json"
+        load_before=$(cut -d' ' -f1 /proc/loadavg)
+        start=$(date +%s.%N)
+        code=0
+        mpirun_in_cluster "$ranks" "$run_experiment" "${workload_words[@]}" --strategy "$strategy" \
+          --hidden "$hidden" --epochs "$epochs" --set training.eval_every=-1 --quiet \
+          --output "$result" > "$output/logs/$label.txt" 2>&1 || code=$?
+        wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$hidden" "$ranks" "$strategy" \
+          "runs/$label.json" "$code" "$wall" "$load_before" >> "$manifest"
+        epoch=$(grep -o 'epoch time [0-9.]* s' "$output/logs/$label.txt" || echo "FAILED (exit $code)")
+        echo "  $label: $epoch (${wall} s wall, load $load_before)"
+      done
+    done
+  done
+done
+
+echo "== table"
+/usr/bin/python3 "$root/experiments/validation_table.py" --output "$output" \
+  --command "$command_line" --calibration "$calibration"
+/usr/bin/python3 "$root/plots/plot_validation.py" "$output/validation.csv" \
+  --output "$output/validation"

@@ -1,0 +1,168 @@
+"""Joins the measured runs of validate_emulated_cluster.sh (runs.tsv, runs/*.json) with the
+simulator's predictions (simulate.json) into validation.csv and validation.json (with provenance),
+and prints the table with the median and worst absolute relative error."""
+import argparse
+import csv
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+PARTS = ["sampling", "copy", "compute", "communication", "waiting"]
+
+
+def git(root, *args):
+    try:
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def link_check(calibration_path):
+    """What calibrate measured through a shaped link: the largest ping-pong message's throughput
+    (the fitted bandwidth is skewed by tbf's burst, which sends small messages at line speed) and
+    the fitted latency."""
+    document = json.load(open(calibration_path))
+    largest = max(document["fits"]["network"]["ping_pong"]["samples"], key=lambda s: s["bytes"])
+    return {"largest_message_bytes": largest["bytes"],
+            "largest_message_gbps": 8 * largest["bytes"] / largest["measured_seconds"] / 1e9,
+            "fitted_gbps": 8 * document["network"]["bandwidth_bytes_per_second"] / 1e9,
+            "latency_seconds": document["network"]["latency_seconds"]}
+
+
+def predictions(simulate_path):
+    """(rate, hidden, ranks, strategy) -> the simulated point's result."""
+    points = {}
+    document = json.load(open(simulate_path))
+    for point in document["points"]:
+        a = point["assignments"]
+        key = (float(a["cluster.nic.bandwidth_gbps"]), int(a["model.hidden"]),
+               int(a["cluster.machines"]), a["distribution.strategy"])
+        points[key] = point["result"]
+    return document, points
+
+
+def measured_bytes_sent_per_rank(run):
+    """Mean over ranks of the bytes each sent per epoch (all traffic kinds)."""
+    epochs = len(run["epochs"])
+    totals = []
+    for rank in run["ranks"]:
+        sent = rank["bytes_sent"]
+        totals.append(sum(sent.values()) if isinstance(sent, dict) else sum(sent))
+    return statistics.mean(totals) / epochs
+
+
+def rows(output, points):
+    table = []
+    with open(os.path.join(output, "runs.tsv")) as manifest:
+        for entry in csv.DictReader(manifest, delimiter="\t"):
+            key = (float(entry["rate_gbps"]), int(entry["hidden"]), int(entry["ranks"]),
+                   entry["strategy"])
+            row = {"strategy": key[3], "ranks": key[2], "hidden": key[1], "rate_gbps": key[0],
+                   "exit_code": int(entry["exit_code"]),
+                   "load_average_before": float(entry["load_average_before"]),
+                   "result": entry["result"]}
+            predicted = points.get(key)
+            if predicted is not None and not predicted["out_of_memory"]:
+                row["predicted_epoch_seconds"] = predicted["epoch_seconds"]
+                for part in PARTS:
+                    row[f"predicted_{part}_seconds"] = predicted["breakdown_mean_seconds"][part]
+            path = os.path.join(output, entry["result"])
+            if row["exit_code"] == 0 and os.path.exists(path):
+                run = json.load(open(path))
+                last = run["epochs"][-1]
+                row["measured_epoch_seconds"] = run["epoch_seconds"]
+                for part in PARTS:
+                    row[f"measured_{part}_seconds"] = last["breakdown_mean_seconds"][part]
+                row["measured_mb_sent_per_rank"] = measured_bytes_sent_per_rank(run) / 1e6
+            if "predicted_epoch_seconds" in row and "measured_epoch_seconds" in row:
+                row["relative_error"] = (row["predicted_epoch_seconds"] /
+                                         row["measured_epoch_seconds"] - 1)
+            table.append(row)
+    return table
+
+
+def print_table(table):
+    print(f"{'strategy':9} {'ranks':>5} {'hidden':>6} {'Gbit/s':>6} {'measured s':>10} "
+          f"{'predicted s':>11} {'error':>7}  {'meas comm':>9} {'pred comm':>9} {'load':>5}")
+    for r in table:
+        def cell(field, width, fmt="{:.3f}"):
+            return (fmt.format(r[field]) if field in r else "-").rjust(width)
+        print(f"{r['strategy']:9} {r['ranks']:5d} {r['hidden']:6d} {r['rate_gbps']:6g} "
+              f"{cell('measured_epoch_seconds', 10)} {cell('predicted_epoch_seconds', 11)} "
+              f"{cell('relative_error', 7, '{:+.0%}')}  "
+              f"{cell('measured_communication_seconds', 9)} "
+              f"{cell('predicted_communication_seconds', 9)} "
+              f"{r['load_average_before']:5.1f}")
+    errors = [abs(r["relative_error"]) for r in table if "relative_error" in r]
+    if errors:
+        print(f"absolute relative error over {len(errors)} configurations: median "
+              f"{statistics.median(errors):.0%}, worst {max(errors):.0%}")
+    failed = [r for r in table if "measured_epoch_seconds" not in r]
+    if failed:
+        print(f"{len(failed)} configuration(s) without a measurement (see logs/)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--output", help="validate_emulated_cluster's directory")
+    parser.add_argument("--link", help="print the link check of one calibrate result and stop")
+    parser.add_argument("--command", default="", help="the validation command line")
+    parser.add_argument("--calibration", default="", help="the simulator's calibration file")
+    args = parser.parse_args()
+    if args.link:
+        link = link_check(args.link)
+        print(f"  MPI ping-pong, {link['largest_message_bytes'] / 2**20:g} MiB messages: "
+              f"{link['largest_message_gbps']:.2f} Gbit/s; latency "
+              f"{1e6 * link['latency_seconds']:.0f} us")
+        return 0
+    if not args.output:
+        parser.error("--output is required")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    simulation, points = predictions(os.path.join(args.output, "simulate.json"))
+    table = rows(args.output, points)
+    columns = []
+    for r in table:
+        columns += [c for c in r if c not in columns]
+    with open(os.path.join(args.output, "validation.csv.tmp"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(table)
+    os.replace(os.path.join(args.output, "validation.csv.tmp"),
+               os.path.join(args.output, "validation.csv"))
+    links = {}
+    for name in sorted(os.listdir(args.output)):
+        if name.startswith("link-") and name.endswith("gbps.json"):
+            links[name[len("link-"):-len("gbps.json")]] = link_check(
+                os.path.join(args.output, name))
+    document = {
+        "provenance": {
+            "command": args.command,
+            "git_revision": git(root, "rev-parse", "HEAD"),
+            "git_dirty": git(root, "status", "--porcelain", "--untracked-files=no") != "",
+            "host": platform.node(),
+            "cpus": os.cpu_count(),
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "simulate": simulation["provenance"],
+            "simgrid_version": simulation.get("simgrid_version"),
+        },
+        "calibration": args.calibration,
+        "link_checks": links,
+        "rows": table,
+    }
+    with open(os.path.join(args.output, "validation.json.tmp"), "w") as f:
+        json.dump(document, f, indent=2)
+        f.write("\n")
+    os.replace(os.path.join(args.output, "validation.json.tmp"),
+               os.path.join(args.output, "validation.json"))
+    print_table(table)
+    print(f"table: {args.output}/validation.csv, {args.output}/validation.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

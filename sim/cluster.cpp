@@ -1,0 +1,251 @@
+#include "sim/cluster.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/json_config.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr double kBitsPerByte = 8;
+constexpr double kGiga = 1e9;
+
+LinkSpec link_from_json(const nlohmann::json& object, const std::string& where) {
+  LinkSpec link;
+  JsonFieldReader reader(object, where);
+  reader.read("bandwidth_bytes_per_second", link.bandwidth_bytes_per_second);
+  reader.read("latency_seconds", link.latency_seconds);
+  reader.finish();
+  require(link.bandwidth_bytes_per_second > 0, reader.path("bandwidth_bytes_per_second"),
+          "must be positive");
+  require(link.latency_seconds >= 0, reader.path("latency_seconds"), "must not be negative");
+  return link;
+}
+
+nlohmann::json to_json(const LinkSpec& link) {
+  return {{"bandwidth_bytes_per_second", link.bandwidth_bytes_per_second},
+          {"latency_seconds", link.latency_seconds}};
+}
+
+LinkSpec nic_from_json(const nlohmann::json& object, const std::string& where) {
+  double gbps = 0;
+  LinkSpec nic;
+  JsonFieldReader reader(object, where);
+  reader.read("bandwidth_gbps", gbps);
+  reader.read("latency_seconds", nic.latency_seconds);
+  reader.finish();
+  require(gbps > 0, reader.path("bandwidth_gbps"), "must be positive");
+  require(nic.latency_seconds >= 0, reader.path("latency_seconds"), "must not be negative");
+  nic.bandwidth_bytes_per_second = gbps * kGiga / kBitsPerByte;
+  return nic;
+}
+
+std::vector<unsigned int> positive_counts(const nlohmann::json& object, const std::string& field) {
+  if (!object.is_array() || object.empty()) {
+    throw ConfigError(field, "must be a non-empty array of positive integers");
+  }
+  std::vector<unsigned int> counts;
+  for (const auto& value : object) {
+    if (!value.is_number_integer() || value.get<long long>() < 1) {
+      throw ConfigError(field, "must be a non-empty array of positive integers");
+    }
+    counts.push_back(value.get<unsigned int>());
+  }
+  return counts;
+}
+
+void read_network(const nlohmann::json& object, ClusterSpec& cluster) {
+  JsonFieldReader reader(object, "network");
+  reader.read("topology", cluster.topology);
+  reader.read("model", cluster.network_model);
+  if (const nlohmann::json* tree = reader.child("fat_tree"); tree != nullptr && !tree->is_null()) {
+    JsonFieldReader tree_reader(*tree, "network.fat_tree");
+    for (const auto& [key, counts] :
+         {std::pair{"down", &cluster.fat_tree.down}, std::pair{"up", &cluster.fat_tree.up},
+          std::pair{"link_count", &cluster.fat_tree.link_count}}) {
+      const nlohmann::json* value = tree_reader.child(key);
+      if (value == nullptr || value->is_null()) {
+        throw ConfigError(tree_reader.path(key), "is required for a fat tree");
+      }
+      *counts = positive_counts(*value, tree_reader.path(key));
+    }
+    tree_reader.finish();
+  }
+  reader.finish();
+  require_one_of("network.topology", cluster.topology, {"switch", "fat-tree"});
+  require_one_of("network.model", cluster.network_model, {"CM02", "LV08", "SMPI"});
+}
+
+void validate(const ClusterSpec& cluster) {
+  require(cluster.machines >= 1, "machines", "must be at least 1");
+  require(cluster.ranks_per_machine >= 1, "ranks_per_machine", "must be at least 1");
+  require(cluster.host_cores >= 1, "host.cores", "must be at least 1");
+  require(cluster.device_memory_bytes > 0, "device.memory_bytes", "must be positive");
+  if (cluster.topology == "fat-tree") {
+    const FatTreeSpec& tree = cluster.fat_tree;
+    require(!tree.down.empty() && tree.down.size() == tree.up.size() &&
+                tree.down.size() == tree.link_count.size(),
+            "network.fat_tree", "needs down, up and link_count of one length (the levels)");
+    std::int64_t leaves = 1;
+    for (const unsigned int d : tree.down) leaves *= d;
+    require(leaves == cluster.machines, "network.fat_tree.down",
+            "the product of the down counts (" + std::to_string(leaves) +
+                " leaves) must equal the number of machines (" + std::to_string(cluster.machines) +
+                ")");
+  }
+  const CostModel& device = cluster.device_cost_model;
+  const CostModel& host =
+      cluster.device_kind == DeviceKind::gpu ? cluster.host_cost_model : cluster.device_cost_model;
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    if (!is_costed(kind)) continue;
+    const bool on_host = cluster.runs_on_host(kind);
+    require(
+        (on_host ? host : device).cost(kind).has_value(),
+        std::string(on_host ? "host" : "device") + ".cost_model." + std::string(to_string(kind)),
+        "is missing: every op kind needs a cost");
+  }
+}
+
+}  // namespace
+
+bool ClusterSpec::runs_on_host(OpKind kind) const {
+  return device_kind == DeviceKind::gpu &&
+         (kind == OpKind::sample || kind == OpKind::gather_features ||
+          kind == OpKind::scatter_rows);
+}
+
+double ClusterSpec::compute_seconds(const Op& op) const {
+  return (runs_on_host(op.kind) ? host_cost_model : device_cost_model).seconds(op);
+}
+
+ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string& origin) {
+  try {
+    ClusterSpec cluster;
+    JsonFieldReader reader(document, "");
+    reader.read("name", cluster.name);
+    reader.read("description", cluster.description);
+    reader.read("machines", cluster.machines);
+    reader.read("ranks_per_machine", cluster.ranks_per_machine);
+    if (const nlohmann::json* host = reader.child("host"); host != nullptr && !host->is_null()) {
+      JsonFieldReader host_reader(*host, "host");
+      host_reader.read("cores", cluster.host_cores);
+      host_reader.read("memory_bytes", cluster.host_memory_bytes);
+      if (const nlohmann::json* costs = host_reader.child("cost_model"); costs && !costs->is_null())
+        cluster.host_cost_model = CostModel::from_json(*costs, "host.cost_model");
+      host_reader.finish();
+    }
+    const nlohmann::json* device = reader.child("device");
+    if (device == nullptr || device->is_null()) throw ConfigError("device", "is required");
+    JsonFieldReader device_reader(*device, "device");
+    std::string kind = "cpu";
+    device_reader.read("kind", kind);
+    require_one_of("device.kind", kind, {"gpu", "cpu"});
+    cluster.device_kind = kind == "gpu" ? DeviceKind::gpu : DeviceKind::cpu;
+    device_reader.read("name", cluster.device_name);
+    device_reader.read("memory_bytes", cluster.device_memory_bytes);
+    if (const nlohmann::json* costs = device_reader.child("cost_model"); costs && !costs->is_null())
+      cluster.device_cost_model = CostModel::from_json(*costs, "device.cost_model");
+    device_reader.finish();
+    const nlohmann::json* device_link = reader.child("device_link");
+    if (device_link == nullptr || device_link->is_null())
+      throw ConfigError("device_link", "is required");
+    cluster.device_link = link_from_json(*device_link, "device_link");
+    if (const nlohmann::json* peer = reader.child("peer_link"); peer != nullptr && !peer->is_null())
+      cluster.peer_link = link_from_json(*peer, "peer_link");
+    const nlohmann::json* nic = reader.child("nic");
+    if (nic == nullptr || nic->is_null()) throw ConfigError("nic", "is required");
+    cluster.nic = nic_from_json(*nic, "nic");
+    if (const nlohmann::json* network = reader.child("network"); network && !network->is_null())
+      read_network(*network, cluster);
+    reader.finish();
+    validate(cluster);
+    return cluster;
+  } catch (const ConfigError& error) {
+    throw ConfigError(error.field(), error.problem() + " (cluster " + origin + ")");
+  }
+}
+
+nlohmann::json ClusterSpec::to_json() const {
+  nlohmann::json document = {
+      {"name", name},
+      {"description", description},
+      {"machines", machines},
+      {"ranks_per_machine", ranks_per_machine},
+      {"host",
+       {{"cores", host_cores},
+        {"memory_bytes", host_memory_bytes},
+        {"cost_model", host_cost_model.to_json()}}},
+      {"device",
+       {{"kind", device_kind == DeviceKind::gpu ? "gpu" : "cpu"},
+        {"name", device_name},
+        {"memory_bytes", device_memory_bytes},
+        {"cost_model", device_cost_model.to_json()}}},
+      {"device_link", gnnbed::to_json(device_link)},
+      {"nic",
+       {{"bandwidth_gbps", nic.bandwidth_bytes_per_second * kBitsPerByte / kGiga},
+        {"latency_seconds", nic.latency_seconds}}},
+      {"network", {{"topology", topology}, {"model", network_model}}}};
+  if (peer_link) document["peer_link"] = gnnbed::to_json(*peer_link);
+  if (topology == "fat-tree") {
+    document["network"]["fat_tree"] = {
+        {"down", fat_tree.down}, {"up", fat_tree.up}, {"link_count", fat_tree.link_count}};
+  }
+  return document;
+}
+
+std::filesystem::path cluster_preset_directory() {
+  if (const char* overridden = std::getenv("GNNBED_CLUSTER_PRESETS");
+      overridden != nullptr && *overridden != '\0') {
+    return overridden;
+  }
+  return GNNBED_CLUSTER_PRESETS_DIR;
+}
+
+std::vector<std::string> cluster_preset_names() {
+  std::vector<std::string> names;
+  const std::filesystem::path directory = cluster_preset_directory();
+  if (!std::filesystem::is_directory(directory)) return names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ClusterSpec load_cluster(const std::string& source, const std::vector<std::string>& overrides) {
+  std::filesystem::path path = source;
+  if (source.find('/') == std::string::npos && path.extension() != ".json") {
+    path = cluster_preset_directory() / (source + ".json");
+    if (!std::filesystem::exists(path)) {
+      std::string known;
+      for (const std::string& name : cluster_preset_names())
+        known += (known.empty() ? "" : ", ") + name;
+      throw ConfigError("cluster",
+                        "'" + source + "' is neither a preset (" + known + ") nor a JSON file");
+    }
+  }
+  nlohmann::json document = parse_json_file(path);
+  for (const std::string& setting : overrides) {
+    const auto equals = setting.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw ConfigError("cluster setting", "'" + setting + "' is not FIELD=VALUE");
+    }
+    set_json_path(document, setting.substr(0, equals), setting.substr(equals + 1));
+  }
+  return cluster_from_json(document, path.string());
+}
+
+ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibration) {
+  cluster.device_kind = DeviceKind::cpu;
+  cluster.device_cost_model = calibration.cost_model;
+  cluster.host_cost_model = calibration.cost_model;
+  cluster.device_link = {calibration.network.bandwidth_bytes_per_second,
+                         calibration.network.latency_seconds};
+  validate(cluster);
+  return cluster;
+}
+
+}  // namespace gnnbed

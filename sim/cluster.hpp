@@ -1,0 +1,79 @@
+#pragma once
+// A modelled cluster, as data: machines with a CPU host and ranks' devices (GPUs, or CPU
+// processes), the links between a device and its machine (PCIe), between devices of one machine
+// (NVLink, when there is one), the machines' NICs and the fabric joining them (one switch, or a fat
+// tree), and the cost models that time compute ops on the host and on the devices. Presets are JSON
+// files in sim/presets/; any field can be overridden from the command line.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strategies/cost_model.hpp"
+
+namespace gnnbed {
+
+enum class DeviceKind { gpu, cpu };
+
+struct LinkSpec {
+  double bandwidth_bytes_per_second = 0;
+  double latency_seconds = 0;
+};
+
+struct FatTreeSpec {
+  // SimGrid's fat-tree parameters (levels, down/up links per switch, parallel links).
+  std::vector<unsigned int> down;
+  std::vector<unsigned int> up;
+  std::vector<unsigned int> link_count;
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  int machines = 1;
+  int ranks_per_machine = 1;
+
+  // The machine's CPU: it samples and gathers input features for its GPUs (a GPU cluster); with
+  // CPU ranks it runs nothing itself.
+  int host_cores = 1;
+  std::int64_t host_memory_bytes = 0;
+  CostModel host_cost_model;
+
+  DeviceKind device_kind = DeviceKind::cpu;
+  std::string device_name;
+  std::int64_t device_memory_bytes = 0;  // per device (per rank)
+  CostModel device_cost_model;
+
+  LinkSpec device_link;               // device <-> its machine (PCIe; shared memory for CPU ranks)
+  std::optional<LinkSpec> peer_link;  // device <-> device in one machine (NVLink)
+  LinkSpec nic;                       // machine <-> fabric
+  std::string topology = "switch";    // "switch" or "fat-tree"
+  FatTreeSpec fat_tree;
+  std::string network_model = "LV08";  // SimGrid's network/model
+
+  int num_ranks() const { return machines * ranks_per_machine; }
+  int machine_of(int rank) const { return rank / ranks_per_machine; }
+  // Ops the host runs for a GPU device (sampling, feature gathering); every op runs on the device
+  // when the ranks are CPU processes.
+  bool runs_on_host(OpKind kind) const;
+  // Seconds `op` computes for, on the host or the device as runs_on_host says.
+  double compute_seconds(const Op& op) const;
+
+  nlohmann::json to_json() const;
+};
+
+// Reads a cluster: `source` is a preset name (a file sim/presets/<name>.json) or a path to a JSON
+// file; `overrides` are "field=value" settings applied before validation ("nic.bandwidth_gbps=25",
+// "machines=16"). Throws ConfigError/InputError naming the field or file.
+ClusterSpec load_cluster(const std::string& source, const std::vector<std::string>& overrides);
+ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string& origin);
+std::vector<std::string> cluster_preset_names();
+std::filesystem::path cluster_preset_directory();
+
+// A CPU-rank cluster of `machines` x `ranks_per_machine` timed by a calibration (the machine that
+// was calibrated, cut into network namespaces or not): both cost models are the calibration's, the
+// device link is the calibrated transport.
+ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibration);
+
+}  // namespace gnnbed

@@ -1,0 +1,108 @@
+#include "sim/platform.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <string>
+
+namespace gnnbed {
+namespace sg4 = simgrid::s4u;
+namespace {
+
+using simgrid::kernel::routing::NetPoint;
+
+sg4::Link* split_duplex(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
+  return zone->create_split_duplex_link(name, spec.bandwidth_bytes_per_second)
+      ->set_latency(spec.latency_seconds)
+      ->seal();
+}
+
+// One machine: CPU host (gateway) and its ranks' devices. Returns the zone's CPU netpoint.
+std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::NetZone* parent,
+                                              int machine, Platform& platform) {
+  const std::string name = "machine" + std::to_string(machine);
+  sg4::NetZone* zone = sg4::create_full_zone(name);
+  zone->set_parent(parent);
+  sg4::Host* cpu = zone->create_host(name + "-cpu", kWorkUnitsPerSecond)
+                       ->set_core_count(cluster.host_cores)
+                       ->seal();
+  platform.machine_hosts[static_cast<std::size_t>(machine)] = cpu;
+  std::vector<sg4::Host*> devices;
+  std::vector<sg4::Link*> device_links;
+  std::vector<sg4::Link*> peer_links;
+  for (int d = 0; d < cluster.ranks_per_machine; ++d) {
+    const std::string device_name = name + "-device" + std::to_string(d);
+    sg4::Host* device = zone->create_host(device_name, kWorkUnitsPerSecond)->seal();
+    devices.push_back(device);
+    platform.device_hosts[static_cast<std::size_t>(machine * cluster.ranks_per_machine + d)] =
+        device;
+    device_links.push_back(split_duplex(zone, device_name + "-link", cluster.device_link));
+    if (cluster.peer_link) {
+      peer_links.push_back(split_duplex(zone, device_name + "-peer", *cluster.peer_link));
+    }
+  }
+  using Direction = sg4::LinkInRoute::Direction;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    zone->add_route(devices[i]->get_netpoint(), cpu->get_netpoint(), nullptr, nullptr,
+                    {{device_links[i], Direction::UP}}, true);
+    for (std::size_t j = i + 1; j < devices.size(); ++j) {
+      const auto& links = cluster.peer_link ? peer_links : device_links;
+      zone->add_route(devices[i]->get_netpoint(), devices[j]->get_netpoint(), nullptr, nullptr,
+                      {{links[i], Direction::UP}, {links[j], Direction::DOWN}}, true);
+    }
+  }
+  zone->seal();
+  return {zone->get_netpoint(), cpu->get_netpoint()};
+}
+
+}  // namespace
+
+nlohmann::json configure_network_model(const ClusterSpec& cluster) {
+  // With CM02 and no cross traffic a transfer takes exactly latency + size / bandwidth: the
+  // closed form the tests check. The TCP window bound (gamma / 2 latency) would cap fast links
+  // with long latencies below their bandwidth; RDMA fabrics have no such window.
+  const bool closed_form = cluster.network_model == "CM02";
+  const nlohmann::json settings = {{"network/model", cluster.network_model},
+                                   {"network/crosstraffic", closed_form ? "0" : "1"},
+                                   {"network/TCP-gamma", "1e12"},
+                                   {"surf/precision", "1e-12"}};
+  for (const auto& [key, value] : settings.items()) {
+    sg4::Engine::set_config(key + ":" + value.get<std::string>());
+  }
+  return settings;
+}
+
+Platform build_platform(const ClusterSpec& cluster) {
+  Platform platform;
+  platform.machine_hosts.resize(static_cast<std::size_t>(cluster.machines));
+  platform.device_hosts.resize(static_cast<std::size_t>(cluster.num_ranks()));
+  const double nic_bandwidth = cluster.nic.bandwidth_bytes_per_second;
+  if (cluster.topology == "fat-tree") {
+    const FatTreeSpec& tree = cluster.fat_tree;
+    int next_machine = 0;
+    sg4::ClusterCallbacks callbacks(
+        [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long) {
+          return build_machine(cluster, zone, next_machine++, platform);
+        },
+        {},
+        [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+          return zone->create_link("nic" + std::to_string(id), nic_bandwidth)->seal();
+        });
+    sg4::create_fatTree_zone(
+        "fabric", nullptr,
+        {static_cast<unsigned int>(tree.down.size()), tree.down, tree.up, tree.link_count},
+        callbacks, nic_bandwidth, cluster.nic.latency_seconds,
+        sg4::Link::SharingPolicy::SPLITDUPLEX)
+        ->seal();
+    return platform;
+  }
+  sg4::NetZone* fabric = sg4::create_star_zone("fabric");
+  for (int m = 0; m < cluster.machines; ++m) {
+    const auto [zone, gateway] = build_machine(cluster, fabric, m, platform);
+    sg4::Link* nic = split_duplex(fabric, "machine" + std::to_string(m) + "-nic", cluster.nic);
+    fabric->add_route(zone, nullptr, gateway, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}},
+                      true);
+  }
+  fabric->seal();
+  return platform;
+}
+
+}  // namespace gnnbed

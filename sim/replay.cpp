@@ -1,0 +1,364 @@
+#include "sim/replay.hpp"
+
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <deque>
+#include <simgrid/s4u.hpp>
+#include <unordered_map>
+
+#include "sim/platform.hpp"
+#include "strategies/collective_schedule.hpp"
+#include "strategies/model_ops.hpp"
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace sg4 = simgrid::s4u;
+namespace {
+
+constexpr std::size_t kWaiting = kNumTimeCategories;
+constexpr std::int64_t kElementBytes = sizeof(float);
+
+// One direction of one pair of ranks: messages matched in order, as MPI matches them. A transfer
+// starts once the receiver has posted its receive (rendezvous), like the pairwise exchanges of
+// MPI and NCCL.
+struct Message {
+  double started_at = 0;
+  bool done = false;
+};
+struct Channel {
+  std::deque<Message> in_flight;  // sent, not yet consumed by the receiver
+  std::int64_t receives_posted = 0;
+  std::int64_t sends_started = 0;
+};
+
+struct RankState {
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr changed = sg4::ConditionVariable::create();
+  std::vector<std::vector<char>> done;  // per iteration, per op
+  std::vector<int> remaining;           // per iteration: ops not done
+  SimulatedRank stats;
+};
+
+struct StepCost {
+  double seconds = 0;
+  double waiting_seconds = 0;
+};
+
+class Replay {
+ public:
+  Replay(const ClusterSpec& cluster, const std::vector<std::vector<Plan>>& iterations,
+         const ReplayOptions& options, Platform platform)
+      : cluster_(cluster),
+        iterations_(iterations),
+        options_(options),
+        platform_(std::move(platform)),
+        num_ranks_(cluster.num_ranks()),
+        ranks_(static_cast<std::size_t>(num_ranks_)),
+        iteration_end_(iterations.size(), 0.0) {
+    for (std::size_t i = 0; i < iterations_.size(); ++i) {
+      if (static_cast<int>(iterations_[i].size()) != num_ranks_) {
+        throw Error("iteration " + std::to_string(i) + " has " +
+                    std::to_string(iterations_[i].size()) + " plans for a cluster of " +
+                    std::to_string(num_ranks_) + " ranks");
+      }
+      for (const Plan& plan : iterations_[i]) {
+        RankState& state = rank_state(plan.rank);
+        state.done.emplace_back(plan.ops.size(), 0);
+        state.remaining.push_back(static_cast<int>(plan.ops.size()));
+        if (plan.num_ranks != num_ranks_) {
+          throw Error("plan of rank " + std::to_string(plan.rank) + " is for " +
+                      std::to_string(plan.num_ranks) + " ranks, the cluster has " +
+                      std::to_string(num_ranks_));
+        }
+      }
+    }
+  }
+
+  void start() {
+    for (int r = 0; r < num_ranks_; ++r) {
+      for (const Stream stream :
+           {Stream::sampler, Stream::copy, Stream::compute, Stream::network}) {
+        if (!uses_stream(r, stream)) continue;
+        sg4::Actor::create("rank" + std::to_string(r) + "-" + std::string(to_string(stream)),
+                           device(r), [this, r, stream] { run_stream(r, stream); });
+      }
+    }
+  }
+
+  ReplayResult result() {
+    ReplayResult result;
+    for (RankState& state : ranks_) {
+      result.makespan_seconds = std::max(result.makespan_seconds, state.stats.finish_seconds);
+      result.ranks.push_back(state.stats);
+    }
+    result.iteration_end_seconds = iteration_end_;
+    result.trace = std::move(trace_);
+    result.communications = communications_;
+    return result;
+  }
+
+ private:
+  RankState& rank_state(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
+  sg4::Host* device(int rank) const {
+    return platform_.device_hosts[static_cast<std::size_t>(rank)];
+  }
+  sg4::Host* machine_host(int rank) const {
+    return platform_.machine_hosts[static_cast<std::size_t>(cluster_.machine_of(rank))];
+  }
+  sg4::Host* compute_host(int rank, OpKind kind) const {
+    return cluster_.runs_on_host(kind) ? machine_host(rank) : device(rank);
+  }
+  // Structure and features live in host memory; activations, gradients and weights on devices.
+  sg4::Host* endpoint(int rank, Traffic traffic) const {
+    const bool host_data = traffic == Traffic::structure || traffic == Traffic::features;
+    return host_data && cluster_.device_kind == DeviceKind::gpu ? machine_host(rank) : device(rank);
+  }
+
+  bool uses_stream(int rank, Stream stream) const {
+    for (const auto& plans : iterations_) {
+      for (const Op& op : plans[static_cast<std::size_t>(rank)].ops) {
+        if (op.stream == stream) return true;
+      }
+    }
+    return false;
+  }
+
+  bool ready(const RankState& state, std::size_t iteration, const Op& op) const {
+    if (iteration > 0 && state.remaining[iteration - 1] != 0) return false;
+    const std::vector<char>& done = state.done[iteration];
+    return std::all_of(op.deps.begin(), op.deps.end(),
+                       [&](int d) { return done[static_cast<std::size_t>(d)] != 0; });
+  }
+
+  void run_stream(int rank, Stream stream) {
+    RankState& state = rank_state(rank);
+    for (std::size_t i = 0; i < iterations_.size(); ++i) {
+      const Plan& plan = iterations_[i][static_cast<std::size_t>(rank)];
+      for (std::size_t j = 0; j < plan.ops.size(); ++j) {
+        const Op& op = plan.ops[j];
+        if (op.stream != stream) continue;
+        {
+          std::unique_lock lock(*state.mutex);
+          while (!ready(state, i, op)) state.changed->wait(lock);
+        }
+        const double start = sg4::Engine::get_clock();
+        const StepCost cost = run_op(plan, op);
+        const double end = sg4::Engine::get_clock();
+        state.stats.seconds[static_cast<std::size_t>(category_of(op.kind))] +=
+            (end - start) - cost.waiting_seconds;
+        state.stats.seconds[kWaiting] += cost.waiting_seconds;
+        state.stats.finish_seconds = std::max(state.stats.finish_seconds, end);
+        iteration_end_[i] = std::max(iteration_end_[i], end);
+        if (options_.record_trace) {
+          trace_.push_back({rank, static_cast<int>(i), op.stream, op.kind, op.label, start,
+                            end - start, cost.waiting_seconds});
+        }
+        state.done[i][j] = 1;
+        --state.remaining[i];
+        state.changed->notify_all();
+      }
+    }
+  }
+
+  StepCost run_op(const Plan& plan, const Op& op) {
+    RankState& state = rank_state(plan.rank);
+    state.stats.sent += plan_bytes(op, true);
+    state.stats.received += plan_bytes(op, false);
+    if (op.kind == OpKind::sample && !op.sampling_hops.empty() && !measured(op)) {
+      return sample_over_network(plan.rank, op);
+    }
+    switch (op.kind) {
+      case OpKind::all_to_all:
+        return all_to_all(plan.rank, op);
+      case OpKind::all_reduce:
+        return all_reduce(plan, op);
+      case OpKind::copy_to_device:
+        if (cluster_.device_kind == DeviceKind::gpu) {
+          transfer(machine_host(plan.rank), device(plan.rank), op.memory_bytes);
+        }
+        return {};
+      default:
+        compute(compute_host(plan.rank, op.kind),
+                measured(op) ? op.measured_seconds : cluster_.compute_seconds(op));
+        return {};
+    }
+  }
+
+  bool measured(const Op& op) const {
+    return options_.use_measured_durations && op.measured_seconds >= 0 && is_costed(op.kind);
+  }
+
+  static TrafficBytes plan_bytes(const Op& op, bool sent) {
+    TrafficBytes bytes;
+    if (op.kind == OpKind::all_to_all || op.kind == OpKind::all_reduce) {
+      bytes[op.traffic] += sent ? op.total_bytes_to() : op.total_bytes_from();
+    }
+    for (const SamplingHop& hop : op.sampling_hops) {
+      for (std::size_t q = 0; q < hop.request_bytes_to.size(); ++q) {
+        bytes[Traffic::structure] += sent ? hop.request_bytes_to[q] + hop.reply_bytes_to[q]
+                                          : hop.request_bytes_from[q] + hop.reply_bytes_from[q];
+      }
+    }
+    return bytes;
+  }
+
+  static void compute(sg4::Host* host, double seconds) {
+    if (seconds <= 0) return;
+    sg4::this_actor::exec_init(seconds * kWorkUnitsPerSecond)->set_host(host)->start()->wait();
+  }
+
+  void transfer(sg4::Host* from, sg4::Host* to, std::int64_t bytes) {
+    if (from == to) return;
+    ++communications_;
+    sg4::Comm::sendto(from, to, static_cast<std::uint64_t>(bytes));
+  }
+
+  Channel& channel(int from, int to) {
+    return channels_[static_cast<std::int64_t>(from) * num_ranks_ + to];
+  }
+
+  // One step of a pairwise exchange: send `bytes` to `send_to` and receive from `receive_from`.
+  // Waiting is the time until the peer that sends to this rank started its transfer.
+  StepCost exchange_step(int rank, Traffic traffic, int send_to, std::int64_t bytes,
+                         int receive_from) {
+    const double step_start = sg4::Engine::get_clock();
+    RankState& self = rank_state(rank);
+    {
+      Channel& incoming = channel(receive_from, rank);
+      ++incoming.receives_posted;
+      rank_state(receive_from).changed->notify_all();
+    }
+    Channel& outgoing = channel(rank, send_to);
+    const std::int64_t sequence = outgoing.sends_started++;
+    {
+      std::unique_lock lock(*self.mutex);
+      while (outgoing.receives_posted <= sequence) self.changed->wait(lock);
+    }
+    outgoing.in_flight.push_back({sg4::Engine::get_clock(), false});
+    Message& sent = outgoing.in_flight.back();
+    sg4::Host* from = endpoint(rank, traffic);
+    sg4::Host* to = endpoint(send_to, traffic);
+    if (from != to) {
+      ++communications_;
+      sg4::Comm::sendto_async(from, to, static_cast<std::uint64_t>(bytes))->wait();
+    }
+    sent.done = true;
+    rank_state(send_to).changed->notify_all();
+    Channel& incoming = channel(receive_from, rank);
+    {
+      std::unique_lock lock(*self.mutex);
+      while (incoming.in_flight.empty() || !incoming.in_flight.front().done) {
+        self.changed->wait(lock);
+      }
+    }
+    const double peer_started = incoming.in_flight.front().started_at;
+    incoming.in_flight.pop_front();
+    const double end = sg4::Engine::get_clock();
+    return {end - step_start, std::clamp(peer_started - step_start, 0.0, end - step_start)};
+  }
+
+  StepCost all_to_all(int rank, const Op& op) { return pairwise(rank, op.traffic, op.bytes_to); }
+
+  StepCost pairwise(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to) {
+    StepCost total;
+    for (int s = 1; s < num_ranks_; ++s) {
+      const PairwiseStep step = pairwise_step(rank, num_ranks_, s);
+      const StepCost cost =
+          exchange_step(rank, traffic, step.send_to,
+                        bytes_to[static_cast<std::size_t>(step.send_to)], step.receive_from);
+      total.seconds += cost.seconds;
+      total.waiting_seconds += cost.waiting_seconds;
+    }
+    return total;
+  }
+
+  StepCost all_reduce(const Plan& plan, const Op& op) {
+    StepCost total;
+    if (num_ranks_ < 2) return total;
+    const std::int64_t elements = local_elements(plan.parameters, op.parameters);
+    const RingPeers peers = ring_peers(plan.rank, num_ranks_);
+    for (const bool gather_phase : {false, true}) {
+      for (int s = 0; s + 1 < num_ranks_; ++s) {
+        const RingGatherStep step = gather_phase
+                                        ? ring_all_reduce_gather_step(plan.rank, num_ranks_, s)
+                                        : ring_reduce_scatter_step(plan.rank, num_ranks_, s);
+        const std::int64_t bytes =
+            kElementBytes * ring_chunk(elements, num_ranks_, step.send_block).size();
+        const StepCost cost =
+            exchange_step(plan.rank, op.traffic, peers.next, bytes, peers.previous);
+        total.seconds += cost.seconds;
+        total.waiting_seconds += cost.waiting_seconds;
+      }
+    }
+    return total;
+  }
+
+  // Sampling over partitioned structure, hop by hop: requests to the owners of remote frontier
+  // nodes, sampling (own frontier and peers' requests) on the sampling host, replies.
+  StepCost sample_over_network(int rank, const Op& op) {
+    StepCost total;
+    const std::optional<OpCost>& cost =
+        (cluster_.runs_on_host(OpKind::sample) ? cluster_.host_cost_model
+                                               : cluster_.device_cost_model)
+            .cost(OpKind::sample);
+    for (const SamplingHop& hop : op.sampling_hops) {
+      for (const auto* bytes : {&hop.request_bytes_to, &hop.reply_bytes_to}) {
+        if (bytes == &hop.reply_bytes_to) {
+          OpWork work;
+          work.sampled_edges =
+              static_cast<double>(hop.edges_sampled_locally + hop.edges_sampled_for_peers);
+          compute(compute_host(rank, OpKind::sample), cost->seconds(work));
+        }
+        const StepCost step = pairwise(rank, Traffic::structure, *bytes);
+        total.seconds += step.seconds;
+        total.waiting_seconds += step.waiting_seconds;
+      }
+    }
+    return total;
+  }
+
+  const ClusterSpec& cluster_;
+  const std::vector<std::vector<Plan>>& iterations_;
+  ReplayOptions options_;
+  Platform platform_;
+  int num_ranks_;
+  std::vector<RankState> ranks_;
+  std::vector<double> iteration_end_;
+  std::unordered_map<std::int64_t, Channel> channels_;
+  std::vector<SimulatedOp> trace_;
+  std::int64_t communications_ = 0;
+};
+
+}  // namespace
+
+std::string_view simulated_part_name(std::size_t part) {
+  return part == kWaiting ? std::string_view("waiting")
+                          : to_string(static_cast<TimeCategory>(part));
+}
+
+void drop_index_data(Plan& plan) {
+  for (TensorSpec& tensor : plan.tensors) {
+    tensor.index.reset();
+    tensor.block.reset();
+  }
+}
+
+ReplayResult replay_plans(const ClusterSpec& cluster,
+                          const std::vector<std::vector<Plan>>& iterations,
+                          const ReplayOptions& options) {
+  int argc = 1;
+  char program[] = "gnnbed-simulate";
+  char* argv[] = {program, nullptr};
+  sg4::Engine engine(&argc, argv);
+  xbt_log_control_set("root.thresh:warning");
+  nlohmann::json settings = configure_network_model(cluster);
+  Replay replay(cluster, iterations, options, build_platform(cluster));
+  replay.start();
+  engine.run();
+  ReplayResult result = replay.result();
+  result.simgrid_config = std::move(settings);
+  return result;
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,74 @@
+#pragma once
+// Replays per-rank plans in SimGrid on a modelled cluster (DESIGN.md: sim/ interprets the plans
+// exec/ runs). Every rank's streams are actors that run their ops in plan order, each op after its
+// dependencies; a rank starts an iteration once its previous iteration is complete, as the real
+// engine does. Compute ops are executions on the host or device the cluster says, as long as the
+// cost model (or the recorded duration) says; collectives are decomposed into the point-to-point
+// steps of strategies/collective_schedule, each a SimGrid communication over the modelled route,
+// so that contention on PCIe, NICs and the fabric is simulated.
+//
+// Which endpoints carry a transfer follows the data: structure and feature traffic moves between
+// the machines' CPUs (samplers and feature stores live in host memory); activations, gradients and
+// weights move between devices. Host-to-device copies cross the device link.
+//
+// SimGrid allows one engine per process: call replay_plans once per process (simulate forks a
+// child per simulated point).
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/cluster.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/traffic.hpp"
+
+namespace gnnbed {
+
+// sampling, copy, compute, communication, waiting: the parts run_experiment reports.
+inline constexpr std::size_t kNumSimulatedParts = kNumTimeCategories + 1;
+std::string_view simulated_part_name(std::size_t part);
+
+struct ReplayOptions {
+  bool use_measured_durations = false;  // ops' measured_seconds where recorded
+  bool record_trace = false;
+};
+
+struct SimulatedOp {
+  int rank = 0;
+  int iteration = 0;
+  Stream stream = Stream::compute;
+  OpKind kind = OpKind::sample;
+  std::string label;
+  double start_seconds = 0;
+  double seconds = 0;
+  double waiting_seconds = 0;
+};
+
+struct SimulatedRank {
+  std::array<double, kNumSimulatedParts> seconds{};  // summed over the replayed iterations
+  double finish_seconds = 0;
+  TrafficBytes sent;
+  TrafficBytes received;
+};
+
+struct ReplayResult {
+  double makespan_seconds = 0;                // when the last rank finished its last op
+  std::vector<double> iteration_end_seconds;  // when the last rank finished each iteration
+  std::vector<SimulatedRank> ranks;
+  std::vector<SimulatedOp> trace;   // when ReplayOptions::record_trace
+  nlohmann::json simgrid_config;    // the network model and settings the run used
+  std::int64_t communications = 0;  // point-to-point transfers simulated
+};
+
+// `iterations[i][r]` is rank r's plan of iteration i (every iteration has one plan per rank of the
+// cluster). Plans need their sizes only: index data may have been dropped. Throws Error when a plan
+// does not fit the cluster.
+ReplayResult replay_plans(const ClusterSpec& cluster,
+                          const std::vector<std::vector<Plan>>& iterations,
+                          const ReplayOptions& options);
+
+// Frees the index data (node ids, blocks) a replay does not need.
+void drop_index_data(Plan& plan);
+
+}  // namespace gnnbed

@@ -1,0 +1,244 @@
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+
+#include "strategies/batch_schedule.hpp"
+#include "strategies/strategy.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::int64_t kFloatBytes = sizeof(float);
+// Value, gradient and Adam's two moments per parameter element.
+constexpr std::int64_t kParameterCopies = 4;
+
+// The rank's share of the dataset: its structure (in-edges of owned nodes, or all of them when
+// the structure is replicated) and the features the strategy places on it.
+std::int64_t resident_bytes(const Strategy& strategy, const StrategyContext& context,
+                            const Dataset& dataset, int rank) {
+  const Graph& graph = dataset.graph;
+  std::int64_t owned_nodes = 0;
+  std::int64_t owned_edges = 0;
+  for (NodeId v = 0; v < graph.num_nodes(); ++v) {
+    if (context.partition.owner(v) != rank) continue;
+    ++owned_nodes;
+    owned_edges += graph.in_degree(v);
+  }
+  const std::int64_t structure =
+      context.structure_partitioned
+          ? owned_nodes * static_cast<std::int64_t>(sizeof(std::int64_t)) +
+                owned_edges * static_cast<std::int64_t>(sizeof(NodeId))
+          : (graph.num_nodes() + 1) * static_cast<std::int64_t>(sizeof(std::int64_t)) +
+                graph.num_edges() * static_cast<std::int64_t>(sizeof(NodeId));
+  const FeaturePlacement placement = strategy.feature_placement(context, rank);
+  const std::int64_t features =
+      placement.owned_rows_only
+          ? owned_nodes * context.feature_dim * kFloatBytes
+          : graph.num_nodes() * (placement.column_end - placement.column_begin) * kFloatBytes;
+  return structure + features;
+}
+
+std::string gib(std::int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f GiB", static_cast<double>(bytes) / (1LL << 30));
+  return text;
+}
+
+// What would not fit, as the real system would fail: a device's tensors (and, with CPU ranks,
+// its data) beyond its memory, or a machine's ranks' data beyond its host memory.
+std::string memory_problem(const ClusterSpec& cluster, const std::vector<RankMemory>& memory) {
+  std::vector<std::int64_t> host_bytes(static_cast<std::size_t>(cluster.machines), 0);
+  for (int r = 0; r < cluster.num_ranks(); ++r) {
+    const RankMemory& m = memory[static_cast<std::size_t>(r)];
+    const std::int64_t device_bytes =
+        m.device_peak_bytes + (cluster.device_kind == DeviceKind::cpu ? m.host_bytes : 0);
+    if (device_bytes > cluster.device_memory_bytes) {
+      return "rank " + std::to_string(r) + " needs " + gib(device_bytes) + " on its " +
+             (cluster.device_name.empty() ? "device" : cluster.device_name) + " of " +
+             gib(cluster.device_memory_bytes);
+    }
+    host_bytes[static_cast<std::size_t>(cluster.machine_of(r))] += m.host_bytes;
+  }
+  for (int machine = 0; machine < cluster.machines; ++machine) {
+    const std::int64_t bytes = host_bytes[static_cast<std::size_t>(machine)];
+    if (cluster.host_memory_bytes > 0 && bytes > cluster.host_memory_bytes) {
+      return "machine " + std::to_string(machine) + " needs " + gib(bytes) +
+             " of host memory for its ranks' data, it has " + gib(cluster.host_memory_bytes);
+    }
+  }
+  return "";
+}
+
+nlohmann::json parts_json(const std::array<double, kNumSimulatedParts>& seconds) {
+  nlohmann::json object;
+  for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
+    object[std::string(simulated_part_name(p))] = seconds[p];
+  return object;
+}
+
+}  // namespace
+
+std::int64_t plan_peak_bytes(const Plan& plan) {
+  const std::size_t num_tensors = plan.tensors.size();
+  std::vector<int> first_write(num_tensors, -1);
+  std::vector<int> last_use(num_tensors, -1);
+  for (std::size_t j = 0; j < plan.ops.size(); ++j) {
+    const Op& op = plan.ops[j];
+    for (const auto* ids : {&op.inputs, &op.outputs}) {
+      for (const int t : *ids) {
+        if (t < 0) continue;
+        const auto slot = static_cast<std::size_t>(t);
+        last_use[slot] = static_cast<int>(j);
+        if (ids == &op.outputs && first_write[slot] < 0) first_write[slot] = static_cast<int>(j);
+      }
+    }
+  }
+  std::int64_t live = 0;
+  for (const ParameterSpec& p : plan.parameters)
+    live += kParameterCopies * kFloatBytes * p.local_elements();
+  std::vector<std::vector<std::size_t>> freed_after(plan.ops.size());
+  std::vector<std::vector<std::size_t>> allocated_at(plan.ops.size());
+  for (std::size_t t = 0; t < num_tensors; ++t) {
+    if (last_use[t] < 0) continue;
+    if (first_write[t] < 0) {
+      live += plan.tensors[t].bytes();  // carried by the plan: there from the start
+    } else {
+      allocated_at[static_cast<std::size_t>(first_write[t])].push_back(t);
+    }
+    freed_after[static_cast<std::size_t>(last_use[t])].push_back(t);
+  }
+  std::int64_t peak = live;
+  for (std::size_t j = 0; j < plan.ops.size(); ++j) {
+    for (const std::size_t t : allocated_at[j]) live += plan.tensors[t].bytes();
+    peak = std::max(peak, live);
+    for (const std::size_t t : freed_after[j]) live -= plan.tensors[t].bytes();
+  }
+  return peak;
+}
+
+SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
+                                     const ClusterSpec& cluster, const SimulationOptions& options) {
+  SimulationResult result;
+  const int num_ranks = cluster.num_ranks();
+  const Stopwatch planning;
+  const StrategyContext context = make_strategy_context(config, dataset, num_ranks);
+  const std::unique_ptr<Strategy> strategy = make_strategy(config.distribution.strategy);
+  const BatchSchedule schedule(dataset.split.train, context.partition, config.training.batch_size,
+                               sampler_seed(config.training));
+  result.iterations_per_epoch = schedule.iterations_per_epoch();
+  result.iterations_simulated = options.iterations > 0
+                                    ? std::min(options.iterations, result.iterations_per_epoch)
+                                    : result.iterations_per_epoch;
+  // The first epoch run_experiment measures (after its warm-up epochs; epochs count from 1).
+  const int epoch = config.training.warmup_epochs + 1;
+  result.memory.resize(static_cast<std::size_t>(num_ranks));
+  for (int r = 0; r < num_ranks; ++r) {
+    result.memory[static_cast<std::size_t>(r)].host_bytes =
+        resident_bytes(*strategy, context, dataset, r);
+  }
+  std::vector<std::vector<Plan>> iterations;
+  for (int i = 0; i < result.iterations_simulated; ++i) {
+    std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,
+                                             sampler_seed(config.training), epoch, i);
+    for (Plan& plan : plans) {
+      RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
+      memory.device_peak_bytes = std::max(memory.device_peak_bytes, plan_peak_bytes(plan));
+      drop_index_data(plan);
+    }
+    iterations.push_back(std::move(plans));
+    if (options.progress) options.progress(i + 1, result.iterations_simulated);
+  }
+  result.planning_seconds = planning.seconds();
+  result.out_of_memory_reason = memory_problem(cluster, result.memory);
+  result.out_of_memory = !result.out_of_memory_reason.empty();
+  if (result.out_of_memory) return result;
+
+  const Stopwatch replaying;
+  ReplayOptions replay_options;
+  replay_options.record_trace = options.record_trace;
+  ReplayResult replay = replay_plans(cluster, iterations, replay_options);
+  result.replay_seconds = replaying.seconds();
+  result.simulated_seconds = replay.makespan_seconds;
+  const double scale = static_cast<double>(result.iterations_per_epoch) /
+                       static_cast<double>(result.iterations_simulated);
+  result.epoch_seconds = replay.makespan_seconds * scale;
+  for (const SimulatedRank& rank : replay.ranks) {
+    for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
+      const double seconds = rank.seconds[p] * scale;
+      result.mean_seconds[p] += seconds / num_ranks;
+      result.max_seconds[p] = std::max(result.max_seconds[p], seconds);
+    }
+    TrafficBytes sent;
+    TrafficBytes received;
+    for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
+      sent.bytes[k] = static_cast<std::int64_t>(static_cast<double>(rank.sent.bytes[k]) * scale);
+      received.bytes[k] =
+          static_cast<std::int64_t>(static_cast<double>(rank.received.bytes[k]) * scale);
+    }
+    result.sent_per_rank.push_back(sent);
+    result.received_per_rank.push_back(received);
+  }
+  result.communications = replay.communications;
+  result.simgrid_config = std::move(replay.simgrid_config);
+  result.trace = std::move(replay.trace);
+  return result;
+}
+
+nlohmann::json SimulationResult::to_json() const {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (std::size_t r = 0; r < memory.size(); ++r) {
+    nlohmann::json rank = {{"rank", r},
+                           {"device_peak_bytes", memory[r].device_peak_bytes},
+                           {"host_bytes", memory[r].host_bytes}};
+    if (r < sent_per_rank.size()) {
+      rank["bytes_sent_per_epoch"] = sent_per_rank[r].to_json();
+      rank["bytes_received_per_epoch"] = received_per_rank[r].to_json();
+    }
+    ranks.push_back(std::move(rank));
+  }
+  nlohmann::json object = {{"out_of_memory", out_of_memory},
+                           {"iterations_per_epoch", iterations_per_epoch},
+                           {"iterations_simulated", iterations_simulated},
+                           {"planning_seconds", planning_seconds},
+                           {"replay_seconds", replay_seconds},
+                           {"ranks", std::move(ranks)}};
+  if (out_of_memory) {
+    object["out_of_memory_reason"] = out_of_memory_reason;
+    object["epoch_seconds"] = nullptr;
+    return object;
+  }
+  object["epoch_seconds"] = epoch_seconds;
+  object["simulated_seconds"] = simulated_seconds;
+  object["breakdown_mean_seconds"] = parts_json(mean_seconds);
+  object["breakdown_max_seconds"] = parts_json(max_seconds);
+  object["communications"] = communications;
+  object["simgrid_config"] = simgrid_config;
+  return object;
+}
+
+nlohmann::json chrome_trace(const std::vector<SimulatedOp>& ops) {
+  nlohmann::json events = nlohmann::json::array();
+  int ranks = 0;
+  for (const SimulatedOp& op : ops) ranks = std::max(ranks, op.rank + 1);
+  for (int r = 0; r < ranks; ++r) {
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", r},
+                      {"args", {{"name", "rank " + std::to_string(r) + " (simulated)"}}}});
+  }
+  for (const SimulatedOp& op : ops) {
+    events.push_back(
+        {{"name", op.label},
+         {"cat", to_string(category_of(op.kind))},
+         {"ph", "X"},
+         {"pid", op.rank},
+         {"tid", to_string(op.stream)},
+         {"ts", 1e6 * op.start_seconds},
+         {"dur", 1e6 * op.seconds},
+         {"args", {{"iteration", op.iteration}, {"waiting_us", 1e6 * op.waiting_seconds}}}});
+  }
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,63 @@
+#pragma once
+// One simulated point: an experiment on a cluster. Plans every iteration of one epoch (or the
+// first `iterations` of it) with the strategy's own planner (the sampler the real run uses),
+// checks that every rank's data and tensors fit in its memory, replays the plans in SimGrid and
+// reports what run_experiment reports: epoch time with the same breakdown, bytes per rank by kind,
+// peak memory.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/cluster.hpp"
+#include "sim/replay.hpp"
+#include "strategies/experiment_config.hpp"
+#include "workloads/dataset.hpp"
+
+namespace gnnbed {
+
+struct SimulationOptions {
+  int iterations = 0;  // 0: the whole epoch; k: the first k, extrapolated to the epoch
+  bool record_trace = false;
+  // Called after each planned iteration (done, total): progress for long runs.
+  std::function<void(int, int)> progress;
+};
+
+struct RankMemory {
+  std::int64_t device_peak_bytes = 0;  // largest over the iterations
+  std::int64_t host_bytes = 0;         // the rank's share of the graph and features
+};
+
+struct SimulationResult {
+  bool out_of_memory = false;
+  std::string out_of_memory_reason;
+  int iterations_per_epoch = 0;
+  int iterations_simulated = 0;
+  double epoch_seconds = 0;  // predicted: simulated iterations, scaled to the epoch
+  double simulated_seconds = 0;
+  std::array<double, kNumSimulatedParts> mean_seconds{};  // per epoch, mean over ranks
+  std::array<double, kNumSimulatedParts> max_seconds{};   // per epoch, slowest rank
+  std::vector<TrafficBytes> sent_per_rank;                // per epoch
+  std::vector<TrafficBytes> received_per_rank;
+  std::vector<RankMemory> memory;
+  std::int64_t communications = 0;
+  double planning_seconds = 0;  // wall time: sampling and planning
+  double replay_seconds = 0;    // wall time: SimGrid
+  nlohmann::json simgrid_config;
+  std::vector<SimulatedOp> trace;
+
+  nlohmann::json to_json() const;  // without the trace
+};
+
+// Call once per process (SimGrid: one engine per process).
+SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
+                                     const ClusterSpec& cluster, const SimulationOptions& options);
+
+// Peak bytes of the tensors a plan keeps alive at once (in plan order) plus its parameters with
+// their gradients and Adam's two moments. Needs the plan's index data.
+std::int64_t plan_peak_bytes(const Plan& plan);
+
+// Chrome trace (chrome://tracing, Perfetto) of simulated ops: one process per rank, one thread
+// per stream, as run_experiment writes its measured trace.
+nlohmann::json chrome_trace(const std::vector<SimulatedOp>& ops);
+
+}  // namespace gnnbed

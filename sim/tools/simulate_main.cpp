@@ -1,0 +1,379 @@
+// simulate: predicts the epoch time of a strategy on a modelled cluster by replaying its plans in
+// SimGrid. Takes the experiment description run_experiment takes, plus a cluster (preset or file,
+// with overrides and an optional calibration), and sweeps any experiment or cluster field. Each
+// point runs in a child process (SimGrid allows one engine per process), up to --jobs at once;
+// results are a JSON file with provenance and a CSV, one row per point, and a summary table.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "sim/simulation.hpp"
+#include "strategies/experiment_cli.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/files.hpp"
+#include "workloads/common/json_config.hpp"
+#include "workloads/common/provenance.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace po = boost::program_options;
+using namespace gnnbed;
+
+namespace {
+
+constexpr const char* kClusterPrefix = "cluster.";
+
+struct Sweep {
+  std::string field;
+  std::vector<std::string> values;
+};
+
+// One point of the sweep: its assignments (experiment fields, then cluster fields).
+struct Point {
+  std::vector<std::pair<std::string, std::string>> assignments;
+  std::string label() const {
+    std::string text;
+    for (const auto& [field, value] : assignments)
+      text += (text.empty() ? "" : " ") + field + "=" + value;
+    return text.empty() ? "base" : text;
+  }
+};
+
+Sweep parse_sweep(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+    throw ConfigError("sweep", "'" + text + "' is not FIELD=V1,V2,...");
+  }
+  Sweep sweep{text.substr(0, equals), {}};
+  std::string rest = text.substr(equals + 1);
+  std::size_t begin = 0;
+  while (begin <= rest.size()) {
+    const auto comma = rest.find(',', begin);
+    const std::string value =
+        rest.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    if (value.empty()) throw ConfigError("sweep " + sweep.field, "has an empty value");
+    sweep.values.push_back(value);
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return sweep;
+}
+
+std::vector<Point> sweep_points(const std::vector<Sweep>& sweeps) {
+  std::vector<Point> points = {Point{}};
+  for (const Sweep& sweep : sweeps) {
+    std::vector<Point> next;
+    for (const Point& point : points) {
+      for (const std::string& value : sweep.values) {
+        Point extended = point;
+        extended.assignments.emplace_back(sweep.field, value);
+        next.push_back(std::move(extended));
+      }
+    }
+    points = std::move(next);
+  }
+  return points;
+}
+
+bool is_cluster_field(const std::string& field) { return field.rfind(kClusterPrefix, 0) == 0; }
+
+struct Setup {
+  ExperimentConfig base;
+  std::string cluster_source;
+  std::vector<std::string> cluster_settings;
+  std::string calibration_file;
+  std::vector<Point> points;
+  SimulationOptions options;
+  int jobs = 1;
+  std::string output;
+  std::string csv;
+  std::string trace;
+  bool quiet = false;
+};
+
+ExperimentConfig point_config(const Setup& setup, const Point& point) {
+  nlohmann::json document = to_json(setup.base);
+  for (const auto& [field, value] : point.assignments) {
+    if (!is_cluster_field(field)) set_json_path(document, field, value);
+  }
+  return experiment_config_from_json(document);
+}
+
+ClusterSpec point_cluster(const Setup& setup, const Point& point) {
+  std::vector<std::string> settings = setup.cluster_settings;
+  for (const auto& [field, value] : point.assignments) {
+    if (is_cluster_field(field))
+      settings.push_back(field.substr(std::strlen(kClusterPrefix)) + "=" + value);
+  }
+  ClusterSpec cluster = load_cluster(setup.cluster_source, settings);
+  if (!setup.calibration_file.empty()) {
+    cluster = apply_calibration(std::move(cluster), read_calibration(setup.calibration_file));
+  }
+  return cluster;
+}
+
+// Runs one point in a child process and returns its result document. The child loads the workload
+// itself: the parent never starts OpenMP threads, which a forked child could not use.
+nlohmann::json run_point(const Setup& setup, const Point& point, std::size_t index,
+                         bool show_progress) {
+  const ExperimentConfig config = point_config(setup, point);
+  const ClusterSpec cluster = point_cluster(setup, point);
+  const Stopwatch loading;
+  const Dataset dataset = load_workload(config.workload);
+  const double load_seconds = loading.seconds();
+  SimulationOptions options = setup.options;
+  if (show_progress) {
+    options.progress = [index](int done, int total) {
+      std::fprintf(stderr, "\r  point %zu: planned %d/%d iterations", index + 1, done, total);
+      if (done == total) std::fprintf(stderr, "\n");
+    };
+  }
+  SimulationResult result = simulate_experiment(config, dataset, cluster, options);
+  nlohmann::json document = {
+      {"point", point.label()},           {"assignments", nlohmann::json::object()},
+      {"config", to_json(config)},        {"cluster", cluster.to_json()},
+      {"num_ranks", cluster.num_ranks()}, {"dataset", dataset.summary()},
+      {"load_seconds", load_seconds},     {"result", result.to_json()}};
+  for (const auto& [field, value] : point.assignments) document["assignments"][field] = value;
+  if (!setup.trace.empty() && index == 0) {
+    write_text_file_atomically(setup.trace, chrome_trace(result.trace).dump() + "\n");
+  }
+  return document;
+}
+
+struct Child {
+  pid_t pid;
+  int read_fd;
+  std::size_t index;
+};
+
+std::string read_all(int fd) {
+  std::string text;
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n > 0) {
+      text.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(fd);
+  return text;
+}
+
+// The child writes "ok <json>" or "error <code> <message>" to its pipe.
+Child start_child(const Setup& setup, std::size_t index, bool progress) {
+  int fds[2];
+  if (pipe(fds) != 0) throw SystemError(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) throw SystemError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    std::string message;
+    try {
+      message = "ok " + run_point(setup, setup.points[index], index, progress).dump();
+    } catch (const ConfigError& error) {
+      message = std::string("error 2 ") + error.what();
+    } catch (const std::exception& error) {
+      message = std::string("error 1 ") + error.what();
+    }
+    std::size_t written = 0;
+    while (written < message.size()) {
+      const ssize_t n = write(fds[1], message.data() + written, message.size() - written);
+      if (n <= 0 && errno != EINTR) _exit(1);
+      if (n > 0) written += static_cast<std::size_t>(n);
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  return {pid, fds[0], index};
+}
+
+std::string points_csv(const std::vector<nlohmann::json>& results) {
+  std::ostringstream csv;
+  csv << "point,strategy,num_ranks,out_of_memory,epoch_seconds";
+  for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
+    csv << ",mean_" << simulated_part_name(p) << "_seconds";
+  for (std::size_t k = 0; k < kNumTrafficKinds; ++k)
+    csv << ",mean_" << to_string(static_cast<Traffic>(k)) << "_bytes_sent";
+  csv << ",max_device_peak_bytes\n";
+  for (const nlohmann::json& doc : results) {
+    const nlohmann::json& r = doc["result"];
+    const bool out_of_memory = r["out_of_memory"].get<bool>();
+    csv << '"' << doc["point"].get<std::string>() << "\","
+        << doc["config"]["distribution"]["strategy"].get<std::string>() << ","
+        << doc["num_ranks"].get<int>() << "," << (out_of_memory ? 1 : 0) << ",";
+    if (!out_of_memory) csv << r["epoch_seconds"].get<double>();
+    for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
+      csv << ",";
+      if (!out_of_memory)
+        csv << r["breakdown_mean_seconds"][std::string(simulated_part_name(p))].get<double>();
+    }
+    for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
+      csv << ",";
+      if (out_of_memory) continue;
+      double sum = 0;
+      for (const auto& rank : r["ranks"]) {
+        sum += rank["bytes_sent_per_epoch"][std::string(to_string(static_cast<Traffic>(k)))]
+                   .get<double>();
+      }
+      csv << static_cast<std::int64_t>(sum / static_cast<double>(r["ranks"].size()));
+    }
+    std::int64_t peak = 0;
+    for (const auto& rank : r["ranks"])
+      peak = std::max(peak, rank["device_peak_bytes"].get<std::int64_t>());
+    csv << "," << peak << "\n";
+  }
+  return csv.str();
+}
+
+void print_row(const nlohmann::json& doc) {
+  const nlohmann::json& r = doc["result"];
+  std::printf("%-44s %-8s %5d ", doc["point"].get<std::string>().c_str(),
+              doc["config"]["distribution"]["strategy"].get<std::string>().c_str(),
+              doc["num_ranks"].get<int>());
+  if (r["out_of_memory"].get<bool>()) {
+    std::printf(" out of memory: %s\n", r["out_of_memory_reason"].get<std::string>().c_str());
+    return;
+  }
+  std::printf("%9.3f", r["epoch_seconds"].get<double>());
+  for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
+    std::printf(" %8.3f",
+                r["breakdown_mean_seconds"][std::string(simulated_part_name(p))].get<double>());
+  }
+  double sent = 0;
+  for (const auto& rank : r["ranks"]) sent += rank["bytes_sent_per_epoch"]["total"].get<double>();
+  std::printf(" %10.1f\n", sent / static_cast<double>(r["ranks"].size()) / 1e6);
+}
+
+void print_header() {
+  std::printf("%-44s %-8s %5s %9s", "point", "strategy", "ranks", "epoch s");
+  for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
+    std::printf(" %8s", std::string(simulated_part_name(p)).substr(0, 8).c_str());
+  std::printf(" %10s\n", "MB sent/rk");
+}
+
+int simulate_main(int argc, char** argv) {
+  po::options_description options("simulate [options]");
+  options.add_options()("help,h", "show this help")(
+      "cluster", po::value<std::string>()->default_value("p3-cluster"),
+      "cluster preset (sim/presets/<name>.json) or JSON file")(
+      "cluster-set", po::value<std::vector<std::string>>()->composing(),
+      "override a cluster field: FIELD=VALUE (nic.bandwidth_gbps=25, machines=8)")(
+      "calibration", po::value<std::string>(),
+      "calibration file (from calibrate): CPU ranks timed as the calibrated machine")(
+      "sweep", po::value<std::vector<std::string>>()->composing(),
+      "FIELD=V1,V2,...: an experiment field (model.hidden) or cluster.FIELD; several sweeps "
+      "make a grid")("iterations", po::value<int>()->default_value(0),
+                     "simulate only the first k iterations of the epoch and scale (0 = all)")(
+      "jobs,j", po::value<int>()->default_value(1), "points simulated at once")(
+      "output,o", po::value<std::string>()->default_value("results/simulate.json"),
+      "result file (JSON)")("csv", po::value<std::string>(),
+                            "one row per point; default: the result's name with .csv")(
+      "trace", po::value<std::string>(), "Chrome trace of the first point's simulated timeline")(
+      "quiet,q", "no progress");
+  add_experiment_options(options);
+  const auto command_line = parse_command_line(argc, argv, options);
+  if (!command_line) return 0;
+  const po::variables_map& vm = command_line->values;
+  Setup setup;
+  setup.base = experiment_from_options(command_line->parsed,
+                                       {"model.kind=sage", "training.batch_size=1000",
+                                        "training.fanouts=25,10", "training.eval_every=-1"});
+  setup.cluster_source = vm["cluster"].as<std::string>();
+  if (vm.count("cluster-set") != 0)
+    setup.cluster_settings = vm["cluster-set"].as<std::vector<std::string>>();
+  if (vm.count("calibration") != 0) setup.calibration_file = vm["calibration"].as<std::string>();
+  std::vector<Sweep> sweeps;
+  if (vm.count("sweep") != 0) {
+    for (const std::string& text : vm["sweep"].as<std::vector<std::string>>())
+      sweeps.push_back(parse_sweep(text));
+  }
+  setup.points = sweep_points(sweeps);
+  setup.options.iterations = vm["iterations"].as<int>();
+  require(setup.options.iterations >= 0, "iterations", "must not be negative");
+  setup.jobs = vm["jobs"].as<int>();
+  require(setup.jobs >= 1, "jobs", "must be at least 1");
+  setup.output = vm["output"].as<std::string>();
+  setup.csv = vm.count("csv") != 0
+                  ? vm["csv"].as<std::string>()
+                  : std::filesystem::path(setup.output).replace_extension(".csv").string();
+  if (vm.count("trace") != 0) {
+    setup.trace = vm["trace"].as<std::string>();
+    setup.options.record_trace = true;
+  }
+  setup.quiet = vm.count("quiet") != 0;
+  // Every point's configuration and cluster are checked before anything runs.
+  for (const Point& point : setup.points) {
+    point_config(setup, point);
+    point_cluster(setup, point);
+  }
+
+  const Stopwatch total;
+  std::vector<nlohmann::json> results(setup.points.size());
+  std::map<pid_t, Child> running;
+  std::size_t next = 0;
+  std::size_t finished = 0;
+  std::string failure;
+  int failure_code = 0;
+  const bool progress = !setup.quiet && setup.points.size() == 1;
+  if (!setup.quiet) print_header();
+  while (finished < setup.points.size()) {
+    while (failure.empty() && next < setup.points.size() &&
+           static_cast<int>(running.size()) < setup.jobs) {
+      const Child child = start_child(setup, next++, progress);
+      running.emplace(child.pid, child);
+    }
+    if (running.empty()) break;
+    // Read the first child to finish (its pipe closes when it exits).
+    const auto it = running.begin();
+    const Child child = it->second;
+    const std::string message = read_all(child.read_fd);
+    int status = 0;
+    waitpid(child.pid, &status, 0);
+    running.erase(it);
+    ++finished;
+    if (message.rfind("ok ", 0) == 0) {
+      results[child.index] = nlohmann::json::parse(message.substr(3));
+      if (!setup.quiet) print_row(results[child.index]);
+    } else if (failure.empty()) {
+      const bool coded = message.rfind("error ", 0) == 0 && message.size() > 8;
+      failure_code = coded ? message[6] - '0' : 1;
+      failure = "point '" + setup.points[child.index].label() + "': " +
+                (coded ? message.substr(8)
+                       : "the simulation process died (status " + std::to_string(status) + ")");
+    }
+  }
+  if (!failure.empty()) {
+    std::fprintf(stderr, "simulate: %s\n", failure.c_str());
+    return failure_code;
+  }
+  nlohmann::json document = {{"provenance", provenance_json(argc, argv)},
+                             {"simgrid_version", SIMGRID_VERSION_STRING},
+                             {"base_config", to_json(setup.base)},
+                             {"cluster_source", setup.cluster_source},
+                             {"cluster_settings", setup.cluster_settings},
+                             {"calibration", setup.calibration_file},
+                             {"points", results},
+                             {"wall_seconds", total.seconds()}};
+  write_text_file_atomically(setup.output, document.dump(2) + "\n");
+  write_text_file_atomically(setup.csv, points_csv(results));
+  if (!setup.quiet) {
+    std::printf("results: %s, %s%s%s (%.1f s)\n", setup.output.c_str(), setup.csv.c_str(),
+                setup.trace.empty() ? "" : ", trace ", setup.trace.c_str(), total.seconds());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_main("simulate", simulate_main, argc, argv); }

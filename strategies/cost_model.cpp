@@ -1,0 +1,167 @@
+#include "strategies/cost_model.hpp"
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/files.hpp"
+#include "workloads/common/json_config.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr const char* kCalibrationFormat = "gnnbed-calibration";
+constexpr int kCalibrationVersion = 1;
+
+double term_seconds(double work, double rate, const char* name) {
+  if (work == 0) return 0;
+  if (rate <= 0) {
+    throw Error(std::string("cost model has no rate for ") + name + " work (" +
+                std::to_string(work) + ")");
+  }
+  return work / rate;
+}
+
+OpKind op_kind_from_name(const std::string& name, const std::string& where) {
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    if (to_string(static_cast<OpKind>(k)) == name) return static_cast<OpKind>(k);
+  }
+  throw ConfigError(where + "." + name, "is not an op kind");
+}
+
+}  // namespace
+
+OpWork work_of(const Op& op) {
+  return {op.flops - op.sparse_flops, op.sparse_flops, static_cast<double>(op.memory_bytes),
+          static_cast<double>(op.sampled_edges)};
+}
+
+double OpCost::seconds(const OpWork& work) const {
+  return fixed_seconds + term_seconds(work.dense_flops, dense_flops_per_second, "dense FLOP") +
+         term_seconds(work.sparse_flops, sparse_flops_per_second, "sparse FLOP") +
+         term_seconds(work.memory_bytes, memory_bytes_per_second, "memory byte") +
+         term_seconds(work.sampled_edges, sampled_edges_per_second, "sampled edge");
+}
+
+nlohmann::json OpCost::to_json() const {
+  nlohmann::json object = {{"fixed_seconds", fixed_seconds}};
+  if (dense_flops_per_second > 0) object["dense_flops_per_second"] = dense_flops_per_second;
+  if (sparse_flops_per_second > 0) object["sparse_flops_per_second"] = sparse_flops_per_second;
+  if (memory_bytes_per_second > 0) object["memory_bytes_per_second"] = memory_bytes_per_second;
+  if (sampled_edges_per_second > 0) object["sampled_edges_per_second"] = sampled_edges_per_second;
+  return object;
+}
+
+OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where) {
+  OpCost cost;
+  JsonFieldReader reader(object, where);
+  reader.read("fixed_seconds", cost.fixed_seconds);
+  reader.read("dense_flops_per_second", cost.dense_flops_per_second);
+  reader.read("sparse_flops_per_second", cost.sparse_flops_per_second);
+  reader.read("memory_bytes_per_second", cost.memory_bytes_per_second);
+  reader.read("sampled_edges_per_second", cost.sampled_edges_per_second);
+  reader.finish();
+  require(cost.fixed_seconds >= 0, reader.path("fixed_seconds"), "must not be negative");
+  for (const auto& [key, rate] : {std::pair{"dense_flops_per_second", cost.dense_flops_per_second},
+                                  {"sparse_flops_per_second", cost.sparse_flops_per_second},
+                                  {"memory_bytes_per_second", cost.memory_bytes_per_second},
+                                  {"sampled_edges_per_second", cost.sampled_edges_per_second}}) {
+    require(rate >= 0, reader.path(key), "must not be negative");
+  }
+  return cost;
+}
+
+double CostModel::seconds(const Op& op) const {
+  const std::optional<OpCost>& entry = cost(op.kind);
+  if (!entry) {
+    throw Error("cost model has no entry for op kind '" + std::string(to_string(op.kind)) +
+                "' (op '" + op.label + "')");
+  }
+  try {
+    return entry->seconds(work_of(op));
+  } catch (const Error& error) {
+    throw Error("op '" + op.label + "': " + error.what());
+  }
+}
+
+nlohmann::json CostModel::to_json() const {
+  nlohmann::json object = nlohmann::json::object();
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    if (costs_[k]) object[std::string(to_string(static_cast<OpKind>(k)))] = costs_[k]->to_json();
+  }
+  return object;
+}
+
+CostModel CostModel::from_json(const nlohmann::json& object, const std::string& where) {
+  if (!object.is_object()) throw ConfigError(where, "must be an object of op kinds");
+  CostModel model;
+  for (const auto& [name, entry] : object.items()) {
+    const OpKind kind = op_kind_from_name(name, where);
+    if (!is_costed(kind)) {
+      throw ConfigError(where + "." + name, "is moved as bytes over modelled links, not costed");
+    }
+    model.set(kind, OpCost::from_json(entry, where + "." + name));
+  }
+  return model;
+}
+
+void CostModel::merge(const CostModel& overrides) {
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    if (overrides.costs_[k]) costs_[k] = overrides.costs_[k];
+  }
+}
+
+bool is_costed(OpKind kind) {
+  return kind != OpKind::all_to_all && kind != OpKind::all_reduce && kind != OpKind::copy_to_device;
+}
+
+nlohmann::json NetworkCalibration::to_json() const {
+  return {{"latency_seconds", latency_seconds},
+          {"bandwidth_bytes_per_second", bandwidth_bytes_per_second}};
+}
+
+NetworkCalibration NetworkCalibration::from_json(const nlohmann::json& object,
+                                                 const std::string& where) {
+  NetworkCalibration network;
+  JsonFieldReader reader(object, where);
+  reader.read("latency_seconds", network.latency_seconds);
+  reader.read("bandwidth_bytes_per_second", network.bandwidth_bytes_per_second);
+  reader.finish();
+  require(network.latency_seconds >= 0, reader.path("latency_seconds"), "must not be negative");
+  require(network.bandwidth_bytes_per_second > 0, reader.path("bandwidth_bytes_per_second"),
+          "must be positive");
+  return network;
+}
+
+nlohmann::json Calibration::to_json() const {
+  return {{"format", kCalibrationFormat}, {"version", kCalibrationVersion},
+          {"provenance", provenance},     {"cost_model", cost_model.to_json()},
+          {"network", network.to_json()}, {"fits", fits}};
+}
+
+Calibration read_calibration(const std::filesystem::path& path) {
+  const nlohmann::json document = parse_json_file(path);
+  const std::string origin = path.string();
+  try {
+    if (!document.is_object() || document.value("format", "") != kCalibrationFormat) {
+      throw InputError(origin, 0, "format", std::string("is not \"") + kCalibrationFormat + "\"");
+    }
+    if (document.value("version", 0) != kCalibrationVersion) {
+      throw InputError(origin, 0, "version",
+                       "must be " + std::to_string(kCalibrationVersion) + " (this build's)");
+    }
+    Calibration calibration;
+    calibration.cost_model = CostModel::from_json(document.at("cost_model"), "cost_model");
+    calibration.network = NetworkCalibration::from_json(document.at("network"), "network");
+    calibration.fits = document.value("fits", nlohmann::json::object());
+    calibration.provenance = document.value("provenance", nlohmann::json::object());
+    return calibration;
+  } catch (const ConfigError& error) {
+    throw InputError(origin, 0, error.field(), error.problem());
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(origin, 0, "calibration", error.what());
+  }
+}
+
+void write_calibration(const Calibration& calibration, const std::filesystem::path& path) {
+  write_text_file_atomically(path, calibration.to_json().dump(2) + "\n");
+}
+
+}  // namespace gnnbed

@@ -1,0 +1,86 @@
+#pragma once
+// The cost model of compute ops: for each op kind, time = fixed cost + sum over its kinds of work
+// of work / rate (DESIGN.md, "the fidelity loop"). The work of an op is what the plan says about
+// it: dense and sparse FLOPs, bytes moved through memory, sampled edges. Cluster presets give
+// rates for their devices; calibration fits them on the machine at hand. Communication ops are
+// not costed here: the simulator moves their bytes over modelled links.
+#include <array>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "strategies/plan.hpp"
+
+namespace gnnbed {
+
+// The quantities an op's time is linear in.
+struct OpWork {
+  double dense_flops = 0;
+  double sparse_flops = 0;
+  double memory_bytes = 0;
+  double sampled_edges = 0;
+};
+OpWork work_of(const Op& op);
+
+// time = fixed_seconds + dense_flops / dense_flops_per_second + ... ; a rate of 0 means the term
+// does not apply (its work must then be 0, or the cost is undefined and seconds() throws).
+struct OpCost {
+  double fixed_seconds = 0;
+  double dense_flops_per_second = 0;
+  double sparse_flops_per_second = 0;
+  double memory_bytes_per_second = 0;
+  double sampled_edges_per_second = 0;
+
+  double seconds(const OpWork& work) const;
+  nlohmann::json to_json() const;
+  static OpCost from_json(const nlohmann::json& object, const std::string& where);
+};
+
+class CostModel {
+ public:
+  void set(OpKind kind, const OpCost& cost) { costs_[static_cast<std::size_t>(kind)] = cost; }
+  const std::optional<OpCost>& cost(OpKind kind) const {
+    return costs_[static_cast<std::size_t>(kind)];
+  }
+  // Throws Error naming the op when its kind has no entry.
+  double seconds(const Op& op) const;
+
+  // {"layer_forward": {"fixed_seconds": ..., "dense_flops_per_second": ...}, ...}; unknown op
+  // kinds and fields are rejected with ConfigError naming them (`where` prefixes the field).
+  nlohmann::json to_json() const;
+  static CostModel from_json(const nlohmann::json& object, const std::string& where);
+  // Entries of `overrides` replace this model's.
+  void merge(const CostModel& overrides);
+
+ private:
+  std::array<std::optional<OpCost>, kNumOpKinds> costs_;
+};
+
+// True for op kinds the cost model times (everything but collectives and device copies, which
+// engines move as bytes).
+bool is_costed(OpKind kind);
+
+// What calibration measured on one machine: the cost model of its CPU ranks and the effective
+// point-to-point performance of its MPI transport.
+struct NetworkCalibration {
+  double latency_seconds = 0;             // per message, software included
+  double bandwidth_bytes_per_second = 0;  // large messages, one pair of ranks
+  nlohmann::json to_json() const;
+  static NetworkCalibration from_json(const nlohmann::json& object, const std::string& where);
+};
+
+struct Calibration {
+  CostModel cost_model;
+  NetworkCalibration network;
+  nlohmann::json fits;        // per op kind: samples, fitted values and residuals
+  nlohmann::json provenance;  // command, git revision, machine
+  nlohmann::json to_json() const;
+};
+
+// Files are JSON ({"format": "gnnbed-calibration", "version": 1, ...}); reading names the file
+// and field at fault; writing is atomic.
+Calibration read_calibration(const std::filesystem::path& path);
+void write_calibration(const Calibration& calibration, const std::filesystem::path& path);
+
+}  // namespace gnnbed

@@ -1,0 +1,108 @@
+// calibrate end to end under mpiexec (--quick): the file reads back as the simulator reads it,
+// with a fitted cost for every costed op kind, a positive latency and bandwidth, and every sample
+// with its prediction and residual; on one rank it measures compute only and keeps the network
+// of the existing file, or refuses when there is none.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "strategies/cost_model.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace gnnbed {
+namespace {
+
+using testing::CommandResult;
+using testing::run_command;
+using testing::TemporaryDirectory;
+
+std::string calibrate(int ranks) {
+  return std::string(
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 ") +
+         GNNBED_MPIEXEC + " --oversubscribe -n " + std::to_string(ranks) + " " +
+         testing::binary_path("exec/calibrate") + " --quick";
+}
+
+TEST(Calibrate, WritesAFileWithEveryCostedKindAndTheNetwork) {
+  const TemporaryDirectory dir;
+  const auto file = dir.path() / "calibration.json";
+  const CommandResult run = run_command(calibrate(2) + " --output " + file.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("[ 16/16]"), std::string::npos) << "progress per case\n" << run.output;
+  EXPECT_NE(run.output.find("max|res|"), std::string::npos) << "residual table\n" << run.output;
+
+  const Calibration calibration = read_calibration(file);
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    const std::string name(to_string(kind));
+    SCOPED_TRACE(name);
+    if (!is_costed(kind)) {
+      EXPECT_FALSE(calibration.cost_model.cost(kind).has_value());
+      continue;
+    }
+    ASSERT_TRUE(calibration.cost_model.cost(kind).has_value());
+    ASSERT_TRUE(calibration.fits.contains(name));
+    const nlohmann::json& fit = calibration.fits[name];
+    ASSERT_GE(fit["samples"].size(), 2u);
+    for (const auto& sample : fit["samples"]) {
+      EXPECT_GT(sample["measured_seconds"].get<double>(), 0);
+      EXPECT_GE(sample["predicted_seconds"].get<double>(), 0);
+      const double residual = sample["relative_residual"].get<double>();
+      EXPECT_DOUBLE_EQ(residual, (sample["predicted_seconds"].get<double>() -
+                                  sample["measured_seconds"].get<double>()) /
+                                     sample["measured_seconds"].get<double>());
+    }
+    EXPECT_LE(fit["median_abs_relative_residual"].get<double>(),
+              fit["max_abs_relative_residual"].get<double>());
+  }
+  // The work each kind is fitted on is the work its ops carry.
+  EXPECT_GT(calibration.cost_model.cost(OpKind::layer_forward)->dense_flops_per_second, 0);
+  EXPECT_GT(calibration.cost_model.cost(OpKind::layer_forward)->sparse_flops_per_second, 0);
+  EXPECT_GT(calibration.cost_model.cost(OpKind::sample)->sampled_edges_per_second, 0);
+  EXPECT_GT(calibration.cost_model.cost(OpKind::gather_features)->memory_bytes_per_second, 0);
+
+  EXPECT_GT(calibration.network.latency_seconds, 0);
+  EXPECT_GT(calibration.network.bandwidth_bytes_per_second, 0);
+  const nlohmann::json& network = calibration.fits["network"];
+  EXPECT_EQ(network["ping_pong"]["samples"].size(), 5u);
+  EXPECT_EQ(network["ping_pong"]["samples"][0]["bytes"], 0.0);
+  ASSERT_EQ(network["collectives"].size(), 4u);
+  EXPECT_EQ(network["collectives"][0]["collective"], "all_to_all");
+  EXPECT_EQ(network["collectives"][0]["steps"], 1);
+  EXPECT_EQ(network["collectives"][2]["collective"], "all_reduce");
+  EXPECT_EQ(network["collectives"][2]["steps"], 2);
+  EXPECT_EQ(calibration.provenance["settings"]["ranks"], 2);
+  EXPECT_EQ(calibration.provenance["settings"]["omp_threads"], 1);
+  EXPECT_FALSE(calibration.provenance["git_revision"].get<std::string>().empty());
+}
+
+TEST(Calibrate, OneRankKeepsTheNetworkOfTheExistingFileOrRefuses) {
+  const TemporaryDirectory dir;
+  const auto file = dir.path() / "calibration.json";
+  const CommandResult refused = run_command(calibrate(1) + " --output " + file.string());
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("one rank measures no network"), std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(std::filesystem::exists(file));
+
+  ASSERT_EQ(run_command(calibrate(2) + " --output " + file.string()).exit_code, 0);
+  const NetworkCalibration measured = read_calibration(file).network;
+  const CommandResult kept = run_command(calibrate(1) + " --output " + file.string());
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("compute only"), std::string::npos) << kept.output;
+  const Calibration again = read_calibration(file);
+  EXPECT_EQ(again.network.latency_seconds, measured.latency_seconds);
+  EXPECT_EQ(again.network.bandwidth_bytes_per_second, measured.bandwidth_bytes_per_second);
+  EXPECT_EQ(again.provenance["settings"]["ranks"], 1);
+  EXPECT_TRUE(again.cost_model.cost(OpKind::layer_backward).has_value());
+}
+
+TEST(Calibrate, RejectsAGraphTooSmallForItsBatches) {
+  const CommandResult run = run_command(calibrate(1) + " --nodes 100 --output /nonexistent/x");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("--nodes"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace gnnbed

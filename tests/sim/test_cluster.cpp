@@ -1,0 +1,100 @@
+// Cluster presets and their validation (no SimGrid engine involved).
+#include <gtest/gtest.h>
+
+#include "sim/cluster.hpp"
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+std::string error_of(const std::string& source, const std::vector<std::string>& overrides) {
+  try {
+    load_cluster(source, overrides);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Cluster, EveryPresetLoadsAndCoversEveryOpKind) {
+  const std::vector<std::string> names = cluster_preset_names();
+  for (const std::string expected : {"p3-cluster", "cloud-25gbps", "cloud-100gbps", "nvlink-ib-400",
+                                     "this-machine", "emulated-cluster"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  }
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const ClusterSpec cluster = load_cluster(name, {});
+    EXPECT_EQ(cluster.name, name);
+    EXPECT_GT(cluster.num_ranks(), 0);
+    Op op;
+    op.kind = OpKind::layer_forward;
+    op.flops = 1e9;
+    op.sparse_flops = 1e8;
+    EXPECT_GT(cluster.compute_seconds(op), 0);
+    // The preset's document reads back into the same cluster.
+    EXPECT_EQ(cluster_from_json(cluster.to_json(), name).to_json(), cluster.to_json());
+  }
+}
+
+TEST(Cluster, P3ClusterIsThePapers) {
+  const ClusterSpec cluster = load_cluster("p3-cluster", {});
+  EXPECT_EQ(cluster.machines, 4);
+  EXPECT_EQ(cluster.ranks_per_machine, 4);
+  EXPECT_EQ(cluster.device_kind, DeviceKind::gpu);
+  EXPECT_DOUBLE_EQ(cluster.nic.bandwidth_bytes_per_second, 10e9 / 8);
+  EXPECT_TRUE(cluster.runs_on_host(OpKind::sample));
+  EXPECT_FALSE(cluster.runs_on_host(OpKind::layer_forward));
+}
+
+TEST(Cluster, OverridesApplyBeforeValidation) {
+  const ClusterSpec cluster =
+      load_cluster("p3-cluster", {"nic.bandwidth_gbps=25", "machines=16", "network.model=CM02"});
+  EXPECT_DOUBLE_EQ(cluster.nic.bandwidth_bytes_per_second, 25e9 / 8);
+  EXPECT_EQ(cluster.num_ranks(), 64);
+  EXPECT_EQ(cluster.network_model, "CM02");
+}
+
+TEST(Cluster, BadValuesNameTheField) {
+  EXPECT_NE(error_of("p3-cluster", {"nic.bandwidth_gbps=0"}).find("nic.bandwidth_gbps"),
+            std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"machines=0"}).find("machines"), std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"nic.speed=3"}).find("nic.speed"), std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"network.topology=ring"}).find("network.topology"),
+            std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"device.cost_model.layer_forward=null"})
+                .find("device.cost_model.layer_forward"),
+            std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"device.cost_model.all_reduce={}"}).find("all_reduce"),
+            std::string::npos);
+  EXPECT_NE(error_of("no-such-cluster", {}).find("p3-cluster"), std::string::npos);
+  EXPECT_NE(error_of("fat-tree-cloud", {"machines=32"}).find("network.fat_tree.down"),
+            std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"nic"}).find("FIELD=VALUE"), std::string::npos);
+}
+
+TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {
+  Calibration calibration;
+  OpCost cost;
+  cost.fixed_seconds = 1e-6;
+  cost.dense_flops_per_second = 1e10;
+  cost.sparse_flops_per_second = 1e9;
+  cost.memory_bytes_per_second = 1e9;
+  cost.sampled_edges_per_second = 1e7;
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    if (is_costed(static_cast<OpKind>(k))) calibration.cost_model.set(static_cast<OpKind>(k), cost);
+  }
+  calibration.network = {3e-6, 4e9};
+  const ClusterSpec cluster =
+      apply_calibration(load_cluster("emulated-cluster", {"machines=4"}), calibration);
+  EXPECT_EQ(cluster.device_kind, DeviceKind::cpu);
+  EXPECT_EQ(cluster.num_ranks(), 4);
+  EXPECT_DOUBLE_EQ(cluster.device_link.bandwidth_bytes_per_second, 4e9);
+  Op op;
+  op.kind = OpKind::relu;
+  op.memory_bytes = 1'000'000;
+  EXPECT_DOUBLE_EQ(cluster.compute_seconds(op), 1e-6 + 1e-3);
+}
+
+}  // namespace
+}  // namespace gnnbed

@@ -1,0 +1,191 @@
+// The replay engine against closed forms: with SimGrid's CM02 model and no cross traffic a
+// transfer over a route takes exactly the sum of its links' latencies + size / the narrowest
+// bandwidth, so point-to-point transfers, collectives and compute-only plans have exact times.
+// Each test builds its own engine, so ctest runs each in its own process.
+#include <gtest/gtest.h>
+
+#include "sim/replay.hpp"
+#include "strategies/collective_schedule.hpp"
+#include "strategies/model_ops.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr double kDeviceBandwidth = 8e9;  // bytes/s
+constexpr double kDeviceLatency = 2e-6;
+constexpr double kNicGbps = 10;
+constexpr double kNicBandwidth = kNicGbps * 1e9 / 8;
+constexpr double kNicLatency = 5e-6;
+constexpr double kTolerance = 1e-9;
+
+nlohmann::json every_kind_cost() {
+  nlohmann::json costs = nlohmann::json::object();
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    if (!is_costed(kind)) continue;
+    costs[std::string(to_string(kind))] = {{"fixed_seconds", 3e-6},
+                                           {"dense_flops_per_second", 2e11},
+                                           {"sparse_flops_per_second", 3e10},
+                                           {"memory_bytes_per_second", 5e10},
+                                           {"sampled_edges_per_second", 4e7}};
+  }
+  return costs;
+}
+
+ClusterSpec cluster(int machines, int ranks_per_machine, const std::string& device_kind = "cpu") {
+  const nlohmann::json document = {
+      {"name", "closed-form"},
+      {"machines", machines},
+      {"ranks_per_machine", ranks_per_machine},
+      {"host", {{"cores", 4}, {"memory_bytes", 1LL << 36}, {"cost_model", every_kind_cost()}}},
+      {"device",
+       {{"kind", device_kind}, {"memory_bytes", 1LL << 34}, {"cost_model", every_kind_cost()}}},
+      {"device_link",
+       {{"bandwidth_bytes_per_second", kDeviceBandwidth}, {"latency_seconds", kDeviceLatency}}},
+      {"nic", {{"bandwidth_gbps", kNicGbps}, {"latency_seconds", kNicLatency}}},
+      {"network", {{"topology", "switch"}, {"model", "CM02"}}}};
+  return cluster_from_json(document, "test");
+}
+
+// Seconds for `bytes` between devices of two machines: device link, two NIC links, device link.
+double remote_seconds(double bytes) {
+  return 2 * kDeviceLatency + 2 * kNicLatency + bytes / std::min(kDeviceBandwidth, kNicBandwidth);
+}
+
+Plan empty_plan(int rank, int num_ranks) {
+  Plan plan;
+  plan.strategy = "closed-form";
+  plan.rank = rank;
+  plan.num_ranks = num_ranks;
+  return plan;
+}
+
+void expect_relative(double actual, double expected) {
+  EXPECT_NEAR(actual, expected, kTolerance * expected) << "expected " << expected;
+}
+
+std::vector<std::vector<Plan>> one_iteration(std::vector<Plan> plans) { return {std::move(plans)}; }
+
+TEST(ReplayClosedForm, PointToPointTransfer) {
+  const std::int64_t bytes = 3'000'000;
+  std::vector<Plan> plans;
+  for (int r = 0; r < 2; ++r) {
+    Plan plan = empty_plan(r, 2);
+    Op op = exchange_op("features", Traffic::features, 2);
+    op.bytes_to[static_cast<std::size_t>(1 - r)] = r == 0 ? bytes : 0;
+    op.bytes_from[static_cast<std::size_t>(r)] = 0;
+    plan.ops.push_back(op);
+    plans.push_back(plan);
+  }
+  const ReplayResult result = replay_plans(cluster(2, 1), one_iteration(plans), {});
+  expect_relative(result.makespan_seconds, remote_seconds(static_cast<double>(bytes)));
+  EXPECT_EQ(result.ranks[0].sent[Traffic::features], bytes);
+  EXPECT_EQ(result.communications, 2);  // the empty reply is a zero-byte message, as in MPI
+}
+
+TEST(ReplayClosedForm, RingAllReduce) {
+  const int n = 4;
+  const std::int64_t elements = 1'000'000;  // divisible by n: equal chunks
+  std::vector<Plan> plans;
+  for (int r = 0; r < n; ++r) {
+    Plan plan = empty_plan(r, n);
+    plan.parameters.push_back({"w", 0, true, elements, 1, 0, elements});
+    Op op;
+    op.kind = OpKind::all_reduce;
+    op.stream = Stream::network;
+    op.label = "all_reduce";
+    op.traffic = Traffic::gradients;
+    op.parameters = {"w"};
+    op.bytes_to.assign(n, 0);
+    op.bytes_from.assign(n, 0);
+    plan.ops.push_back(op);
+    plans.push_back(plan);
+  }
+  const ReplayResult result = replay_plans(cluster(n, 1), one_iteration(plans), {});
+  const double buffer_bytes = 4.0 * elements;
+  // 2 (n - 1) steps of one chunk each: 2 (n - 1) / n * S / B plus 2 (n - 1) route latencies.
+  const double expected = 2.0 * (n - 1) / n * buffer_bytes / kNicBandwidth +
+                          2.0 * (n - 1) * (2 * kDeviceLatency + 2 * kNicLatency);
+  expect_relative(result.makespan_seconds, expected);
+  EXPECT_EQ(result.communications, 2 * (n - 1) * n);
+}
+
+TEST(ReplayClosedForm, PairwiseAllToAll) {
+  const int n = 5;
+  const std::int64_t bytes = 400'000;  // to every peer
+  std::vector<Plan> plans;
+  for (int r = 0; r < n; ++r) {
+    Plan plan = empty_plan(r, n);
+    Op op = exchange_op("activations", Traffic::activations, n);
+    for (int q = 0; q < n; ++q) {
+      if (q == r) continue;
+      op.bytes_to[static_cast<std::size_t>(q)] = bytes;
+      op.bytes_from[static_cast<std::size_t>(q)] = bytes;
+    }
+    plan.ops.push_back(op);
+    plans.push_back(plan);
+  }
+  const ReplayResult result = replay_plans(cluster(n, 1), one_iteration(plans), {});
+  expect_relative(result.makespan_seconds, (n - 1) * remote_seconds(static_cast<double>(bytes)));
+  for (const SimulatedRank& rank : result.ranks) {
+    EXPECT_EQ(rank.sent[Traffic::activations], (n - 1) * bytes);
+    EXPECT_EQ(rank.seconds[kNumTimeCategories], 0.0);  // nobody waits: all start together
+  }
+}
+
+TEST(ReplayClosedForm, ComputeOnlyPlanFollowsTheCostModel) {
+  const ClusterSpec spec = cluster(1, 1);
+  Plan plan = empty_plan(0, 1);
+  Op forward;
+  forward.kind = OpKind::layer_forward;
+  forward.label = "forward";
+  forward.flops = 6e9;
+  forward.sparse_flops = 1e9;
+  Op relu;
+  relu.kind = OpKind::relu;
+  relu.label = "relu";
+  relu.memory_bytes = 40'000'000;
+  relu.deps = {0};
+  Op step;
+  step.kind = OpKind::optimizer_step;
+  step.label = "step";
+  step.flops = 1e6;
+  step.memory_bytes = 3'200'000;
+  step.deps = {1};
+  plan.ops = {forward, relu, step};
+  const ReplayResult result = replay_plans(spec, one_iteration({plan}), {});
+  const double expected =
+      (3e-6 + 5e9 / 2e11 + 1e9 / 3e10) + (3e-6 + 4e7 / 5e10) + (3e-6 + 1e6 / 2e11 + 3.2e6 / 5e10);
+  expect_relative(result.makespan_seconds, expected);
+  expect_relative(result.ranks[0].seconds[static_cast<std::size_t>(TimeCategory::compute)],
+                  expected);
+}
+
+TEST(ReplayClosedForm, HostToDeviceCopyCrossesTheDeviceLink) {
+  Plan plan = empty_plan(0, 1);
+  Op copy;
+  copy.kind = OpKind::copy_to_device;
+  copy.stream = Stream::copy;
+  copy.label = "copy";
+  copy.memory_bytes = 16'000'000;
+  plan.ops = {copy};
+  const ReplayResult result = replay_plans(cluster(1, 1, "gpu"), one_iteration({plan}), {});
+  expect_relative(result.makespan_seconds, kDeviceLatency + 16e6 / kDeviceBandwidth);
+}
+
+TEST(ReplayClosedForm, IterationsRunInOrderOnEveryRank) {
+  Plan plan = empty_plan(0, 1);
+  Op op;
+  op.kind = OpKind::loss;
+  op.label = "loss";
+  op.memory_bytes = 5'000'000;
+  plan.ops = {op};
+  const ReplayResult result =
+      replay_plans(cluster(1, 1), {std::vector<Plan>{plan}, std::vector<Plan>{plan}}, {});
+  const double one = 3e-6 + 5e6 / 5e10;
+  expect_relative(result.iteration_end_seconds[0], one);
+  expect_relative(result.makespan_seconds, 2 * one);
+}
+
+}  // namespace
+}  // namespace gnnbed

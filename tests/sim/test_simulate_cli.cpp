@@ -1,0 +1,96 @@
+// The simulate program end to end: outputs, determinism, sweeps, memory limits, bad input.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.hpp"
+
+namespace gnnbed {
+namespace {
+
+using testing::CommandResult;
+using testing::run_command;
+using testing::TemporaryDirectory;
+
+std::string simulate() { return testing::binary_path("sim/simulate"); }
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(SimulateCli, SameInputsGiveBitIdenticalResults) {
+  const TemporaryDirectory dir;
+  std::vector<nlohmann::json> points;
+  for (const char* name : {"a.json", "b.json"}) {
+    const CommandResult run =
+        run_command(simulate() + " --workload cora --batch-size 32 --strategy p3 --quiet -o " +
+                    (dir.path() / name).string());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    nlohmann::json document = read_json(dir.path() / name);
+    for (auto& point : document["points"]) {
+      point["result"].erase("planning_seconds");  // wall-clock times of this process
+      point["result"].erase("replay_seconds");
+      point.erase("load_seconds");
+    }
+    points.push_back(document["points"]);
+  }
+  EXPECT_EQ(points[0].dump(), points[1].dump());
+  EXPECT_GT(points[0][0]["result"]["epoch_seconds"].get<double>(), 0);
+}
+
+TEST(SimulateCli, SweepsMakeAGridAndTheCsvHasARowPerPoint) {
+  const TemporaryDirectory dir;
+  const std::string output = (dir.path() / "sweep.json").string();
+  const CommandResult run = run_command(
+      simulate() + " --workload cora --batch-size 64 --sweep distribution.strategy=dgl-pull,p3 " +
+      "--sweep cluster.nic.bandwidth_gbps=1,100 -j 2 -o " + output + " --trace " +
+      (dir.path() / "trace.json").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json document = read_json(output);
+  ASSERT_EQ(document["points"].size(), 4U);
+  EXPECT_TRUE(document["provenance"].contains("git_revision"));
+  // A slower network never makes an epoch faster.
+  for (std::size_t s = 0; s < 2; ++s) {
+    const auto& slow = document["points"][2 * s]["result"];
+    const auto& fast = document["points"][2 * s + 1]["result"];
+    EXPECT_GT(slow["epoch_seconds"].get<double>(), fast["epoch_seconds"].get<double>());
+  }
+  std::ifstream csv(dir.path() / "sweep.csv");
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, 5);
+  EXPECT_FALSE(read_json(dir.path() / "trace.json")["traceEvents"].empty());
+}
+
+TEST(SimulateCli, ARunThatDoesNotFitIsOutOfMemory) {
+  const TemporaryDirectory dir;
+  const std::string output = (dir.path() / "oom.json").string();
+  const CommandResult run = run_command(simulate() +
+                                        " --workload cora --batch-size 64 --cluster-set "
+                                        "device.memory_bytes=100000 --quiet -o " +
+                                        output);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json result = read_json(output)["points"][0]["result"];
+  EXPECT_TRUE(result["out_of_memory"].get<bool>());
+  EXPECT_NE(result["out_of_memory_reason"].get<std::string>().find("rank"), std::string::npos);
+  EXPECT_TRUE(result["epoch_seconds"].is_null());
+}
+
+TEST(SimulateCli, BadInputIsRejectedWithTheFieldAndNothingWritten) {
+  const TemporaryDirectory dir;
+  const std::string output = (dir.path() / "bad.json").string();
+  for (const std::string& arguments :
+       {std::string("--cluster-set nic.bandwidth_gbps=-1"), std::string("--sweep model.hidden="),
+        std::string("--cluster nowhere"), std::string("--sweep model.hidden=0")}) {
+    const CommandResult run =
+        run_command(simulate() + " --workload cora --quiet " + arguments + " -o " + output);
+    EXPECT_EQ(run.exit_code, 2) << arguments << ": " << run.output;
+    EXPECT_FALSE(std::filesystem::exists(output)) << arguments;
+  }
+}
+
+}  // namespace
+}  // namespace gnnbed

@@ -1,0 +1,92 @@
+#include "workloads/rank_shard.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+
+Graph owned_rows(const Graph& graph, const NodePartition& partition, int rank) {
+  const auto n = static_cast<std::size_t>(graph.num_nodes());
+  std::vector<EdgeIndex> offsets(n + 1, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    const bool owned = partition.owner(static_cast<NodeId>(v)) == rank;
+    offsets[v + 1] = offsets[v] + (owned ? graph.in_degree(static_cast<NodeId>(v)) : 0);
+  }
+  std::vector<NodeId> sources(static_cast<std::size_t>(offsets[n]));
+  for (std::size_t v = 0; v < n; ++v) {
+    if (offsets[v + 1] == offsets[v]) continue;
+    const auto neighbors = graph.in_neighbors(static_cast<NodeId>(v));
+    std::copy(neighbors.begin(), neighbors.end(), sources.begin() + offsets[v]);
+  }
+  return Graph(SharedArray(std::move(offsets)), SharedArray(std::move(sources)),
+               "rank " + std::to_string(rank) + " structure");
+}
+
+RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int rank,
+                    const ShardPlacement& placement) {
+  require(partition.num_nodes() == dataset.num_nodes(), "partition",
+          "covers " + std::to_string(partition.num_nodes()) + " nodes, the dataset has " +
+              std::to_string(dataset.num_nodes()));
+  require(rank >= 0 && rank < partition.num_parts(), "rank",
+          std::to_string(rank) + " is outside [0, " + std::to_string(partition.num_parts()) + ")");
+  const FeaturePlacement& features = placement.features;
+  if (dataset.features) {
+    require(0 <= features.column_begin && features.column_begin <= features.column_end &&
+                features.column_end <= dataset.feature_dim(),
+            "feature placement",
+            "columns [" + std::to_string(features.column_begin) + ", " +
+                std::to_string(features.column_end) + ") are not inside the " +
+                std::to_string(dataset.feature_dim()) + " feature columns");
+  }
+  RankShard shard;
+  shard.name = dataset.name;
+  shard.rank = rank;
+  shard.num_classes = dataset.num_classes;
+  shard.feature_dim = dataset.feature_dim();
+  shard.num_edges = dataset.graph.num_edges();
+  shard.partition = partition;
+  shard.placement = placement;
+  shard.structure =
+      placement.structure_partitioned ? owned_rows(dataset.graph, partition, rank) : dataset.graph;
+  const std::vector<NodeId> owned = partition.nodes_of(rank);
+  shard.num_owned = static_cast<std::int64_t>(owned.size());
+  if (!dataset.labels.empty()) {
+    std::vector<std::int32_t> labels;
+    labels.reserve(owned.size());
+    for (const NodeId v : owned) labels.push_back(dataset.labels[static_cast<std::size_t>(v)]);
+    shard.labels = SharedArray(std::move(labels));
+  }
+  shard.split_counts.resize(static_cast<std::size_t>(partition.num_parts()));
+  const std::pair<const std::vector<NodeId>*, std::int64_t SplitCounts::*> parts[] = {
+      {&dataset.split.train, &SplitCounts::train},
+      {&dataset.split.val, &SplitCounts::val},
+      {&dataset.split.test, &SplitCounts::test}};
+  std::vector<NodeId>* owned_parts[] = {&shard.split.train, &shard.split.val, &shard.split.test};
+  for (std::size_t p = 0; p < 3; ++p) {
+    for (const NodeId v : *parts[p].first) {
+      const int owner = partition.owner(v);
+      ++(shard.split_counts[static_cast<std::size_t>(owner)].*parts[p].second);
+      if (owner == rank) owned_parts[p]->push_back(v);
+    }
+  }
+  if (!dataset.features) return shard;
+  if (auto generated = std::dynamic_pointer_cast<const GeneratedFeatures>(dataset.features)) {
+    shard.generated_features = std::move(generated);
+    return shard;
+  }
+  std::vector<NodeId> held = owned;
+  if (!features.owned_rows_only) {
+    held.resize(static_cast<std::size_t>(dataset.num_nodes()));
+    std::iota(held.begin(), held.end(), NodeId{0});
+  }
+  std::vector<float> values(held.size() *
+                            static_cast<std::size_t>(features.column_end - features.column_begin));
+  dataset.features->gather(held, static_cast<int>(features.column_begin),
+                           static_cast<int>(features.column_end), values.data());
+  shard.stored_features = SharedArray(std::move(values));
+  return shard;
+}
+
+}  // namespace gnnbed
