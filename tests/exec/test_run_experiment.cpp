@@ -247,6 +247,10 @@ TEST_P(RunExperimentFromShards, GivesTheLossesAndAccuracyOfTheWholeWorkload) {
   for (int r = 0; r < ranks; ++r) {
     EXPECT_EQ(json["ranks"][r]["bytes_sent"], expected["ranks"][r]["bytes_sent"]) << "rank " << r;
     EXPECT_EQ(json["ranks"][r]["feature_bytes"], expected["ranks"][r]["feature_bytes"]);
+    EXPECT_EQ(json["ranks"][r]["evaluation_bytes_sent"],
+              expected["ranks"][r]["evaluation_bytes_sent"]);
+    EXPECT_GT(json["ranks"][r]["evaluation_bytes_sent"]["total"].get<std::int64_t>(), 0)
+        << "every rank evaluates its own nodes, with inputs from the others";
   }
 }
 

@@ -84,8 +84,8 @@ TEST(LoadWorkload, FeatureOptions) {
 
 TEST(LoadWorkload, StoredFeaturesHoldTheGeneratedValues) {
   const Dataset generated = load({{"source", "csbm"}, {"num_nodes", 300}, {"feature_dim", 6}});
-  const Dataset stored = load(
-      {{"source", "csbm"}, {"num_nodes", 300}, {"feature_dim", 6}, {"features", "stored"}});
+  const Dataset stored =
+      load({{"source", "csbm"}, {"num_nodes", 300}, {"feature_dim", 6}, {"features", "stored"}});
   EXPECT_EQ(generated.features->describe()["kind"], "generated");
   EXPECT_EQ(stored.features->describe()["kind"], "stored");
   EXPECT_EQ(stored.features->stored_bytes(), 300 * 6 * 4);

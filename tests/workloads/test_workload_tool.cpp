@@ -39,10 +39,10 @@ TEST(WorkloadTool, ConvertThenInfoOnTheBinaryFileGivesTheSameCounts) {
 TEST(WorkloadTool, ConvertWithShardsWritesAManifestAndOneFilePerRank) {
   const testing::TemporaryDirectory dir;
   const auto shards = dir.path() / "cora-3";
-  const CommandResult convert = run_command(
-      workload() + " convert --workload cora --output " + shards.string() +
-      " --shards 3 --partitioner metis --partition-seed 2 --structure partitioned"
-      " --feature-layout columns");
+  const CommandResult convert =
+      run_command(workload() + " convert --workload cora --output " + shards.string() +
+                  " --shards 3 --partitioner metis --partition-seed 2 --structure partitioned"
+                  " --feature-layout columns");
   ASSERT_EQ(convert.exit_code, 0) << convert.output;
   const nlohmann::json manifest = report_of(convert)["manifest"];
   EXPECT_EQ(manifest["layout"], (nlohmann::json{{"num_shards", 3},
@@ -61,9 +61,9 @@ TEST(WorkloadTool, ConvertWithShardsWritesAManifestAndOneFilePerRank) {
   EXPECT_EQ(owned, 2708);
   EXPECT_TRUE(std::filesystem::exists(shards / "manifest.json"));
 
-  const CommandResult bad = run_command(workload() + " convert --workload cora --output " +
-                                        (dir.path() / "bad").string() +
-                                        " --shards 2 --feature-layout diagonal");
+  const CommandResult bad =
+      run_command(workload() + " convert --workload cora --output " +
+                  (dir.path() / "bad").string() + " --shards 2 --feature-layout diagonal");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("feature-layout"), std::string::npos) << bad.output;
 }
