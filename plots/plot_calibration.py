@@ -44,7 +44,8 @@ def markdown_table(calibration):
                          f"{1e6 * sample['predicted_seconds']:.2f} | "
                          f"{100 * sample['relative_residual']:+.1f} % |")
         for row in network["collectives"]:
-            lines.append(f"| {row['collective']} ({row['steps']} steps) | {row['payload_bytes']} | "
+            steps = f"{row['steps']} step" + ("s" if row["steps"] != 1 else "")
+            lines.append(f"| {row['collective']} ({steps}) | {row['payload_bytes']} | "
                          f"{1e6 * row['measured_seconds']:.2f} | "
                          f"{1e6 * row['predicted_seconds']:.2f} | "
                          f"{100 * row['relative_residual']:+.1f} % |")
