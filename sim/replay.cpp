@@ -17,7 +17,6 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 constexpr std::size_t kWaiting = kNumTimeCategories;
-constexpr std::int64_t kElementBytes = sizeof(float);
 
 // One direction of one pair of ranks: messages matched in order, as MPI matches them. A transfer
 // starts once the receiver has posted its receive (rendezvous), like the pairwise exchanges of
@@ -66,6 +65,8 @@ class Replay {
         RankState& state = rank_state(plan.rank);
         state.done.emplace_back(plan.ops.size(), 0);
         state.remaining.push_back(static_cast<int>(plan.ops.size()));
+        state.stats.sent += plan.bytes_sent();
+        state.stats.received += plan.bytes_received();
         if (plan.num_ranks != num_ranks_) {
           throw Error("plan of rank " + std::to_string(plan.rank) + " is for " +
                       std::to_string(plan.num_ranks) + " ranks, the cluster has " +
@@ -162,9 +163,6 @@ class Replay {
   }
 
   StepCost run_op(const Plan& plan, const Op& op) {
-    RankState& state = rank_state(plan.rank);
-    state.stats.sent += plan_bytes(op, true);
-    state.stats.received += plan_bytes(op, false);
     if (op.kind == OpKind::sample && !op.sampling_hops.empty() && !measured(op)) {
       return sample_over_network(plan.rank, op);
     }
@@ -187,20 +185,6 @@ class Replay {
 
   bool measured(const Op& op) const {
     return options_.use_measured_durations && op.measured_seconds >= 0 && is_costed(op.kind);
-  }
-
-  static TrafficBytes plan_bytes(const Op& op, bool sent) {
-    TrafficBytes bytes;
-    if (op.kind == OpKind::all_to_all || op.kind == OpKind::all_reduce) {
-      bytes[op.traffic] += sent ? op.total_bytes_to() : op.total_bytes_from();
-    }
-    for (const SamplingHop& hop : op.sampling_hops) {
-      for (std::size_t q = 0; q < hop.request_bytes_to.size(); ++q) {
-        bytes[Traffic::structure] += sent ? hop.request_bytes_to[q] + hop.reply_bytes_to[q]
-                                          : hop.request_bytes_from[q] + hop.reply_bytes_from[q];
-      }
-    }
-    return bytes;
   }
 
   static void compute(sg4::Host* host, double seconds) {
@@ -284,7 +268,7 @@ class Replay {
                                         ? ring_all_reduce_gather_step(plan.rank, num_ranks_, s)
                                         : ring_reduce_scatter_step(plan.rank, num_ranks_, s);
         const std::int64_t bytes =
-            kElementBytes * ring_chunk(elements, num_ranks_, step.send_block).size();
+            kFloatBytes * ring_chunk(elements, num_ranks_, step.send_block).size();
         const StepCost cost =
             exchange_step(plan.rank, op.traffic, peers.next, bytes, peers.previous);
         total.seconds += cost.seconds;
@@ -303,17 +287,14 @@ class Replay {
                                                : cluster_.device_cost_model)
             .cost(OpKind::sample);
     for (const SamplingHop& hop : op.sampling_hops) {
-      for (const auto* bytes : {&hop.request_bytes_to, &hop.reply_bytes_to}) {
-        if (bytes == &hop.reply_bytes_to) {
-          OpWork work;
-          work.sampled_edges =
-              static_cast<double>(hop.edges_sampled_locally + hop.edges_sampled_for_peers);
-          compute(compute_host(rank, OpKind::sample), cost->seconds(work));
-        }
-        const StepCost step = pairwise(rank, Traffic::structure, *bytes);
-        total.seconds += step.seconds;
-        total.waiting_seconds += step.waiting_seconds;
-      }
+      const StepCost requests = pairwise(rank, Traffic::structure, hop.request_bytes_to);
+      OpWork work;
+      work.sampled_edges =
+          static_cast<double>(hop.edges_sampled_locally + hop.edges_sampled_for_peers);
+      compute(compute_host(rank, OpKind::sample), cost->seconds(work));
+      const StepCost replies = pairwise(rank, Traffic::structure, hop.reply_bytes_to);
+      total.seconds += requests.seconds + replies.seconds;
+      total.waiting_seconds += requests.waiting_seconds + replies.waiting_seconds;
     }
     return total;
   }

@@ -3,40 +3,46 @@
 #include <algorithm>
 
 #include "strategies/batch_schedule.hpp"
+#include "strategies/model_ops.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace gnnbed {
 namespace {
 
-constexpr std::int64_t kFloatBytes = sizeof(float);
 // Value, gradient and Adam's two moments per parameter element.
 constexpr std::int64_t kParameterCopies = 4;
 
-// The rank's share of the dataset: its structure (in-edges of owned nodes, or all of them when
-// the structure is replicated) and the features the strategy places on it.
-std::int64_t resident_bytes(const Strategy& strategy, const StrategyContext& context,
-                            const Dataset& dataset, int rank) {
+// Every rank's share of the dataset: its structure (in-edges of owned nodes, or all of them when
+// the structure is replicated) and the features the strategy places on it. One pass over the
+// nodes for all ranks: with many ranks a pass per rank would dominate planning.
+std::vector<std::int64_t> resident_bytes(const Strategy& strategy, const StrategyContext& context,
+                                         const Dataset& dataset) {
   const Graph& graph = dataset.graph;
-  std::int64_t owned_nodes = 0;
-  std::int64_t owned_edges = 0;
+  const auto num_ranks = static_cast<std::size_t>(context.num_ranks);
+  std::vector<std::int64_t> owned_nodes(num_ranks, 0);
+  std::vector<std::int64_t> owned_edges(num_ranks, 0);
   for (NodeId v = 0; v < graph.num_nodes(); ++v) {
-    if (context.partition.owner(v) != rank) continue;
-    ++owned_nodes;
-    owned_edges += graph.in_degree(v);
+    const auto owner = static_cast<std::size_t>(context.partition.owner(v));
+    ++owned_nodes[owner];
+    owned_edges[owner] += graph.in_degree(v);
   }
-  const std::int64_t structure =
-      context.structure_partitioned
-          ? owned_nodes * static_cast<std::int64_t>(sizeof(std::int64_t)) +
-                owned_edges * static_cast<std::int64_t>(sizeof(NodeId))
-          : (graph.num_nodes() + 1) * static_cast<std::int64_t>(sizeof(std::int64_t)) +
-                graph.num_edges() * static_cast<std::int64_t>(sizeof(NodeId));
-  const FeaturePlacement placement = strategy.feature_placement(context, rank);
-  const std::int64_t features =
-      placement.owned_rows_only
-          ? owned_nodes * context.feature_dim * kFloatBytes
-          : graph.num_nodes() * (placement.column_end - placement.column_begin) * kFloatBytes;
-  return structure + features;
+  constexpr auto kOffsetBytes = static_cast<std::int64_t>(sizeof(std::int64_t));
+  constexpr auto kIdBytes = static_cast<std::int64_t>(sizeof(NodeId));
+  std::vector<std::int64_t> bytes(num_ranks, 0);
+  for (std::size_t r = 0; r < num_ranks; ++r) {
+    const std::int64_t structure =
+        context.structure_partitioned
+            ? owned_nodes[r] * kOffsetBytes + owned_edges[r] * kIdBytes
+            : (graph.num_nodes() + 1) * kOffsetBytes + graph.num_edges() * kIdBytes;
+    const FeaturePlacement placement = strategy.feature_placement(context, static_cast<int>(r));
+    const std::int64_t features =
+        placement.owned_rows_only
+            ? owned_nodes[r] * context.feature_dim * kFloatBytes
+            : graph.num_nodes() * (placement.column_end - placement.column_begin) * kFloatBytes;
+    bytes[r] = structure + features;
+  }
+  return bytes;
 }
 
 std::string gib(std::int64_t bytes) {
@@ -133,10 +139,8 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   // The first epoch run_experiment measures (after its warm-up epochs; epochs count from 1).
   const int epoch = config.training.warmup_epochs + 1;
   result.memory.resize(static_cast<std::size_t>(num_ranks));
-  for (int r = 0; r < num_ranks; ++r) {
-    result.memory[static_cast<std::size_t>(r)].host_bytes =
-        resident_bytes(*strategy, context, dataset, r);
-  }
+  const std::vector<std::int64_t> resident = resident_bytes(*strategy, context, dataset);
+  for (std::size_t r = 0; r < resident.size(); ++r) result.memory[r].host_bytes = resident[r];
   std::vector<std::vector<Plan>> iterations;
   for (int i = 0; i < result.iterations_simulated; ++i) {
     std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,

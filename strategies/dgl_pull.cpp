@@ -11,8 +11,6 @@
 namespace gnnbed {
 namespace {
 
-constexpr std::int64_t kFloatBytes = 4;
-
 class DglPullStrategy final : public Strategy {
  public:
   std::string name() const override { return "dgl-pull"; }

@@ -6,8 +6,6 @@
 namespace gnnbed {
 namespace {
 
-constexpr std::int64_t kFloatBytes = 4;
-
 const Block& block_of(const PlanBuilder& builder, int tensor) {
   return *builder.tensor(tensor).block;
 }

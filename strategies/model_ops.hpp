@@ -13,6 +13,9 @@
 
 namespace gnnbed {
 
+// Dense tensors, parameters and gradients are float32.
+inline constexpr std::int64_t kFloatBytes = sizeof(float);
+
 // "layer0.W_self", ...
 std::string parameter_name(int layer, const std::string& shape_name);
 

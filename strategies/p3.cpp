@@ -18,8 +18,6 @@
 namespace gnnbed {
 namespace {
 
-constexpr std::int64_t kFloatBytes = 4;
-
 class P3Strategy final : public Strategy {
  public:
   std::string name() const override { return "p3"; }
