@@ -37,6 +37,13 @@ class Matrix {
     cols_ = cols;
     values_.assign(static_cast<std::size_t>(rows * cols), 0.0f);
   }
+  // Reshapes to rows x cols leaving the entries unspecified, for outputs that the caller
+  // overwrites in full: a reused allocation is neither zeroed nor page-faulted again.
+  void reshape_for_overwrite(std::int64_t rows, std::int64_t cols) {
+    rows_ = rows;
+    cols_ = cols;
+    values_.resize(static_cast<std::size_t>(rows * cols));
+  }
   void fill(float value) { values_.assign(values_.size(), value); }
   // Becomes a copy of `other`, reusing this matrix's allocation when it is big enough (so that
   // per-step buffers do not page-fault on every step).

@@ -31,10 +31,17 @@ class Transport {
 
   // Pairwise all-to-all(v) of raw bytes: send[q] goes to rank q; received[q] is what q sent here.
   // send.size() == size(); send[rank()] is not sent and received[rank()] comes back empty.
-  // Receivers need not know the sizes in advance.
-  virtual std::vector<std::vector<std::byte>> all_to_all(
-      const std::vector<std::span<const std::byte>>& send, Traffic kind,
-      TransferTiming& timing) = 0;
+  // Receivers need not know the sizes in advance. `received` is resized, so buffers passed back
+  // call after call keep their allocations (large fresh buffers cost a page fault per 4 KiB).
+  virtual void all_to_all_into(const std::vector<std::span<const std::byte>>& send,
+                               std::vector<std::vector<std::byte>>& received, Traffic kind,
+                               TransferTiming& timing) = 0;
+  std::vector<std::vector<std::byte>> all_to_all(
+      const std::vector<std::span<const std::byte>>& send, Traffic kind, TransferTiming& timing) {
+    std::vector<std::vector<std::byte>> received;
+    all_to_all_into(send, received, kind, timing);
+    return received;
+  }
 
   // Ring all-gather(v): every rank's `mine` reaches every other rank; received[q] is rank q's
   // payload (received[rank()] is a copy of `mine`).

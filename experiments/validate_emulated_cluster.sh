@@ -22,8 +22,9 @@ usage: experiments/validate_emulated_cluster.sh [options]
   --calibration FILE  calibration file for the simulator (from calibrate; default: none, the
                       preset's cost model)
   --workload "ARGS"   workload and experiment options for both sides
-                      (default "--workload products-like --scale 0.05")
-  --epochs N          epochs per measured run, the first a warm-up (default 2)
+                      (default "--workload products-like --scale 0.05 --features stored":
+                      stored features, as real datasets have, not generated on every read)
+  --epochs N          epochs per measured run, the first a warm-up (default 5; the table takes the median of the others)
   --output DIR        results directory (default results/validation)
   --build DIR         build directory (default $GNNBED_BUILD_DIR or build)
   --bandwidth-check   first|all|none: MPI ping-pong (calibrate --quick) through the shaped link
@@ -41,8 +42,8 @@ hidden_list="16,128"
 ranks_list="2,4"
 strategies="dgl-pull,p3"
 calibration=""
-workload_args="--workload products-like --scale 0.05"
-epochs=2
+workload_args="--workload products-like --scale 0.05 --features stored"
+epochs=5
 output="$root/results/validation"
 build="${GNNBED_BUILD_DIR:-$root/build}"
 bandwidth_check="first"
@@ -77,6 +78,8 @@ for tool in "$run_experiment" "$simulate"; do [[ -x "$tool" ]] || fail "$tool is
 [[ -z "$calibration" || -f "$calibration" ]] || fail "no calibration file $calibration"
 for tool in ip tc mpirun; do command -v "$tool" > /dev/null || fail "$tool not found"; done
 
+# Not nproc: it answers OMP_NUM_THREADS when that is set (as it is for the ranks).
+cores=$(getconf _NPROCESSORS_ONLN)
 load_average=$(cut -d' ' -f1 /proc/loadavg)
 if awk -v l="$load_average" 'BEGIN { exit !(l > 0.5) }'; then
   echo "warning: load average $load_average: other processes share the cores, so measured epochs" \
@@ -158,20 +161,25 @@ done
 
 # tbf on both ends of every veth: gv<i>-n shapes what the namespace sends, gv<i>-h what it
 # receives. Burst: 1 ms at the rate, at least 64 KiB (one GSO segment); a 50 us bucket left a
-# 10 Gbit/s link at 1.5 Gbit/s on a loaded machine (the refill timer fires late). Queue: 20 ms.
+# 10 Gbit/s link at 1.5 Gbit/s on a loaded machine (the refill timer fires late). Queue: 32 MiB,
+# more than a TCP send buffer, so that nothing is dropped: with a 20 ms queue a 1 Gbit/s
+# all-to-all lost packets now and then, and each retransmission timeout (200 ms at least) added
+# up to 45 % to a measured epoch at random. Data-centre links (flow control) do not drop either.
 shape() {
   local rate_gbps="$1" burst_bytes
   burst_bytes=$(awk -v r="$rate_gbps" 'BEGIN { b = r * 1e9 / 8 * 1e-3; if (b < 65536) b = 65536; printf "%d", b }')
   for ((i = 0; i < num_namespaces; ++i)); do
-    tc qdisc replace dev "gv$i-h" root tbf rate "${rate_gbps}gbit" burst "$burst_bytes" latency 20ms
+    tc qdisc replace dev "gv$i-h" root tbf rate "${rate_gbps}gbit" burst "$burst_bytes" limit 33554432
     ip netns exec "$prefix$i" tc qdisc replace dev "gv$i-n" root tbf rate "${rate_gbps}gbit" \
-      burst "$burst_bytes" latency 20ms
+      burst "$burst_bytes" limit 33554432
   done
 }
 
 # Open MPI's rsh launcher calls the agent as `agent [options] HOST COMMAND...` and expects a
 # remote shell: run COMMAND with sh inside the namespace that owns HOST's address. The
 # environment (PATH, LD_LIBRARY_PATH, OMPI_*) is inherited, so orted starts as it would locally.
+# Every namespace has this machine's host name, so each orted gets its own session directory
+# (sharing one, two orteds raced to create it and a run failed now and then).
 agent="$scratch/netns_agent.sh"
 cat > "$agent" <<EOF
 #!/bin/bash
@@ -179,7 +187,10 @@ while [[ \$# -gt 0 && \$1 == -* ]]; do shift; done
 host=\$1
 shift
 case "\$host" in
-  $subnet_base.*) exec ip netns exec "$prefix\$(( \${host##*.} - 1 ))" /bin/sh -c "\$*" ;;
+  $subnet_base.*)
+    namespace=\$(( \${host##*.} - 1 ))
+    exec ip netns exec "$prefix\$namespace" env OMPI_MCA_orte_tmpdir_base="$scratch/orte\$namespace" \\
+      /bin/sh -c "\$*" ;;
   *) echo "netns_agent: \$host is not in $subnet" >&2; exit 255 ;;
 esac
 EOF
@@ -193,7 +204,7 @@ mpi_args() {
   : > "$hostfile"
   for ((i = 0; i < ranks; ++i)); do echo "$subnet_base.$((i + 1)) slots=1" >> "$hostfile"; done
   local yield=0
-  [[ $ranks -gt $(nproc) ]] && yield=1
+  [[ $ranks -gt $cores ]] && yield=1
   echo "-np $ranks --hostfile $hostfile --bind-to none --mca plm_rsh_agent $agent" \
     "--mca btl tcp,self --mca btl_tcp_if_include $subnet --mca oob_tcp_if_include $subnet" \
     "--mca mpi_yield_when_idle $yield -x OMP_NUM_THREADS"
@@ -225,11 +236,27 @@ output="$(realpath "$output")"
 manifest="$output/runs.tsv"
 printf 'rate_gbps\thidden\tranks\tstrategy\tresult\texit_code\twall_seconds\tload_average_before\n' > "$manifest"
 
+# Kernel TCP between namespaces costs CPU time per byte, on the cores the ranks compute on. The
+# unshaped path's ping-pong throughput is what one core per side sustains: its inverse is each
+# side's CPU time per byte, which the simulator charges on every transfer.
+stack_cpu_seconds_per_byte=0
+if [[ -x "$calibrate" ]]; then
+  echo "== network stack: ping-pong over the unshaped namespaces"
+  mpirun_in_cluster 2 "$calibrate" --quick --output "$output/link-unshaped.json" \
+    > "$output/logs/link-unshaped.txt" 2>&1 || fail "unshaped ping-pong failed: $output/logs/link-unshaped.txt"
+  stack_cpu_seconds_per_byte=$(/usr/bin/python3 -c 'import json, sys
+print(1 / json.load(open(sys.argv[1]))["network"]["bandwidth_bytes_per_second"])' "$output/link-unshaped.json")
+  echo "  $stack_cpu_seconds_per_byte CPU seconds per byte sent or received"
+fi
+
 echo "== predictions: simulate over the grid"
-simulate_command=("$simulate" --cluster emulated-cluster "${workload_words[@]}" --epochs "$epochs"
-  --set training.eval_every=-1 --sweep "cluster.nic.bandwidth_gbps=$rates"
+# The namespaces share this machine's cores and its network stack: the simulator shares them the
+# same way.
+simulate_command=("$simulate" --cluster emulated-cluster --cluster-set "shared_cores=$cores"
+  --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte"
+  "${workload_words[@]}" --epochs "$epochs" --set training.eval_every=-1 --sweep "cluster.nic.bandwidth_gbps=$rates"
   --sweep "model.hidden=$hidden_list" --sweep "cluster.machines=$ranks_list"
-  --sweep "distribution.strategy=$strategies" --jobs "$(nproc)" --quiet
+  --sweep "distribution.strategy=$strategies" --jobs "$cores" --quiet
   --output "$output/simulate.json")
 [[ -n "$calibration" ]] && simulate_command+=(--calibration "$calibration")
 [[ -z "$calibration" ]] && echo "note: no --calibration: the preset's cost model, not this machine's"

@@ -29,17 +29,19 @@ nlohmann::json to_json(const LinkSpec& link) {
           {"latency_seconds", link.latency_seconds}};
 }
 
-LinkSpec nic_from_json(const nlohmann::json& object, const std::string& where) {
+void read_nic(const nlohmann::json& object, const std::string& where, ClusterSpec& cluster) {
   double gbps = 0;
-  LinkSpec nic;
+  LinkSpec& nic = cluster.nic;
   JsonFieldReader reader(object, where);
   reader.read("bandwidth_gbps", gbps);
   reader.read("latency_seconds", nic.latency_seconds);
+  reader.read("cpu_seconds_per_byte", cluster.nic_cpu_seconds_per_byte);
   reader.finish();
   require(gbps > 0, reader.path("bandwidth_gbps"), "must be positive");
   require(nic.latency_seconds >= 0, reader.path("latency_seconds"), "must not be negative");
+  require(cluster.nic_cpu_seconds_per_byte >= 0, reader.path("cpu_seconds_per_byte"),
+          "must not be negative");
   nic.bandwidth_bytes_per_second = gbps * kGiga / kBitsPerByte;
-  return nic;
 }
 
 std::vector<unsigned int> positive_counts(const nlohmann::json& object, const std::string& field) {
@@ -82,6 +84,7 @@ void validate(const ClusterSpec& cluster) {
   require(cluster.machines >= 1, "machines", "must be at least 1");
   require(cluster.ranks_per_machine >= 1, "ranks_per_machine", "must be at least 1");
   require(cluster.host_cores >= 1, "host.cores", "must be at least 1");
+  require(cluster.shared_cores >= 0, "shared_cores", "must be 0 (none) or a number of cores");
   require(cluster.device_memory_bytes > 0, "device.memory_bytes", "must be positive");
   if (cluster.topology == "fat-tree") {
     const FatTreeSpec& tree = cluster.fat_tree;
@@ -129,6 +132,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     reader.read("description", cluster.description);
     reader.read("machines", cluster.machines);
     reader.read("ranks_per_machine", cluster.ranks_per_machine);
+    reader.read("shared_cores", cluster.shared_cores);
     if (const nlohmann::json* host = reader.child("host"); host != nullptr && !host->is_null()) {
       JsonFieldReader host_reader(*host, "host");
       host_reader.read("cores", cluster.host_cores);
@@ -157,7 +161,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
       cluster.peer_link = link_from_json(*peer, "peer_link");
     const nlohmann::json* nic = reader.child("nic");
     if (nic == nullptr || nic->is_null()) throw ConfigError("nic", "is required");
-    cluster.nic = nic_from_json(*nic, "nic");
+    read_nic(*nic, "nic", cluster);
     if (const nlohmann::json* network = reader.child("network"); network && !network->is_null())
       read_network(*network, cluster);
     reader.finish();
@@ -186,9 +190,11 @@ nlohmann::json ClusterSpec::to_json() const {
       {"device_link", gnnbed::to_json(device_link)},
       {"nic",
        {{"bandwidth_gbps", nic.bandwidth_bytes_per_second * kBitsPerByte / kGiga},
-        {"latency_seconds", nic.latency_seconds}}},
+        {"latency_seconds", nic.latency_seconds},
+        {"cpu_seconds_per_byte", nic_cpu_seconds_per_byte}}},
       {"network", {{"topology", topology}, {"model", network_model}}}};
   if (peer_link) document["peer_link"] = gnnbed::to_json(*peer_link);
+  if (shared_cores > 0) document["shared_cores"] = shared_cores;
   if (topology == "fat-tree") {
     document["network"]["fat_tree"] = {
         {"down", fat_tree.down}, {"up", fat_tree.up}, {"link_count", fat_tree.link_count}};

@@ -48,9 +48,17 @@ struct ClusterSpec {
   LinkSpec device_link;               // device <-> its machine (PCIe; shared memory for CPU ranks)
   std::optional<LinkSpec> peer_link;  // device <-> device in one machine (NVLink)
   LinkSpec nic;                       // machine <-> fabric
-  std::string topology = "switch";    // "switch" or "fat-tree"
+  // CPU time per byte a machine's network stack spends on each byte it sends or receives (kernel
+  // TCP), on the CPU that computes for the rank, so it competes with computation. 0 for
+  // offloaded transports (RDMA, NCCL between devices).
+  double nic_cpu_seconds_per_byte = 0;
+  std::string topology = "switch";  // "switch" or "fat-tree"
   FatTreeSpec fat_tree;
   std::string network_model = "LV08";  // SimGrid's network/model
+
+  // When positive, the machines are emulated on one physical host with this many cores (the
+  // validation cluster: one network namespace per rank): every rank's computation shares them.
+  int shared_cores = 0;
 
   int num_ranks() const { return machines * ranks_per_machine; }
   int machine_of(int rank) const { return rank / ranks_per_machine; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
 
@@ -78,6 +79,13 @@ class Replay {
 
   void start() {
     for (int r = 0; r < num_ranks_; ++r) {
+      // A CPU rank is one thread running its plan in order (PlanExecutor): its streams do not
+      // overlap, so it gets one actor for all of them.
+      if (cluster_.device_kind == DeviceKind::cpu) {
+        sg4::Actor::create("rank" + std::to_string(r), device(r),
+                           [this, r] { run_stream(r, std::nullopt); });
+        continue;
+      }
       for (const Stream stream :
            {Stream::sampler, Stream::copy, Stream::compute, Stream::network}) {
         if (!uses_stream(r, stream)) continue;
@@ -108,12 +116,22 @@ class Replay {
     return platform_.machine_hosts[static_cast<std::size_t>(cluster_.machine_of(rank))];
   }
   sg4::Host* compute_host(int rank, OpKind kind) const {
+    if (platform_.shared_compute_host != nullptr) return platform_.shared_compute_host;
     return cluster_.runs_on_host(kind) ? machine_host(rank) : device(rank);
   }
   // Structure and features live in host memory; activations, gradients and weights on devices.
   sg4::Host* endpoint(int rank, Traffic traffic) const {
     const bool host_data = traffic == Traffic::structure || traffic == Traffic::features;
     return host_data && cluster_.device_kind == DeviceKind::gpu ? machine_host(rank) : device(rank);
+  }
+
+  // The CPU whose network stack carries `rank`'s traffic of this kind: the rank's own CPU, or on
+  // GPU machines the host for host data (device data bypasses it: GPUDirect, NCCL). None when
+  // the data does not pass a CPU.
+  sg4::Host* network_stack_cpu(int rank, Traffic traffic) const {
+    if (cluster_.device_kind == DeviceKind::cpu) return compute_host(rank, OpKind::all_to_all);
+    sg4::Host* end = endpoint(rank, traffic);
+    return end == machine_host(rank) ? end : nullptr;
   }
 
   bool uses_stream(int rank, Stream stream) const {
@@ -132,13 +150,14 @@ class Replay {
                        [&](int d) { return done[static_cast<std::size_t>(d)] != 0; });
   }
 
-  void run_stream(int rank, Stream stream) {
+  // Runs the rank's ops of `stream` (all of them when none) in plan order.
+  void run_stream(int rank, std::optional<Stream> stream) {
     RankState& state = rank_state(rank);
     for (std::size_t i = 0; i < iterations_.size(); ++i) {
       const Plan& plan = iterations_[i][static_cast<std::size_t>(rank)];
       for (std::size_t j = 0; j < plan.ops.size(); ++j) {
         const Op& op = plan.ops[j];
-        if (op.stream != stream) continue;
+        if (stream && op.stream != *stream) continue;
         {
           std::unique_lock lock(*state.mutex);
           while (!ready(state, i, op)) state.changed->wait(lock);
@@ -225,7 +244,22 @@ class Replay {
     sg4::Host* to = endpoint(send_to, traffic);
     if (from != to) {
       ++communications_;
-      sg4::Comm::sendto_async(from, to, static_cast<std::uint64_t>(bytes))->wait();
+      const sg4::CommPtr transfer =
+          sg4::Comm::sendto_async(from, to, static_cast<std::uint64_t>(bytes));
+      std::vector<sg4::ExecPtr> stack_work;
+      if (cluster_.machine_of(rank) != cluster_.machine_of(send_to)) {
+        const double stack_seconds = static_cast<double>(bytes) * cluster_.nic_cpu_seconds_per_byte;
+        for (const int end : {rank, send_to}) {
+          sg4::Host* cpu = network_stack_cpu(end, traffic);
+          if (stack_seconds > 0 && cpu != nullptr) {
+            stack_work.push_back(
+                sg4::this_actor::exec_init(stack_seconds * kWorkUnitsPerSecond)->set_host(cpu));
+            stack_work.back()->start();
+          }
+        }
+      }
+      transfer->wait();
+      for (const sg4::ExecPtr& work : stack_work) work->wait();
     }
     sent.done = true;
     rank_state(send_to).changed->notify_all();

@@ -70,7 +70,10 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
 
 PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
   outcome_ = PlanOutcome{};
-  tensors_.assign(plan.tensors.size(), TensorValue{});
+  // Dense storage survives from the previous plan: the same tensor ids have similar sizes from
+  // one iteration to the next, so outputs reuse their allocations instead of faulting in fresh
+  // pages every iteration (which cost as much as the gather itself for large inputs).
+  tensors_.resize(plan.tensors.size());
   for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
     tensors_[t].index = plan.tensors[t].index.get();
     tensors_[t].block = plan.tensors[t].block.get();
@@ -113,7 +116,8 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
     case OpKind::gather_features: {
       const auto ids = node_ids(op.inputs[0]);
       Matrix& out = output(0);
-      out.reset(static_cast<std::int64_t>(ids.size()), op.column_end - op.column_begin);
+      out.reshape_for_overwrite(static_cast<std::int64_t>(ids.size()),
+                                op.column_end - op.column_begin);
       store_.gather_features(ids, op.column_begin, op.column_end, out.data());
       return;
     }
@@ -214,7 +218,8 @@ void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& ti
     const TensorValue& value = tensors_[static_cast<std::size_t>(t)];
     send[q] = value.index != nullptr ? as_bytes_span(*value.index) : dense_bytes(value.dense);
   }
-  const auto received = transport_.all_to_all(send, op.traffic, timing);
+  std::vector<std::vector<std::byte>>& received = receive_buffers_;
+  transport_.all_to_all_into(send, received, op.traffic, timing);
   for (std::size_t q = 0; q < num_ranks; ++q) {
     const int t = op.outputs[q];
     if (t < 0) continue;
@@ -225,7 +230,7 @@ void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& ti
                   std::to_string(q) + ", received " + std::to_string(received[q].size()));
     }
     Matrix& out = tensors_[static_cast<std::size_t>(t)].dense;
-    out.reset(spec.rows, spec.cols);
+    out.reshape_for_overwrite(spec.rows, spec.cols);
     std::memcpy(out.data(), received[q].data(), received[q].size());
   }
 }

@@ -71,6 +71,7 @@ class PlanExecutor {
   std::vector<Parameter*> ordered_parameters_;  // in specs_ order, for the optimizer
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<TensorValue> tensors_;
+  std::vector<std::vector<std::byte>> receive_buffers_;              // reused by every all-to-all
   std::map<std::pair<int, int>, std::unique_ptr<GnnLayer>> layers_;  // (layer, instance)
   PlanOutcome outcome_;
 };

@@ -133,8 +133,9 @@ void MpiTransport::exchange(std::span<const std::byte> payload, int send_to, int
   bytes_received_[kind] += count;
 }
 
-std::vector<std::vector<std::byte>> MpiTransport::all_to_all(
-    const std::vector<std::span<const std::byte>>& send, Traffic kind, TransferTiming& timing) {
+void MpiTransport::all_to_all_into(const std::vector<std::span<const std::byte>>& send,
+                                   std::vector<std::vector<std::byte>>& received, Traffic kind,
+                                   TransferTiming& timing) {
   if (send.size() != static_cast<std::size_t>(size_)) {
     throw Error("all_to_all: rank " + std::to_string(rank_) + " passed " +
                 std::to_string(send.size()) + " payloads for " + std::to_string(size_) + " ranks");
@@ -145,13 +146,13 @@ std::vector<std::vector<std::byte>> MpiTransport::all_to_all(
   }
   const CallTimer call_timer(timing);
   const int tag = next_tag();
-  std::vector<std::vector<std::byte>> received(static_cast<std::size_t>(size_));
+  received.resize(static_cast<std::size_t>(size_));
+  received[static_cast<std::size_t>(rank_)].clear();
   for (int step = 1; step < size_; ++step) {
     const PairwiseStep peers = pairwise_step(rank_, size_, step);
     exchange(send[static_cast<std::size_t>(peers.send_to)], peers.send_to, peers.receive_from, tag,
              received[static_cast<std::size_t>(peers.receive_from)], kind, timing);
   }
-  return received;
 }
 
 std::vector<std::vector<std::byte>> MpiTransport::all_gather(std::span<const std::byte> mine,

@@ -39,9 +39,9 @@ class MpiTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  std::vector<std::vector<std::byte>> all_to_all(
-      const std::vector<std::span<const std::byte>>& send, Traffic kind,
-      TransferTiming& timing) override;
+  void all_to_all_into(const std::vector<std::span<const std::byte>>& send,
+                       std::vector<std::vector<std::byte>>& received, Traffic kind,
+                       TransferTiming& timing) override;
   std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine, Traffic kind,
                                                  TransferTiming& timing) override;
   void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) override;

@@ -70,7 +70,8 @@ std::optional<Settings> parse(int argc, char** argv) {
       "calibration file (JSON)")("quick", "a few small sizes and repetitions (for tests)")(
       "seed", po::value<std::uint64_t>()->default_value(1), "graph, weights and sampling")(
       "nodes", po::value<std::int64_t>(),
-      "nodes of the generated graph the ops run on (default 16384; 4096 with --quick)");
+      "nodes of the generated graph the ops run on (default 262144, so that feature tables and "
+      "batch tensors outgrow the last-level cache as real workloads do; 4096 with --quick)");
   const auto command_line = parse_command_line(argc, argv, options);
   if (!command_line) return std::nullopt;
   const po::variables_map& vm = command_line->values;
@@ -79,7 +80,7 @@ std::optional<Settings> parse(int argc, char** argv) {
   settings.quick = vm.count("quick") != 0;
   settings.seed = vm["seed"].as<std::uint64_t>();
   settings.num_nodes =
-      vm.count("nodes") != 0 ? vm["nodes"].as<std::int64_t>() : (settings.quick ? 4096 : 16384);
+      vm.count("nodes") != 0 ? vm["nodes"].as<std::int64_t>() : (settings.quick ? 4096 : 262144);
   require(settings.num_nodes >= 2048, "--nodes", "must be at least 2048 (the largest batch)");
   if (settings.quick) {
     settings.compute = {1, 2};
