@@ -53,6 +53,11 @@ TEST(Cluster, OverridesApplyBeforeValidation) {
   EXPECT_DOUBLE_EQ(cluster.nic.bandwidth_bytes_per_second, 25e9 / 8);
   EXPECT_EQ(cluster.num_ranks(), 64);
   EXPECT_EQ(cluster.network_model, "CM02");
+  const ClusterSpec emulated =
+      load_cluster("emulated-cluster", {"shared_cores=2", "nic.cpu_seconds_per_byte=5e-10"});
+  EXPECT_EQ(emulated.shared_cores, 2);
+  EXPECT_DOUBLE_EQ(emulated.nic_cpu_seconds_per_byte, 5e-10);
+  EXPECT_EQ(cluster_from_json(emulated.to_json(), "round trip").shared_cores, 2);
 }
 
 TEST(Cluster, BadValuesNameTheField) {
@@ -71,6 +76,11 @@ TEST(Cluster, BadValuesNameTheField) {
   EXPECT_NE(error_of("fat-tree-cloud", {"machines=32"}).find("network.fat_tree.down"),
             std::string::npos);
   EXPECT_NE(error_of("p3-cluster", {"nic"}).find("FIELD=VALUE"), std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"shared_cores=-1"}).find("shared_cores"),
+            std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"nic.cpu_seconds_per_byte=-1e-9"})
+                .find("nic.cpu_seconds_per_byte"),
+            std::string::npos);
 }
 
 TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {

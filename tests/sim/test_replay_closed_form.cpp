@@ -32,8 +32,10 @@ nlohmann::json every_kind_cost() {
   return costs;
 }
 
-ClusterSpec cluster(int machines, int ranks_per_machine, const std::string& device_kind = "cpu") {
-  const nlohmann::json document = {
+// `patch` is merged into the document (RFC 7386), for the fields a test is about.
+ClusterSpec cluster(int machines, int ranks_per_machine, const std::string& device_kind = "cpu",
+                    const nlohmann::json& patch = nlohmann::json::object()) {
+  nlohmann::json document = {
       {"name", "closed-form"},
       {"machines", machines},
       {"ranks_per_machine", ranks_per_machine},
@@ -44,6 +46,7 @@ ClusterSpec cluster(int machines, int ranks_per_machine, const std::string& devi
        {{"bandwidth_bytes_per_second", kDeviceBandwidth}, {"latency_seconds", kDeviceLatency}}},
       {"nic", {{"bandwidth_gbps", kNicGbps}, {"latency_seconds", kNicLatency}}},
       {"network", {{"topology", "switch"}, {"model", "CM02"}}}};
+  document.merge_patch(patch);
   return cluster_from_json(document, "test");
 }
 
@@ -185,6 +188,87 @@ TEST(ReplayClosedForm, IterationsRunInOrderOnEveryRank) {
   const double one = 3e-6 + 5e6 / 5e10;
   expect_relative(result.iteration_end_seconds[0], one);
   expect_relative(result.makespan_seconds, 2 * one);
+}
+
+// Two independent ops on different streams: 5e7 bytes of gathering (sampler stream) and of relu
+// (compute stream), 1 ms + 3 us each.
+Plan two_streams_plan() {
+  Plan plan = empty_plan(0, 1);
+  Op gather;
+  gather.kind = OpKind::gather_features;
+  gather.stream = Stream::sampler;
+  gather.label = "gather";
+  gather.memory_bytes = 50'000'000;
+  Op relu;
+  relu.kind = OpKind::relu;
+  relu.stream = Stream::compute;
+  relu.label = "relu";
+  relu.memory_bytes = 50'000'000;
+  plan.ops = {gather, relu};
+  return plan;
+}
+
+TEST(ReplayClosedForm, CpuRankRunsItsStreamsOneAfterAnother) {
+  // One thread runs a CPU rank's plan (PlanExecutor): no overlap between its streams.
+  const ReplayResult result = replay_plans(cluster(1, 1), one_iteration({two_streams_plan()}), {});
+  const double one = 3e-6 + 5e7 / 5e10;
+  expect_relative(result.makespan_seconds, 2 * one);
+  // Concurrent on one core, each would have taken twice as long in the breakdown.
+  const SimulatedRank& rank = result.ranks[0];
+  expect_relative(rank.seconds[static_cast<std::size_t>(TimeCategory::copy)], one);
+  expect_relative(rank.seconds[static_cast<std::size_t>(TimeCategory::compute)], one);
+}
+
+TEST(ReplayClosedForm, GpuRankOverlapsHostAndDeviceWork) {
+  // The gather runs on the machine's CPU, the relu on the GPU: they overlap.
+  const ReplayResult result =
+      replay_plans(cluster(1, 1, "gpu"), one_iteration({two_streams_plan()}), {});
+  expect_relative(result.makespan_seconds, 3e-6 + 5e7 / 5e10);
+}
+
+std::vector<Plan> compute_only_plans(int num_ranks) {
+  std::vector<Plan> plans;
+  for (int r = 0; r < num_ranks; ++r) {
+    Plan plan = empty_plan(r, num_ranks);
+    Op relu;
+    relu.kind = OpKind::relu;
+    relu.label = "relu";
+    relu.memory_bytes = 50'000'000;
+    plan.ops = {relu};
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
+TEST(ReplayClosedForm, RanksOutnumberingSharedCoresShareThem) {
+  const double one = 3e-6 + 5e7 / 5e10;
+  const ReplayResult two_cores = replay_plans(cluster(4, 1, "cpu", {{"shared_cores", 2}}),
+                                              one_iteration(compute_only_plans(4)), {});
+  expect_relative(two_cores.makespan_seconds, 2 * one);  // four busy ranks, two cores
+}
+
+TEST(ReplayClosedForm, AsManySharedCoresAsRanksChangeNothing) {
+  const ReplayResult four_cores = replay_plans(cluster(4, 1, "cpu", {{"shared_cores", 4}}),
+                                               one_iteration(compute_only_plans(4)), {});
+  expect_relative(four_cores.makespan_seconds, 3e-6 + 5e7 / 5e10);
+}
+
+TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) {
+  // 1 ns of CPU per byte at each end (1 GB/s) is slower than the 10 Gbit/s route, and runs
+  // concurrently with the transfer: the transfer takes bytes * 1 ns.
+  const std::int64_t bytes = 3'000'000;
+  std::vector<Plan> plans;
+  for (int r = 0; r < 2; ++r) {
+    Plan plan = empty_plan(r, 2);
+    Op op = exchange_op("features", Traffic::features, 2);
+    op.bytes_to[static_cast<std::size_t>(1 - r)] = r == 0 ? bytes : 0;
+    plan.ops.push_back(op);
+    plans.push_back(plan);
+  }
+  const ClusterSpec spec = cluster(2, 1, "cpu", {{"nic", {{"cpu_seconds_per_byte", 1e-9}}}});
+  const ReplayResult result = replay_plans(spec, one_iteration(plans), {});
+  ASSERT_GT(static_cast<double>(bytes) * 1e-9, remote_seconds(static_cast<double>(bytes)));
+  expect_relative(result.makespan_seconds, static_cast<double>(bytes) * 1e-9);
 }
 
 }  // namespace
