@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "strategies/batch_schedule.hpp"
+#include "strategies/caching.hpp"
 #include "strategies/model_ops.hpp"
+#include "strategies/roc_partition.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/stopwatch.hpp"
 
@@ -12,38 +14,6 @@ namespace {
 
 // Value, gradient and Adam's two moments per parameter element.
 constexpr std::int64_t kParameterCopies = 4;
-
-// Every rank's share of the dataset: its structure (in-edges of owned nodes, or all of them when
-// the structure is replicated) and the features the strategy places on it. One pass over the
-// nodes for all ranks: with many ranks a pass per rank would dominate planning.
-std::vector<std::int64_t> resident_bytes(const Strategy& strategy, const StrategyContext& context,
-                                         const Dataset& dataset) {
-  const Graph& graph = dataset.graph;
-  const auto num_ranks = static_cast<std::size_t>(context.num_ranks);
-  std::vector<std::int64_t> owned_nodes(num_ranks, 0);
-  std::vector<std::int64_t> owned_edges(num_ranks, 0);
-  for (NodeId v = 0; v < graph.num_nodes(); ++v) {
-    const auto owner = static_cast<std::size_t>(context.partition.owner(v));
-    ++owned_nodes[owner];
-    owned_edges[owner] += graph.in_degree(v);
-  }
-  constexpr auto kOffsetBytes = static_cast<std::int64_t>(sizeof(std::int64_t));
-  constexpr auto kIdBytes = static_cast<std::int64_t>(sizeof(NodeId));
-  std::vector<std::int64_t> bytes(num_ranks, 0);
-  for (std::size_t r = 0; r < num_ranks; ++r) {
-    const std::int64_t structure =
-        context.structure_partitioned
-            ? owned_nodes[r] * kOffsetBytes + owned_edges[r] * kIdBytes
-            : (graph.num_nodes() + 1) * kOffsetBytes + graph.num_edges() * kIdBytes;
-    const FeaturePlacement placement = strategy.feature_placement(context, static_cast<int>(r));
-    const std::int64_t features =
-        placement.owned_rows_only
-            ? owned_nodes[r] * context.feature_dim * kFloatBytes
-            : graph.num_nodes() * (placement.column_end - placement.column_begin) * kFloatBytes;
-    bytes[r] = structure + features;
-  }
-  return bytes;
-}
 
 std::string gib(std::int64_t bytes) {
   char text[32];
@@ -139,8 +109,13 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   // The first epoch run_experiment measures (after its warm-up epochs; epochs count from 1).
   const int epoch = config.training.warmup_epochs + 1;
   result.memory.resize(static_cast<std::size_t>(num_ranks));
-  const std::vector<std::int64_t> resident = resident_bytes(*strategy, context, dataset);
+  // Every rank's share of the dataset: its structure and the features the strategy places on it,
+  // with its copies of other ranks' (caching).
+  const std::vector<std::int64_t> resident = resident_bytes(
+      *strategy, context, dataset.graph, partition_sizes(dataset.graph, context.partition));
   for (std::size_t r = 0; r < resident.size(); ++r) result.memory[r].host_bytes = resident[r];
+  result.structure_group_size = context.structure_replicas.group_size(num_ranks);
+  result.feature_group_size = context.feature_replicas.group_size(num_ranks);
   std::vector<std::vector<Plan>> iterations;
   for (int i = 0; i < result.iterations_simulated; ++i) {
     std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,
@@ -168,11 +143,15 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
                        static_cast<double>(result.iterations_simulated);
   result.epoch_seconds = replay.makespan_seconds * scale;
   for (const SimulatedRank& rank : replay.ranks) {
+    double busy = 0;
     for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
       const double seconds = rank.seconds[p] * scale;
       result.mean_seconds[p] += seconds / num_ranks;
       result.max_seconds[p] = std::max(result.max_seconds[p], seconds);
+      const auto part = static_cast<TimeCategory>(p);
+      if (p < kNumTimeCategories && part != TimeCategory::sampling) busy += seconds;
     }
+    result.busy_seconds.push_back(busy);
     TrafficBytes sent;
     TrafficBytes received;
     for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
@@ -182,6 +161,18 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
     }
     result.sent_per_rank.push_back(sent);
     result.received_per_rank.push_back(received);
+  }
+  if (strategy->full_graph()) {
+    const std::vector<PartitionShape> shapes = partition_shapes(dataset.graph, context.partition);
+    std::vector<PartitionCostSample> samples;
+    for (int r = 0; r < num_ranks; ++r) {
+      samples.push_back({"simulate " + dataset.name + " on " + cluster.name + " " +
+                             config.distribution.partitioner + " rank " + std::to_string(r) + "/" +
+                             std::to_string(num_ranks),
+                         shapes[static_cast<std::size_t>(r)],
+                         result.busy_seconds[static_cast<std::size_t>(r)]});
+    }
+    result.partition_costs = recorded_partition_costs(config.distribution, samples);
   }
   result.communications = replay.communications;
   result.simgrid_config = std::move(replay.simgrid_config);
@@ -198,6 +189,7 @@ nlohmann::json SimulationResult::to_json() const {
     if (r < sent_per_rank.size()) {
       rank["bytes_sent_per_epoch"] = sent_per_rank[r].to_json();
       rank["bytes_received_per_epoch"] = received_per_rank[r].to_json();
+      rank["busy_seconds_per_epoch"] = busy_seconds[r];
     }
     ranks.push_back(std::move(rank));
   }
@@ -206,6 +198,9 @@ nlohmann::json SimulationResult::to_json() const {
                            {"iterations_simulated", iterations_simulated},
                            {"planning_seconds", planning_seconds},
                            {"replay_seconds", replay_seconds},
+                           {"caching",
+                            {{"structure_group_size", structure_group_size},
+                             {"feature_group_size", feature_group_size}}},
                            {"ranks", std::move(ranks)}};
   if (out_of_memory) {
     object["out_of_memory_reason"] = out_of_memory_reason;
@@ -218,6 +213,7 @@ nlohmann::json SimulationResult::to_json() const {
   object["breakdown_max_seconds"] = parts_json(max_seconds);
   object["communications"] = communications;
   object["simgrid_config"] = simgrid_config;
+  if (!partition_costs.is_null()) object["partition_costs"] = partition_costs;
   return object;
 }
 

@@ -39,6 +39,15 @@ struct SimulationResult {
   std::vector<TrafficBytes> sent_per_rank;                // per epoch
   std::vector<TrafficBytes> received_per_rank;
   std::vector<RankMemory> memory;
+  // P3's caching: ranks per group that hold every structure and every feature partition (the
+  // number of ranks when nothing is copied).
+  int structure_group_size = 0;
+  int feature_group_size = 0;
+  // Per rank, per epoch: copy, compute and communication, waiting left out.
+  std::vector<double> busy_seconds;
+  // Full-graph strategies: every rank's part with its busy time, samples of ROC's partition cost
+  // model (roc_partition.hpp: recorded_partition_costs); null otherwise.
+  nlohmann::json partition_costs;
   std::int64_t communications = 0;
   double planning_seconds = 0;  // wall time: sampling and planning
   double replay_seconds = 0;    // wall time: SimGrid

@@ -43,8 +43,14 @@ BatchSchedule::BatchSchedule(int rank, std::span<const NodeId> own_train_nodes,
 }
 
 void BatchSchedule::count_iterations() {
-  require(batch_size_ > 0, "training.batch_size", "must be positive for mini-batch training");
+  require(batch_size_ >= 0, "training.batch_size", "must not be negative (0 = full graph)");
   const std::int64_t most = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
+  if (batch_size_ == 0) {
+    // Full graph: one step on every training node, so that every rank's batch is all of its own.
+    batch_size_ = static_cast<int>(std::max<std::int64_t>(1, most));
+    iterations_ = 1;
+    return;
+  }
   const auto batch = static_cast<std::int64_t>(batch_size_);
   iterations_ = static_cast<int>((most + batch - 1) / batch);
 }

@@ -2,7 +2,8 @@
 // Which seeds every rank trains on in every iteration. Each rank trains on the training nodes it
 // owns (DGL's and P3's trainers both do), in a seeded order that changes every epoch, in batches of
 // `batch_size`. An epoch has as many iterations as the rank with the most training nodes needs;
-// ranks that run out take part with empty batches, so that collectives stay matched.
+// ranks that run out take part with empty batches, so that collectives stay matched. A batch size
+// of 0 trains full-graph: one iteration per epoch, every rank's batch all of its training nodes.
 //
 // Every rank can compute every rank's seeds: the schedule is a pure function of the training
 // nodes, the partition and the seed. A rank that holds only its own training nodes (a sharded

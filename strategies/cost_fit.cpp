@@ -202,6 +202,32 @@ nlohmann::json work_json(const OpWork& work) {
 
 }  // namespace
 
+std::vector<double> fit_non_negative(std::span<const std::vector<double>> columns,
+                                     std::span<const double> targets) {
+  std::vector<Column> design;
+  std::vector<std::size_t> used;
+  std::vector<double> scales;
+  for (std::size_t j = 0; j < columns.size(); ++j) {
+    if (columns[j].size() != targets.size()) {
+      throw Error("non-negative fit: column " + std::to_string(j) + " has " +
+                  std::to_string(columns[j].size()) + " entries for " +
+                  std::to_string(targets.size()) + " targets");
+    }
+    const double scale = norm(columns[j]);
+    if (scale == 0) continue;
+    Column unit = columns[j];
+    for (double& x : unit) x /= scale;
+    design.push_back(std::move(unit));
+    used.push_back(j);
+    scales.push_back(scale);
+  }
+  std::vector<double> x(columns.size(), 0.0);
+  const std::vector<double> solution =
+      non_negative_least_squares(design, std::vector<double>(targets.begin(), targets.end()));
+  for (std::size_t k = 0; k < used.size(); ++k) x[used[k]] = solution[k] / scales[k];
+  return x;
+}
+
 FitSummary summarize_residuals(std::span<const double> residuals) {
   FitSummary summary;
   if (residuals.empty()) return summary;

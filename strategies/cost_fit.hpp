@@ -72,6 +72,12 @@ struct NetworkFit {
 // resolved (transfer time does not grow with size).
 NetworkFit fit_network(std::span<const TransferSample> samples);
 
+// min ||A x - b|| subject to x >= 0, A given by its columns (a handful: every subset of them is
+// tried, as fit_op_cost does); a column of zeros gets 0. For other linear cost models than op
+// kinds' (ROC's partition cost model).
+std::vector<double> fit_non_negative(std::span<const std::vector<double>> columns,
+                                     std::span<const double> targets);
+
 // The median and largest absolute value of `residuals` (zeros when empty).
 FitSummary summarize_residuals(std::span<const double> residuals);
 

@@ -40,8 +40,14 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("partitioner", config.partitioner);
   reader.read("structure", config.structure);
   reader.read("partition_seed", config.partition_seed);
+  reader.read("partition_costs", config.partition_costs);
+  reader.read("cache_budget_bytes", config.cache_budget_bytes);
+  reader.read("cache", config.cache);
   reader.finish();
   require_one_of(where + ".structure", config.structure, {"replicated", "partitioned"});
+  require(config.cache_budget_bytes >= 0, where + ".cache_budget_bytes",
+          "must be at least 0 (0 = no caching), not " + std::to_string(config.cache_budget_bytes));
+  require_one_of(where + ".cache", config.cache, {"structure", "features", "both"});
   return config;
 }
 
@@ -49,7 +55,10 @@ nlohmann::json to_json(const DistributionConfig& config) {
   return {{"strategy", config.strategy},
           {"partitioner", config.partitioner},
           {"structure", config.structure},
-          {"partition_seed", config.partition_seed}};
+          {"partition_seed", config.partition_seed},
+          {"partition_costs", config.partition_costs},
+          {"cache_budget_bytes", config.cache_budget_bytes},
+          {"cache", config.cache}};
 }
 
 const std::vector<ExperimentOption>& experiment_options() {
@@ -73,10 +82,16 @@ const std::vector<ExperimentOption>& experiment_options() {
       {"batch-size", "training.batch_size", "training nodes per mini-batch (0 = full graph)"},
       {"fanouts", "training.fanouts", "neighbours sampled per hop from the seeds, e.g. 25,10"},
       {"seed", "training.seed", "seed for weights, dropout, shuffling and sampling"},
-      {"strategy", "distribution.strategy", "dgl-pull or p3"},
-      {"partitioner", "distribution.partitioner", "hash or metis (node owners)"},
+      {"strategy", "distribution.strategy", "dgl-pull, p3 or roc (full-graph: --batch-size 0)"},
+      {"partitioner", "distribution.partitioner",
+       "hash, metis, contiguous or cost-balanced (node owners)"},
+      {"partition-costs", "distribution.partition_costs",
+       "a roc result (run_experiment or simulate) whose measured parts cost-balanced fits"},
       {"structure", "distribution.structure",
        "replicated, or partitioned (sampling over the network)"},
+      {"cache-budget", "distribution.cache_budget_bytes",
+       "bytes per rank for copies of other ranks' partitions (P3's caching; 0 = none)"},
+      {"cache", "distribution.cache", "what to cache: structure, features or both"},
   };
   return options;
 }

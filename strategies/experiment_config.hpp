@@ -19,6 +19,15 @@ struct DistributionConfig {
   std::string structure =
       "replicated";  // "replicated" or "partitioned" (sampling over the network)
   std::uint64_t partition_seed = 1;
+  // A roc result file (run_experiment's or simulate's; strategies/partition_costs.hpp) whose
+  // partition cost samples the cost-balanced partitioner fits its model on (empty: the default
+  // model) and every roc run records before its own.
+  std::string partition_costs;
+  // P3's caching (strategies/replication.hpp): bytes every rank may hold beyond its own partitions
+  // for copies of other ranks' (0 = no caching), and what to copy: "structure" (partitioned
+  // structure only), "features", or "both" (a rank's structure and features copied together).
+  std::int64_t cache_budget_bytes = 0;
+  std::string cache = "both";
 };
 
 struct ExperimentConfig {

@@ -25,6 +25,14 @@ std::vector<ParameterSpec> full_parameters(const ModelSpec& spec, int layer) {
   return parameters;
 }
 
+std::vector<ParameterSpec> full_model_parameters(const ModelSpec& spec) {
+  std::vector<ParameterSpec> all;
+  for (int l = 0; l < spec.num_layers(); ++l) {
+    for (ParameterSpec& p : full_parameters(spec, l)) all.push_back(std::move(p));
+  }
+  return all;
+}
+
 std::int64_t local_elements(const std::vector<ParameterSpec>& parameters,
                             const std::vector<std::string>& names) {
   std::int64_t total = 0;
@@ -37,7 +45,10 @@ std::int64_t local_elements(const std::vector<ParameterSpec>& parameters,
 }
 
 ModelEmitter::ModelEmitter(PlanBuilder& builder, const ModelSpec& spec, std::uint64_t dropout_key)
-    : builder_(builder), spec_(spec), dropout_key_(dropout_key) {}
+    : builder_(builder),
+      spec_(spec),
+      dropout_key_(dropout_key),
+      traces_(static_cast<std::size_t>(spec.num_layers())) {}
 
 std::uint64_t ModelEmitter::layer_dropout_key(int layer) const {
   return hash_mix(dropout_key_, static_cast<std::uint64_t>(layer));
@@ -68,40 +79,41 @@ int ModelEmitter::dropout_backward(int tensor, int ids, int layer, std::int64_t 
 }
 
 int ModelEmitter::forward(std::span<const int> blocks, int input, int first_layer) {
-  first_layer_ = first_layer;
-  traces_.assign(static_cast<std::size_t>(spec_.num_layers()), LayerTrace{});
   int h = input;
   for (int l = first_layer; l < spec_.num_layers(); ++l) {
-    const int block_tensor = blocks[static_cast<std::size_t>(l - first_layer)];
-    const Block& block = block_of(builder_, block_tensor);
-    LayerTrace& trace = traces_[static_cast<std::size_t>(l)];
-    trace.block = block_tensor;
-    if (spec_.dropout() > 0) dropout(h, block_tensor, l, 0);
-    trace.input = h;
-    const int z = builder_.add_dense("layer" + std::to_string(l) + ".out", block.num_dst,
-                                     spec_.layer(l).out_dim);
-    Op forward_op;
-    forward_op.kind = OpKind::layer_forward;
-    forward_op.label = "layer" + std::to_string(l) + ".forward";
-    forward_op.inputs = {block_tensor, h};
-    forward_op.outputs = {z};
-    forward_op.layer = l;
-    set_flops(forward_op,
-              spec_.forward_flops(l, block.num_dst, block.num_src(), block.num_edges()));
-    builder_.add_op(std::move(forward_op));
-    if (spec_.layer(l).relu) {
-      Op relu;
-      relu.kind = OpKind::relu;
-      relu.label = "layer" + std::to_string(l) + ".relu";
-      relu.inputs = {z};
-      relu.outputs = {z};
-      relu.memory_bytes = 2 * builder_.tensor(z).bytes();
-      builder_.add_op(std::move(relu));
-    }
-    trace.output = z;
-    h = z;
+    h = forward_layer(l, blocks[static_cast<std::size_t>(l - first_layer)], h);
   }
   return h;
+}
+
+int ModelEmitter::forward_layer(int layer, int block_tensor, int input) {
+  const Block& block = block_of(builder_, block_tensor);
+  LayerTrace& trace = traces_[static_cast<std::size_t>(layer)];
+  trace.block = block_tensor;
+  if (spec_.dropout() > 0) dropout(input, block_tensor, layer, 0);
+  trace.input = input;
+  const int z = builder_.add_dense("layer" + std::to_string(layer) + ".out", block.num_dst,
+                                   spec_.layer(layer).out_dim);
+  Op forward_op;
+  forward_op.kind = OpKind::layer_forward;
+  forward_op.label = "layer" + std::to_string(layer) + ".forward";
+  forward_op.inputs = {block_tensor, input};
+  forward_op.outputs = {z};
+  forward_op.layer = layer;
+  set_flops(forward_op,
+            spec_.forward_flops(layer, block.num_dst, block.num_src(), block.num_edges()));
+  builder_.add_op(std::move(forward_op));
+  if (spec_.layer(layer).relu) {
+    Op relu;
+    relu.kind = OpKind::relu;
+    relu.label = "layer" + std::to_string(layer) + ".relu";
+    relu.inputs = {z};
+    relu.outputs = {z};
+    relu.memory_bytes = 2 * builder_.tensor(z).bytes();
+    builder_.add_op(std::move(relu));
+  }
+  trace.output = z;
+  return z;
 }
 
 int ModelEmitter::loss(int logits, int seeds, double scale) {
@@ -121,37 +133,40 @@ int ModelEmitter::loss(int logits, int seeds, double scale) {
 int ModelEmitter::backward(int grad_logits, int bottom_layer, bool bottom_input_grad) {
   int grad = grad_logits;
   for (int l = spec_.num_layers() - 1; l >= bottom_layer; --l) {
-    const LayerTrace& trace = traces_[static_cast<std::size_t>(l)];
-    const Block& block = block_of(builder_, trace.block);
-    if (spec_.layer(l).relu) {
-      Op relu;
-      relu.kind = OpKind::relu_backward;
-      relu.label = "layer" + std::to_string(l) + ".relu_backward";
-      relu.inputs = {grad, trace.output};
-      relu.outputs = {grad};
-      relu.memory_bytes = 3 * builder_.tensor(grad).bytes();
-      builder_.add_op(std::move(relu));
-    }
-    const bool input_grad = l > bottom_layer || bottom_input_grad;
-    Op op;
-    op.kind = OpKind::layer_backward;
-    op.label = "layer" + std::to_string(l) + ".backward";
-    op.inputs = {grad, trace.block, trace.input};
-    op.layer = l;
-    op.input_grad = input_grad;
-    set_flops(
-        op, spec_.backward_flops(l, block.num_dst, block.num_src(), block.num_edges(), input_grad));
-    int grad_input = -1;
-    if (input_grad) {
-      grad_input = builder_.add_dense("layer" + std::to_string(l) + ".in.grad", block.num_src(),
-                                      spec_.layer(l).in_dim);
-      op.outputs = {grad_input};
-    }
-    gradient_ops_.push_back(builder_.add_op(std::move(op)));
-    if (input_grad && spec_.dropout() > 0) dropout_backward(grad_input, trace.block, l, 0);
-    grad = grad_input;
+    grad = backward_layer(l, grad, l > bottom_layer || bottom_input_grad);
   }
   return grad;
+}
+
+int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
+  const LayerTrace& trace = traces_[static_cast<std::size_t>(layer)];
+  const Block& block = block_of(builder_, trace.block);
+  if (spec_.layer(layer).relu) {
+    Op relu;
+    relu.kind = OpKind::relu_backward;
+    relu.label = "layer" + std::to_string(layer) + ".relu_backward";
+    relu.inputs = {grad_output, trace.output};
+    relu.outputs = {grad_output};
+    relu.memory_bytes = 3 * builder_.tensor(grad_output).bytes();
+    builder_.add_op(std::move(relu));
+  }
+  Op op;
+  op.kind = OpKind::layer_backward;
+  op.label = "layer" + std::to_string(layer) + ".backward";
+  op.inputs = {grad_output, trace.block, trace.input};
+  op.layer = layer;
+  op.input_grad = input_grad;
+  set_flops(op, spec_.backward_flops(layer, block.num_dst, block.num_src(), block.num_edges(),
+                                     input_grad));
+  int grad_input = -1;
+  if (input_grad) {
+    grad_input = builder_.add_dense("layer" + std::to_string(layer) + ".in.grad", block.num_src(),
+                                    spec_.layer(layer).in_dim);
+    op.outputs = {grad_input};
+  }
+  gradient_ops_.push_back(builder_.add_op(std::move(op)));
+  if (input_grad && spec_.dropout() > 0) dropout_backward(grad_input, trace.block, layer, 0);
+  return grad_input;
 }
 
 void set_flops(Op& op, const ModelSpec::Flops& flops) {
@@ -168,6 +183,20 @@ int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label) {
   op.outputs = {tensor};
   op.memory_bytes = builder.tensor(tensor).bytes();
   return builder.add_op(std::move(op));
+}
+
+Op gather_features_op(std::string label, int ids, int output, std::int64_t column_begin,
+                      std::int64_t column_end, std::int64_t rows) {
+  Op op;
+  op.kind = OpKind::gather_features;
+  op.stream = Stream::copy;
+  op.label = std::move(label);
+  op.inputs = {ids};
+  op.outputs = {output};
+  op.column_begin = column_begin;
+  op.column_end = column_end;
+  op.memory_bytes = 2 * rows * (column_end - column_begin) * kFloatBytes;
+  return op;
 }
 
 Op exchange_op(std::string label, Traffic traffic, int num_ranks) {
@@ -222,6 +251,15 @@ int emit_optimizer_step(PlanBuilder& builder, const std::vector<ParameterSpec>& 
   op.memory_bytes = 8 * kFloatBytes * elements;
   op.flops = 10.0 * static_cast<double>(elements);
   return builder.add_op(std::move(op));
+}
+
+void emit_all_reduce_and_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
+                              int rank, int num_ranks, std::vector<int> gradient_ops) {
+  std::vector<std::string> names;
+  for (const ParameterSpec& p : parameters) names.push_back(p.name);
+  const int reduce =
+      emit_all_reduce(builder, parameters, names, rank, num_ranks, std::move(gradient_ops));
+  emit_optimizer_step(builder, parameters, {reduce});
 }
 
 }  // namespace gnnbed

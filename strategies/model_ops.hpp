@@ -22,6 +22,9 @@ std::string parameter_name(int layer, const std::string& shape_name);
 // Layer l's parameters as full (unsplit) tensors, in ModelSpec::parameters order.
 std::vector<ParameterSpec> full_parameters(const ModelSpec& spec, int layer);
 
+// Every layer's parameters as full tensors (data parallel), layer by layer.
+std::vector<ParameterSpec> full_model_parameters(const ModelSpec& spec);
+
 std::int64_t local_elements(const std::vector<ParameterSpec>& parameters,
                             const std::vector<std::string>& names);
 
@@ -41,6 +44,13 @@ class ModelEmitter {
   // first layer). Returns the gradient of `bottom_layer`'s input (after its dropout) when
   // `bottom_input_grad`, else -1.
   int backward(int grad_logits, int bottom_layer, bool bottom_input_grad);
+
+  // One layer at a time, for strategies that act between layers (ROC's halo exchange): dropout
+  // on `input` (in place), the layer on `block`, ReLU unless it is the last layer; returns the
+  // output. Backward: from the gradient of the layer's output (after its ReLU), returns the
+  // gradient of its input (after dropout) when `input_grad`, else -1.
+  int forward_layer(int layer, int block, int input);
+  int backward_layer(int layer, int grad_output, bool input_grad);
 
   // The ops that added to parameter gradients (for the all-reduce's dependencies).
   const std::vector<int>& gradient_ops() const { return gradient_ops_; }
@@ -63,8 +73,7 @@ class ModelEmitter {
   PlanBuilder& builder_;
   const ModelSpec& spec_;
   std::uint64_t dropout_key_;
-  int first_layer_ = 0;
-  std::vector<LayerTrace> traces_;
+  std::vector<LayerTrace> traces_;  // per layer
   std::vector<int> gradient_ops_;
 };
 
@@ -73,6 +82,11 @@ void set_flops(Op& op, const ModelSpec::Flops& flops);
 
 // Moves a host tensor (gathered input features) to the device before layers read it, in place.
 int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label);
+
+// gather_features of the `rows` nodes of `ids` (an index or a block tensor), columns
+// [column_begin, column_end), into `output`.
+Op gather_features_op(std::string label, int ids, int output, std::int64_t column_begin,
+                      std::int64_t column_end, std::int64_t rows);
 
 // An empty all-to-all (every slot -1, no bytes) for the caller to fill per peer.
 Op exchange_op(std::string label, Traffic traffic, int num_ranks);
@@ -85,5 +99,10 @@ int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& para
 // Optimizer step over every parameter of the plan, after `deps`.
 int emit_optimizer_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
                         std::vector<int> deps);
+
+// Data parallel: ring all-reduce of every parameter's gradient after `gradient_ops`, then the
+// optimizer step.
+void emit_all_reduce_and_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
+                              int rank, int num_ranks, std::vector<int> gradient_ops);
 
 }  // namespace gnnbed

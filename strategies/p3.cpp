@@ -7,7 +7,15 @@
 // and sums them, adds the bias and continues data parallel. Backward runs data parallel down to
 // the first layer, whose activation gradient the owner pushes to every rank; each rank then
 // finishes the first layer's backward for its weight slice. Only the data-parallel parameters are
-// all-reduced. (Pipelining and caching come with issue 5.)
+// all-reduced. (Pipelining comes with issue 5.)
+//
+// Caching [P3 section 3.4, docs/plans.md]: with copies of other ranks' column slices
+// (`context.feature_replicas`), the first layer of a mini-batch runs model parallel within its
+// owner's group only: each slice's partial activations are computed by the group member that
+// holds the slice (the owner itself for the slices it holds), so the computation graph goes to
+// fewer ranks and fewer partial activations come back; a group of one runs the first layer data
+// parallel. The first layer's weights are then held whole by every rank and all-reduced with the
+// others, since every group computes gradients for every column.
 #include "strategies/block_codec.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/strategy.hpp"
@@ -17,6 +25,36 @@
 
 namespace gnnbed {
 namespace {
+
+// Feature columns [begin, end).
+struct ColumnRange {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+};
+
+// The columns whose partial activations `rank` computes for `owner`'s mini-batch: the slices it
+// serves to `owner`, adjacent ones merged (without caching: the rank's own slice, for every
+// owner). Empty when it computes none.
+std::vector<ColumnRange> columns_computed(const StrategyContext& context, int rank, int owner) {
+  const FeatureColumnSplit split(context.feature_dim, context.num_ranks);
+  std::vector<ColumnRange> ranges;
+  for (int part = 0; part < context.num_ranks; ++part) {
+    if (context.feature_replicas.server(owner, part) != rank) continue;
+    if (!ranges.empty() && ranges.back().end == split.begin(part)) {
+      ranges.back().end = split.end(part);
+    } else {
+      ranges.push_back({split.begin(part), split.end(part)});
+    }
+  }
+  return ranges;
+}
+
+bool computes_for(const StrategyContext& context, int rank, int owner) {
+  for (int part = 0; part < context.num_ranks; ++part) {
+    if (context.feature_replicas.server(owner, part) == rank) return true;
+  }
+  return false;
+}
 
 class P3Strategy final : public Strategy {
  public:
@@ -38,12 +76,14 @@ class P3Strategy final : public Strategy {
     return {false, split.begin(rank), split.end(rank)};
   }
 
+  bool uses_feature_replicas() const override { return true; }
+
   std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const override {
     const FeatureColumnSplit split(context.feature_dim, context.num_ranks);
     std::vector<ParameterSpec> all;
     for (int l = 0; l < context.model.num_layers(); ++l) {
       for (ParameterSpec& p : full_parameters(context.model, l)) {
-        if (l == 0 && p.is_weight) {
+        if (l == 0 && p.is_weight && !context.feature_replicas.any()) {
           p.row_begin = split.begin(rank);
           p.row_end = split.end(rank);
         }
@@ -53,13 +93,14 @@ class P3Strategy final : public Strategy {
     return all;
   }
 
-  // The first layer's computation graph, to every rank.
+  // The first layer's computation graph, to every rank that computes partial activations for it.
   Announcement announce(const StrategyContext& context,
                         const RankIteration& iteration) const override {
     const std::vector<std::int32_t> encoded = encode_block(iteration.batch.blocks.front());
     Announcement pushes(static_cast<std::size_t>(context.num_ranks));
     for (int q = 0; q < context.num_ranks; ++q) {
-      if (q != iteration.rank) pushes[static_cast<std::size_t>(q)] = encoded;
+      if (q != iteration.rank && computes_for(context, q, iteration.rank))
+        pushes[static_cast<std::size_t>(q)] = encoded;
     }
     return pushes;
   }
@@ -70,9 +111,6 @@ class P3Strategy final : public Strategy {
     const int num_ranks = context.num_ranks;
     const ModelSpec& spec = context.model;
     const int hidden = spec.layer(0).out_dim;
-    const FeatureColumnSplit split(context.feature_dim, num_ranks);
-    const int column_begin = split.begin(rank);
-    const int width = split.width(rank);
 
     PlanBuilder builder(name(), rank, num_ranks, iteration.epoch, iteration.iteration);
     const std::vector<ParameterSpec> parameters = this->parameters(context, rank);
@@ -82,10 +120,14 @@ class P3Strategy final : public Strategy {
         add_announcement(builder, announce(context, iteration), received, rank);
     builder.end_prologue();
 
-    // Every rank's first-layer computation graph: this rank's own, and the pushed ones.
-    std::vector<int> first_blocks(static_cast<std::size_t>(num_ranks));
+    // The mini-batches this rank computes first-layer partial activations for (every rank's
+    // without caching), over which columns, and their first-layer computation graphs.
+    std::vector<std::vector<ColumnRange>> columns(static_cast<std::size_t>(num_ranks));
+    std::vector<int> first_blocks(static_cast<std::size_t>(num_ranks), -1);
     for (int q = 0; q < num_ranks; ++q) {
       const auto slot = static_cast<std::size_t>(q);
+      columns[slot] = columns_computed(context, rank, q);
+      if (columns[slot].empty()) continue;
       first_blocks[slot] =
           q == rank
               ? own.blocks.front()
@@ -94,46 +136,74 @@ class P3Strategy final : public Strategy {
                                                "p3 push from rank " + std::to_string(q)));
     }
 
-    // Layer 1 model parallel: partial activations of this rank's feature slice, for every batch.
-    std::vector<std::string> slice_names;
+    // Layer 1 model parallel: partial activations of the held feature columns, for every batch
+    // this rank computes for; several column ranges of one batch are summed before they travel.
+    std::vector<std::string> weight_names;
     for (const ParameterSpec& p : parameters) {
-      if (p.layer == 0 && p.is_weight) slice_names.push_back(p.name);
+      if (p.layer == 0 && p.is_weight) weight_names.push_back(p.name);
     }
     ModelEmitter model(builder, spec, iteration.dropout_key);
-    std::vector<int> slices(static_cast<std::size_t>(num_ranks));
-    std::vector<int> partials(static_cast<std::size_t>(num_ranks));
+    std::vector<std::vector<int>> slices(static_cast<std::size_t>(num_ranks));
+    std::vector<std::vector<int>> partials(static_cast<std::size_t>(num_ranks));
+    std::vector<int> outgoing(static_cast<std::size_t>(num_ranks), -1);
     for (int q = 0; q < num_ranks; ++q) {
       const auto slot = static_cast<std::size_t>(q);
+      if (columns[slot].empty()) continue;
       const Block& block = *builder.tensor(first_blocks[slot]).block;
-      slices[slot] =
-          builder.add_dense("rank " + std::to_string(q) + " input slice", block.num_src(), width);
-      Op gather;
-      gather.kind = OpKind::gather_features;
-      gather.stream = Stream::copy;
-      gather.label = "gather feature slice for rank " + std::to_string(q);
-      gather.inputs = {first_blocks[slot]};
-      gather.outputs = {slices[slot]};
-      gather.column_begin = column_begin;
-      gather.column_end = column_begin + width;
-      gather.memory_bytes = 2 * block.num_src() * width * kFloatBytes;
-      builder.add_op(std::move(gather));
-      emit_copy_to_device(builder, slices[slot],
-                          "copy feature slice for rank " + std::to_string(q) + " to device");
-      if (spec.dropout() > 0) model.dropout(slices[slot], first_blocks[slot], 0, column_begin);
-      partials[slot] = builder.add_dense("rank " + std::to_string(q) + " partial activations",
-                                         block.num_dst, hidden);
-      Op forward;
-      forward.kind = OpKind::layer_forward;
-      forward.label = "layer0.partial_forward for rank " + std::to_string(q);
-      forward.inputs = {first_blocks[slot], slices[slot]};
-      forward.outputs = {partials[slot]};
-      forward.layer = 0;
-      forward.instance = q;
-      forward.partial = true;
-      forward.parameters = slice_names;
-      set_flops(forward,
-                spec.forward_flops(0, block.num_dst, block.num_src(), block.num_edges(), width));
-      builder.add_op(std::move(forward));
+      const std::string batch = "rank " + std::to_string(q);
+      for (std::size_t j = 0; j < columns[slot].size(); ++j) {
+        const ColumnRange range = columns[slot][j];
+        const std::int64_t width = range.end - range.begin;
+        const std::string part = columns[slot].size() == 1
+                                     ? ""
+                                     : " columns [" + std::to_string(range.begin) + ", " +
+                                           std::to_string(range.end) + ")";
+        const int slice = builder.add_dense(batch + " input slice" + part, block.num_src(), width);
+        Op gather;
+        gather.kind = OpKind::gather_features;
+        gather.stream = Stream::copy;
+        gather.label = "gather feature slice for " + batch + part;
+        gather.inputs = {first_blocks[slot]};
+        gather.outputs = {slice};
+        gather.column_begin = range.begin;
+        gather.column_end = range.end;
+        gather.memory_bytes = 2 * block.num_src() * width * kFloatBytes;
+        builder.add_op(std::move(gather));
+        emit_copy_to_device(builder, slice,
+                            "copy feature slice for " + batch + part + " to device");
+        if (spec.dropout() > 0) model.dropout(slice, first_blocks[slot], 0, range.begin);
+        const int partial =
+            builder.add_dense(batch + " partial activations" + part, block.num_dst, hidden);
+        Op forward;
+        forward.kind = OpKind::layer_forward;
+        forward.label = "layer0.partial_forward for " + batch + part;
+        forward.inputs = {first_blocks[slot], slice};
+        forward.outputs = {partial};
+        forward.layer = 0;
+        forward.instance = partial_instance(q, j, num_ranks);
+        forward.partial = true;
+        forward.column_begin = range.begin;
+        forward.column_end = range.end;
+        forward.parameters = weight_names;
+        set_flops(forward, spec.forward_flops(0, block.num_dst, block.num_src(), block.num_edges(),
+                                              static_cast<int>(width)));
+        builder.add_op(std::move(forward));
+        slices[slot].push_back(slice);
+        partials[slot].push_back(partial);
+      }
+      outgoing[slot] = partials[slot].front();
+      if (q != rank && partials[slot].size() > 1) {
+        outgoing[slot] =
+            builder.add_dense(batch + " summed partial activations", block.num_dst, hidden);
+        Op sum;
+        sum.kind = OpKind::add_partials;
+        sum.label = "sum partial activations for " + batch;
+        sum.inputs = partials[slot];
+        sum.outputs = {outgoing[slot]};
+        sum.memory_bytes = static_cast<std::int64_t>(sum.inputs.size() + 1) *
+                           builder.tensor(outgoing[slot]).bytes();
+        builder.add_op(std::move(sum));
+      }
     }
 
     // Pull: every rank sends the partial activations of rank q's batch to q.
@@ -142,11 +212,15 @@ class P3Strategy final : public Strategy {
     for (int q = 0; q < num_ranks; ++q) {
       if (q == rank) continue;
       const auto slot = static_cast<std::size_t>(q);
-      pull.inputs[slot] = partials[slot];
-      pull.outputs[slot] = builder.add_dense("partial activations from rank " + std::to_string(q),
-                                             own_first.num_dst, hidden);
-      pull.bytes_to[slot] = builder.tensor(partials[slot]).bytes();
-      pull.bytes_from[slot] = own_first.num_dst * hidden * kFloatBytes;
+      if (outgoing[slot] >= 0) {
+        pull.inputs[slot] = outgoing[slot];
+        pull.bytes_to[slot] = builder.tensor(outgoing[slot]).bytes();
+      }
+      if (computes_for(context, q, rank)) {
+        pull.outputs[slot] = builder.add_dense("partial activations from rank " + std::to_string(q),
+                                               own_first.num_dst, hidden);
+        pull.bytes_from[slot] = own_first.num_dst * hidden * kFloatBytes;
+      }
     }
     const std::vector<int> pulled = pull.outputs;
     builder.add_op(std::move(pull));
@@ -156,7 +230,7 @@ class P3Strategy final : public Strategy {
     Op sum;
     sum.kind = OpKind::add_partials;
     sum.label = "layer0.sum_partials";
-    sum.inputs = {partials[static_cast<std::size_t>(rank)]};
+    sum.inputs = partials[static_cast<std::size_t>(rank)];
     for (const int t : pulled) {
       if (t >= 0) sum.inputs.push_back(t);
     }
@@ -200,50 +274,72 @@ class P3Strategy final : public Strategy {
     bias_grad.memory_bytes = builder.tensor(grad_first_out).bytes();
     gradient_ops.push_back(builder.add_op(std::move(bias_grad)));
 
-    // Push the first layer's activation gradient to every rank.
+    // Push the first layer's activation gradient to every rank that computed partial activations
+    // for this batch.
     Op push = exchange_op("push layer0 gradients", Traffic::gradients, num_ranks);
     for (int q = 0; q < num_ranks; ++q) {
       if (q == rank) continue;
       const auto slot = static_cast<std::size_t>(q);
-      const std::int64_t their_rows = builder.tensor(first_blocks[slot]).rows;
-      push.inputs[slot] = grad_first_out;
-      push.outputs[slot] =
-          builder.add_dense("layer0 gradients from rank " + std::to_string(q), their_rows, hidden);
-      push.bytes_to[slot] = builder.tensor(grad_first_out).bytes();
-      push.bytes_from[slot] = their_rows * hidden * kFloatBytes;
+      if (computes_for(context, q, rank)) {
+        push.inputs[slot] = grad_first_out;
+        push.bytes_to[slot] = builder.tensor(grad_first_out).bytes();
+      }
+      if (first_blocks[slot] >= 0) {
+        const std::int64_t their_rows = builder.tensor(first_blocks[slot]).rows;
+        push.outputs[slot] = builder.add_dense("layer0 gradients from rank " + std::to_string(q),
+                                               their_rows, hidden);
+        push.bytes_from[slot] = their_rows * hidden * kFloatBytes;
+      }
     }
     std::vector<int> pushed = push.outputs;
     pushed[static_cast<std::size_t>(rank)] = grad_first_out;
     builder.add_op(std::move(push));
 
-    // Finish layer 1's backward for this rank's weight slice, for every batch.
+    // Finish layer 1's backward for the weight rows of the computed columns, for every batch.
     for (int q = 0; q < num_ranks; ++q) {
       const auto slot = static_cast<std::size_t>(q);
+      if (columns[slot].empty()) continue;
       const Block& block = *builder.tensor(first_blocks[slot]).block;
-      Op backward;
-      backward.kind = OpKind::layer_backward;
-      backward.label = "layer0.partial_backward for rank " + std::to_string(q);
-      backward.inputs = {pushed[slot], first_blocks[slot], slices[slot]};
-      backward.layer = 0;
-      backward.instance = q;
-      backward.partial = true;
-      backward.input_grad = false;
-      backward.parameters = slice_names;
-      set_flops(backward, spec.backward_flops(0, block.num_dst, block.num_src(), block.num_edges(),
-                                              false, width));
-      gradient_ops.push_back(builder.add_op(std::move(backward)));
+      for (std::size_t j = 0; j < columns[slot].size(); ++j) {
+        const ColumnRange range = columns[slot][j];
+        Op backward;
+        backward.kind = OpKind::layer_backward;
+        backward.label = "layer0.partial_backward for rank " + std::to_string(q) +
+                         (columns[slot].size() == 1 ? ""
+                                                    : " columns [" + std::to_string(range.begin) +
+                                                          ", " + std::to_string(range.end) + ")");
+        backward.inputs = {pushed[slot], first_blocks[slot], slices[slot][j]};
+        backward.layer = 0;
+        backward.instance = partial_instance(q, j, num_ranks);
+        backward.partial = true;
+        backward.input_grad = false;
+        backward.column_begin = range.begin;
+        backward.column_end = range.end;
+        backward.parameters = weight_names;
+        set_flops(backward,
+                  spec.backward_flops(0, block.num_dst, block.num_src(), block.num_edges(), false,
+                                      static_cast<int>(range.end - range.begin)));
+        gradient_ops.push_back(builder.add_op(std::move(backward)));
+      }
     }
 
-    std::vector<std::string> data_parallel;
+    // The data-parallel parameters: all but the first layer's weights, unless they are held whole.
+    std::vector<std::string> reduced;
     for (const ParameterSpec& p : parameters) {
-      if (!(p.layer == 0 && p.is_weight)) data_parallel.push_back(p.name);
+      if (!(p.layer == 0 && p.is_weight) || context.feature_replicas.any())
+        reduced.push_back(p.name);
     }
-    const int reduce =
-        emit_all_reduce(builder, parameters, data_parallel, rank, num_ranks, gradient_ops);
+    const int reduce = emit_all_reduce(builder, parameters, reduced, rank, num_ranks, gradient_ops);
     std::vector<int> step_deps = gradient_ops;
     step_deps.push_back(reduce);
     emit_optimizer_step(builder, parameters, step_deps);
     return builder.finish();
+  }
+
+ private:
+  // Which use of the first layer a partial op is: batch q's j-th column range (q without caching).
+  static int partial_instance(int q, std::size_t j, int num_ranks) {
+    return q + static_cast<int>(j) * num_ranks;
   }
 };
 

@@ -13,10 +13,15 @@ namespace gnnbed {
 namespace {
 
 constexpr std::array<std::string_view, kNumOpKinds> kOpNames = {
-    "sample",           "all_to_all",    "all_reduce",     "gather_features",
-    "scatter_rows",     "dropout",       "layer_forward",  "relu",
-    "add_partials",     "loss",          "relu_backward",  "layer_backward",
-    "dropout_backward", "bias_backward", "optimizer_step", "copy_to_device"};
+    "sample",           "all_to_all",
+    "all_reduce",       "gather_features",
+    "scatter_rows",     "dropout",
+    "layer_forward",    "relu",
+    "add_partials",     "loss",
+    "relu_backward",    "layer_backward",
+    "dropout_backward", "bias_backward",
+    "optimizer_step",   "copy_to_device",
+    "gather_rows",      "scatter_add_rows"};
 constexpr std::array<std::string_view, 4> kStreamNames = {"sampler", "copy", "compute", "network"};
 constexpr std::array<std::string_view, kNumTimeCategories> kCategoryNames = {
     "sampling", "copy", "compute", "communication"};
@@ -42,10 +47,12 @@ bool is_communication(OpKind kind) {
 }
 
 nlohmann::json block_to_json(const Block& block) {
-  return {{"src_nodes", block.src_nodes},
-          {"num_dst", block.num_dst},
-          {"offsets", block.offsets},
-          {"src_index", block.src_index}};
+  nlohmann::json object = {{"src_nodes", block.src_nodes},
+                           {"num_dst", block.num_dst},
+                           {"offsets", block.offsets},
+                           {"src_index", block.src_index}};
+  if (!block.source_degrees.empty()) object["source_degrees"] = block.source_degrees;
+  return object;
 }
 
 Block block_from_json(const nlohmann::json& object) {
@@ -54,6 +61,7 @@ Block block_from_json(const nlohmann::json& object) {
   block.num_dst = object.at("num_dst").get<std::int64_t>();
   object.at("offsets").get_to(block.offsets);
   object.at("src_index").get_to(block.src_index);
+  if (object.contains("source_degrees")) object.at("source_degrees").get_to(block.source_degrees);
   return block;
 }
 
@@ -111,7 +119,8 @@ std::int64_t TensorSpec::bytes() const {
     case TensorKind::index:
       return rows * static_cast<std::int64_t>(sizeof(std::int32_t));
     case TensorKind::block:
-      return block ? static_cast<std::int64_t>((block->src_nodes.size() + block->src_index.size()) *
+      return block ? static_cast<std::int64_t>((block->src_nodes.size() + block->src_index.size() +
+                                                block->source_degrees.size()) *
                                                    sizeof(std::int32_t) +
                                                block->offsets.size() * sizeof(std::int64_t))
                    : 0;

@@ -42,8 +42,12 @@ enum class OpKind : std::uint8_t {
   optimizer_step,    // update `parameters` from their gradients
   copy_to_device,    // inputs[0] (= outputs[0]) moves from host to device memory (PCIe); a no-op
                      // where the device is the host's CPU
+  gather_rows,       // outputs[0] = the rows of dense inputs[1] at positions inputs[0] (index)
+  scatter_add_rows,  // outputs[0] (its declared rows, zero elsewhere) = the sum of the rows
+                     // inputs[2i + 1] (dense) added at positions inputs[2i] (index); device side,
+                     // positions may repeat (halo gradients coming back from several ranks)
 };
-inline constexpr std::size_t kNumOpKinds = 16;
+inline constexpr std::size_t kNumOpKinds = 18;
 
 // Where an op runs. Engines may overlap ops on different streams; the plan's dependencies say
 // what must finish first.

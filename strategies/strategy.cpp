@@ -3,12 +3,16 @@
 #include <functional>
 #include <map>
 
+#include "strategies/caching.hpp"
+#include "strategies/full_graph.hpp"
+#include "strategies/roc_partition.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
 
 std::unique_ptr<Strategy> make_dgl_pull_strategy();
 std::unique_ptr<Strategy> make_p3_strategy();
+std::unique_ptr<Strategy> make_roc_strategy();
 
 namespace {
 
@@ -17,14 +21,21 @@ const std::map<std::string, std::function<std::unique_ptr<Strategy>()>, std::les
       known = {
           {"dgl-pull", make_dgl_pull_strategy},
           {"p3", make_p3_strategy},
+          {"roc", make_roc_strategy},
       };
   return known;
 }
 
 void check_fits(const ExperimentConfig& config, std::int64_t num_nodes, int num_ranks) {
-  require(config.training.batch_size > 0, "training.batch_size",
-          "distributed training runs mini-batches: set a batch size (full-graph strategies come "
-          "with ROC, issue 5)");
+  const std::string& name = config.distribution.strategy;
+  if (make_strategy(name)->full_graph()) {
+    require(config.training.batch_size == 0, "training.batch_size",
+            name + " trains on the full graph: set it to 0 (--batch-size 0)");
+  } else {
+    require(config.training.batch_size > 0, "training.batch_size",
+            "distributed training with " + name +
+                " runs mini-batches: set a batch size (roc trains full-graph)");
+  }
   require(num_ranks <= num_nodes, "ranks",
           std::to_string(num_ranks) + " ranks for " + std::to_string(num_nodes) +
               " nodes: every rank must own a node");
@@ -51,11 +62,14 @@ std::vector<std::string> strategy_names() {
 StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
                                       int num_ranks) {
   check_fits(config, dataset.num_nodes(), num_ranks);
-  NodePartition partition =
-      make_partitioner(config.distribution.partitioner)
-          ->partition(dataset.graph, num_ranks, config.distribution.partition_seed);
-  return make_strategy_context(config, std::move(partition), dataset.feature_dim(),
-                               dataset.num_classes);
+  NodePartition partition = partition_nodes(config.distribution, dataset.graph, num_ranks);
+  StrategyContext context = make_strategy_context(config, std::move(partition),
+                                                  dataset.feature_dim(), dataset.num_classes);
+  if (config.distribution.cache_budget_bytes > 0) {
+    add_replicas(context, config.distribution, *make_strategy(config.distribution.strategy),
+                 partition_sizes(dataset.graph, context.partition));
+  }
+  return context;
 }
 
 StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
@@ -69,7 +83,9 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartit
                           config.training,
                           std::move(partition),
                           config.distribution.structure == "partitioned",
-                          feature_dim};
+                          feature_dim,
+                          {},
+                          {}};
   make_strategy(config.distribution.strategy)->check(context);
   return context;
 }
@@ -79,7 +95,8 @@ std::int64_t announcement_bytes(const std::vector<std::int32_t>& payload) {
 }
 
 std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBatch>& batches,
-                                                       const NodePartition& partition) {
+                                                       const NodePartition& partition,
+                                                       const Replication& structure_replicas) {
   const std::size_t num_ranks = batches.size();
   std::vector<std::vector<SamplingHop>> traffic(num_ranks);
   for (std::size_t r = 0; r < num_ranks; ++r) {
@@ -100,18 +117,18 @@ std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBat
       for (std::int64_t d = 0; d < block.num_dst; ++d) {
         const std::int64_t degree = block.offsets[static_cast<std::size_t>(d) + 1] -
                                     block.offsets[static_cast<std::size_t>(d)];
-        const auto owner =
-            static_cast<std::size_t>(partition.owner(block.src_nodes[static_cast<std::size_t>(d)]));
-        if (owner == r) {
+        const auto server = static_cast<std::size_t>(structure_replicas.server(
+            static_cast<int>(r), partition.owner(block.src_nodes[static_cast<std::size_t>(d)])));
+        if (server == r) {
           traffic[r][h].edges_sampled_locally += degree;
           continue;
         }
         const std::int64_t reply = 4 + 4 * degree;
-        traffic[r][h].request_bytes_to[owner] += 4;
-        traffic[r][h].reply_bytes_from[owner] += reply;
-        traffic[owner][h].request_bytes_from[r] += 4;
-        traffic[owner][h].reply_bytes_to[r] += reply;
-        traffic[owner][h].edges_sampled_for_peers += degree;
+        traffic[r][h].request_bytes_to[server] += 4;
+        traffic[r][h].reply_bytes_from[server] += reply;
+        traffic[server][h].request_bytes_from[r] += 4;
+        traffic[server][h].reply_bytes_to[r] += reply;
+        traffic[server][h].edges_sampled_for_peers += degree;
       }
     }
   }
@@ -123,6 +140,10 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
                                  std::uint64_t sampler_seed, int epoch, int iteration) {
   const int num_ranks = context.num_ranks;
   const NeighborSampler sampler(structure, context.training.fanouts, sampler_seed);
+  const bool full_graph = strategy.full_graph();
+  const std::vector<std::shared_ptr<const Block>> local_blocks =
+      full_graph ? local_graph_blocks(structure, context.partition)
+                 : std::vector<std::shared_ptr<const Block>>{};
   std::vector<RankIteration> iterations(static_cast<std::size_t>(num_ranks));
   std::vector<MiniBatch> batches;
   for (int r = 0; r < num_ranks; ++r) {
@@ -134,11 +155,16 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
                               1, schedule.seeds_in_iteration(epoch, iteration)));
     it.dropout_key = schedule.dropout_key(epoch, iteration);
     const std::vector<NodeId> seeds = schedule.seeds(r, epoch, iteration);
+    if (full_graph) {
+      it.batch.seeds = seeds;
+      it.local_block = local_blocks[static_cast<std::size_t>(r)];
+      continue;
+    }
     it.batch = sampler.sample(seeds, schedule.batch_key(epoch, iteration));
     batches.push_back(it.batch);
   }
-  if (context.structure_partitioned) {
-    auto traffic = sampling_traffic(batches, context.partition);
+  if (context.structure_partitioned && !full_graph) {
+    auto traffic = sampling_traffic(batches, context.partition, context.structure_replicas);
     for (int r = 0; r < num_ranks; ++r) {
       iterations[static_cast<std::size_t>(r)].sampling_hops =
           std::move(traffic[static_cast<std::size_t>(r)]);

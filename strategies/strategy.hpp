@@ -17,6 +17,7 @@
 #include "strategies/experiment_config.hpp"
 #include "strategies/model_spec.hpp"
 #include "strategies/plan.hpp"
+#include "strategies/replication.hpp"
 #include "strategies/training_config.hpp"
 #include "workloads/partition.hpp"
 #include "workloads/rank_shard.hpp"  // FeaturePlacement
@@ -32,6 +33,11 @@ struct StrategyContext {
   NodePartition partition;             // owners of nodes: structure, labels (and DGL's features)
   bool structure_partitioned = false;  // sampling over the network, or structure replicated
   int feature_dim = 0;
+  // P3's caching: copies of other ranks' structure partitions (with partitioned structure) and
+  // feature placements. A rank samples the nodes of the structure it holds locally, and reads
+  // the features it holds without asking their owner.
+  Replication structure_replicas;
+  Replication feature_replicas;
 };
 
 // One rank's iteration, after sampling.
@@ -42,6 +48,11 @@ struct RankIteration {
   double loss_scale = 1;  // 1 / seeds over all ranks this iteration
   std::uint64_t dropout_key = 0;
   MiniBatch batch;  // this rank's own mini-batch
+  // Full-graph strategies (Strategy::full_graph): the rank's share of the graph, the same every
+  // iteration and shared rather than copied (full_graph.hpp: its nodes as destinations with all
+  // their in-edges, the whole graph's GCN degrees); batch.seeds are then all of the rank's
+  // training nodes and batch.blocks is empty.
+  std::shared_ptr<const Block> local_block;
   // Traffic and work of sampling over partitioned structure (one entry per hop; empty when the
   // structure is replicated), as sampling_traffic() computes it.
   std::vector<SamplingHop> sampling_hops;
@@ -58,8 +69,17 @@ class Strategy {
   // the feature columns into).
   virtual void check(const StrategyContext& context) const = 0;
 
-  // The features `rank` holds.
+  // Full-graph strategies train every epoch in one step on the whole graph (training.batch_size
+  // 0): each rank computes its own nodes at every layer on its share of the graph instead of
+  // sampling mini-batches.
+  virtual bool full_graph() const { return false; }
+
+  // The features `rank` holds (its own feature partition, without replicas).
   virtual FeaturePlacement feature_placement(const StrategyContext& context, int rank) const = 0;
+
+  // Whether the strategy's plans read replicas of other ranks' feature placements
+  // (`context.feature_replicas`); without, features are never cached for it.
+  virtual bool uses_feature_replicas() const { return false; }
 
   // The model parameters as `rank` holds them (full tensors, or its rows of a split one).
   virtual std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const = 0;
@@ -84,19 +104,23 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
 StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
                                       int feature_dim, int num_classes);
 
-// Known names: "dgl-pull", "p3". Throws ConfigError listing them for any other name.
+// Known names: "dgl-pull", "p3", "roc". Throws ConfigError listing them for any other name.
 std::unique_ptr<Strategy> make_strategy(std::string_view name);
 std::vector<std::string> strategy_names();
 
 // The traffic of sampling every rank's mini-batch over partitioned structure: for rank r and hop
 // h, node-id requests (4 bytes each) to the owners of r's remote frontier nodes, and replies of a
-// count plus the sampled neighbour ids (4 bytes each). result[r][h].
+// count plus the sampled neighbour ids (4 bytes each). result[r][h]. With caching, r samples
+// the nodes of every part whose structure it holds itself and asks the rest of the rank of its
+// group that holds their part (`structure_replicas.server`) instead of their owner.
 std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBatch>& batches,
-                                                       const NodePartition& partition);
+                                                       const NodePartition& partition,
+                                                       const Replication& structure_replicas = {});
 
 // Everything one iteration of every rank needs, computed in one process (the simulator's and the
-// tests' view): samples every rank's mini-batch with the sampler the real run uses, delivers the
-// announcements and builds every rank's plan.
+// tests' view): samples every rank's mini-batch with the sampler the real run uses (or, for a
+// full-graph strategy, cuts every rank's share of `structure`), delivers the announcements and
+// builds every rank's plan.
 std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext& context,
                                  const Graph& structure, const BatchSchedule& schedule,
                                  std::uint64_t sampler_seed, int epoch, int iteration);

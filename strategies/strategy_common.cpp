@@ -47,4 +47,26 @@ AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& s
   return tensors;
 }
 
+std::vector<int> emit_feature_pull(PlanBuilder& builder, std::string label,
+                                   const Announcement& requests, const Announcement& received,
+                                   const AnnouncementTensors& announced, int dim, int rank) {
+  const int num_ranks = static_cast<int>(requests.size());
+  Op pull = exchange_op(std::move(label), Traffic::features, num_ranks);
+  for (int q = 0; q < num_ranks; ++q) {
+    if (q == rank) continue;
+    const auto slot = static_cast<std::size_t>(q);
+    const auto served = static_cast<std::int64_t>(received[slot].size());
+    const auto pulled = static_cast<std::int64_t>(requests[slot].size());
+    pull.inputs[slot] = builder.add_dense("features for rank " + std::to_string(q), served, dim);
+    builder.add_op(gather_features_op("gather features for rank " + std::to_string(q),
+                                      announced.received[slot], pull.inputs[slot], 0, dim, served));
+    pull.outputs[slot] = builder.add_dense("features from rank " + std::to_string(q), pulled, dim);
+    pull.bytes_to[slot] = served * dim * kFloatBytes;
+    pull.bytes_from[slot] = pulled * dim * kFloatBytes;
+  }
+  std::vector<int> pulled = pull.outputs;
+  builder.add_op(std::move(pull));
+  return pulled;
+}
+
 }  // namespace gnnbed

@@ -1,6 +1,7 @@
 #pragma once
 // Pieces every strategy's plan starts with: the tensors of the rank's own mini-batch and the
 // `sample` prologue op that produced them.
+#include <string>
 #include <vector>
 
 #include "strategies/plan.hpp"
@@ -27,5 +28,13 @@ struct AnnouncementTensors {
 };
 AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& sent,
                                      const Announcement& received, int rank);
+
+// A feature pull after the announcement of its requests: for every peer, gathers the rows of the
+// nodes it asked for (`received`, held in `announced.received`) and sends them, and receives the
+// rows of the nodes this rank asked it for (`requests`), every column (`dim`). One all_to_all of
+// feature traffic labelled `label`; returns the received rows per peer (-1 for the rank itself).
+std::vector<int> emit_feature_pull(PlanBuilder& builder, std::string label,
+                                   const Announcement& requests, const Announcement& received,
+                                   const AnnouncementTensors& announced, int dim, int rank);
 
 }  // namespace gnnbed

@@ -32,14 +32,32 @@ class HashPartitioner final : public Partitioner {
   }
 };
 
+// ROC's public code: part p owns the p-th of num_parts equal ranges of consecutive ids.
+class ContiguousPartitioner final : public Partitioner {
+ public:
+  std::string name() const override { return "contiguous"; }
+  NodePartition partition(const Graph& graph, int num_parts,
+                          std::uint64_t /*seed*/) const override {
+    check_num_parts(num_parts);
+    const std::int64_t n = graph.num_nodes();
+    std::vector<std::int32_t> owners(static_cast<std::size_t>(n));
+    for (std::int64_t v = 0; v < n; ++v) {
+      owners[static_cast<std::size_t>(v)] = static_cast<std::int32_t>(v * num_parts / n);
+    }
+    return NodePartition::explicit_owners(num_parts, std::move(owners));
+  }
+};
+
 struct PartitionerEntry {
   std::string_view name;
   std::unique_ptr<Partitioner> (*make)();
 };
 
-constexpr std::array<PartitionerEntry, 2> kPartitioners = {{
+constexpr std::array<PartitionerEntry, 3> kPartitioners = {{
     {"hash", [] { return std::unique_ptr<Partitioner>(std::make_unique<HashPartitioner>()); }},
     {"metis", make_metis_partitioner},
+    {"contiguous",
+     [] { return std::unique_ptr<Partitioner>(std::make_unique<ContiguousPartitioner>()); }},
 }};
 
 }  // namespace

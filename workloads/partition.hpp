@@ -74,7 +74,8 @@ class Partitioner {
   virtual NodePartition partition(const Graph& graph, int num_parts, std::uint64_t seed) const = 0;
 };
 
-// Known names: "hash", "metis". Throws ConfigError listing them for any other name.
+// Known names: "hash", "metis", "contiguous" (equal ranges of consecutive ids, as ROC's code
+// splits a graph). Throws ConfigError listing them for any other name.
 std::unique_ptr<Partitioner> make_partitioner(std::string_view name);
 std::vector<std::string> partitioner_names();
 

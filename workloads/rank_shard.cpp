@@ -8,10 +8,17 @@
 namespace gnnbed {
 
 Graph owned_rows(const Graph& graph, const NodePartition& partition, int rank) {
+  return owned_rows(graph, partition, {rank}, "rank " + std::to_string(rank) + " structure");
+}
+
+Graph owned_rows(const Graph& graph, const NodePartition& partition, const std::vector<int>& parts,
+                 const std::string& name) {
+  std::vector<char> kept(static_cast<std::size_t>(partition.num_parts()), 0);
+  for (const int part : parts) kept.at(static_cast<std::size_t>(part)) = 1;
   const auto n = static_cast<std::size_t>(graph.num_nodes());
   std::vector<EdgeIndex> offsets(n + 1, 0);
   for (std::size_t v = 0; v < n; ++v) {
-    const bool owned = partition.owner(static_cast<NodeId>(v)) == rank;
+    const bool owned = kept[static_cast<std::size_t>(partition.owner(static_cast<NodeId>(v)))] != 0;
     offsets[v + 1] = offsets[v] + (owned ? graph.in_degree(static_cast<NodeId>(v)) : 0);
   }
   std::vector<NodeId> sources(static_cast<std::size_t>(offsets[n]));
@@ -20,9 +27,38 @@ Graph owned_rows(const Graph& graph, const NodePartition& partition, int rank) {
     const auto neighbors = graph.in_neighbors(static_cast<NodeId>(v));
     std::copy(neighbors.begin(), neighbors.end(), sources.begin() + offsets[v]);
   }
-  return Graph(SharedArray(std::move(offsets)), SharedArray(std::move(sources)),
-               "rank " + std::to_string(rank) + " structure");
+  return Graph(SharedArray(std::move(offsets)), SharedArray(std::move(sources)), name);
 }
+
+namespace {
+
+void check_columns(const Dataset& dataset, const FeaturePlacement& features) {
+  require(0 <= features.column_begin && features.column_begin <= features.column_end &&
+              features.column_end <= dataset.feature_dim(),
+          "feature placement",
+          "columns [" + std::to_string(features.column_begin) + ", " +
+              std::to_string(features.column_end) + ") are not inside the " +
+              std::to_string(dataset.feature_dim()) + " feature columns");
+}
+
+// The stored features `placement` holds of `part`'s nodes (or of every node's columns).
+SharedArray<float> placed_features(const Dataset& dataset, const NodePartition& partition, int part,
+                                   const FeaturePlacement& placement) {
+  std::vector<NodeId> held;
+  if (placement.owned_rows_only) {
+    held = partition.nodes_of(part);
+  } else {
+    held.resize(static_cast<std::size_t>(dataset.num_nodes()));
+    std::iota(held.begin(), held.end(), NodeId{0});
+  }
+  std::vector<float> values(
+      held.size() * static_cast<std::size_t>(placement.column_end - placement.column_begin));
+  dataset.features->gather(held, static_cast<int>(placement.column_begin),
+                           static_cast<int>(placement.column_end), values.data());
+  return SharedArray(std::move(values));
+}
+
+}  // namespace
 
 RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int rank,
                     const ShardPlacement& placement) {
@@ -33,12 +69,14 @@ RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int 
           std::to_string(rank) + " is outside [0, " + std::to_string(partition.num_parts()) + ")");
   const FeaturePlacement& features = placement.features;
   if (dataset.features) {
-    require(0 <= features.column_begin && features.column_begin <= features.column_end &&
-                features.column_end <= dataset.feature_dim(),
-            "feature placement",
-            "columns [" + std::to_string(features.column_begin) + ", " +
-                std::to_string(features.column_end) + ") are not inside the " +
-                std::to_string(dataset.feature_dim()) + " feature columns");
+    check_columns(dataset, features);
+    for (const FeatureReplica& replica : placement.feature_replicas) {
+      check_columns(dataset, replica.placement);
+      require(replica.part >= 0 && replica.part < partition.num_parts() && replica.part != rank,
+              "feature placement",
+              "rank " + std::to_string(rank) + " cannot hold a replica of part " +
+                  std::to_string(replica.part));
+    }
   }
   RankShard shard;
   shard.name = dataset.name;
@@ -48,8 +86,15 @@ RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int 
   shard.num_edges = dataset.graph.num_edges();
   shard.partition = partition;
   shard.placement = placement;
-  shard.structure =
-      placement.structure_partitioned ? owned_rows(dataset.graph, partition, rank) : dataset.graph;
+  if (placement.structure_partitioned) {
+    std::vector<int> parts = placement.structure_replicas;
+    parts.push_back(rank);
+    std::sort(parts.begin(), parts.end());
+    shard.structure =
+        owned_rows(dataset.graph, partition, parts, "rank " + std::to_string(rank) + " structure");
+  } else {
+    shard.structure = dataset.graph;
+  }
   const std::vector<NodeId> owned = partition.nodes_of(rank);
   shard.num_owned = static_cast<std::int64_t>(owned.size());
   if (!dataset.labels.empty()) {
@@ -76,16 +121,11 @@ RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int 
     shard.generated_features = std::move(generated);
     return shard;
   }
-  std::vector<NodeId> held = owned;
-  if (!features.owned_rows_only) {
-    held.resize(static_cast<std::size_t>(dataset.num_nodes()));
-    std::iota(held.begin(), held.end(), NodeId{0});
+  shard.stored_features = placed_features(dataset, partition, rank, features);
+  for (const FeatureReplica& replica : placement.feature_replicas) {
+    shard.replica_features.push_back(
+        placed_features(dataset, partition, replica.part, replica.placement));
   }
-  std::vector<float> values(held.size() *
-                            static_cast<std::size_t>(features.column_end - features.column_begin));
-  dataset.features->gather(held, static_cast<int>(features.column_begin),
-                           static_cast<int>(features.column_end), values.data());
-  shard.stored_features = SharedArray(std::move(values));
   return shard;
 }
 

@@ -25,10 +25,25 @@ struct FeaturePlacement {
   bool operator==(const FeaturePlacement& other) const = default;
 };
 
+// A copy of another rank's features (P3's caching): what `part`'s placement holds.
+struct FeatureReplica {
+  int part = 0;
+  FeaturePlacement placement;
+
+  bool operator==(const FeatureReplica& other) const = default;
+};
+
 // What a rank holds besides the node owners.
 struct ShardPlacement {
   bool structure_partitioned = false;  // the in-edges of its own nodes only, else every node's
   FeaturePlacement features;
+  // Copies of other ranks' partitions (P3's caching; sharded workload files hold none): the
+  // in-edges of the nodes of these parts too (partitioned structure), in increasing part order,
+  // and their features.
+  std::vector<int> structure_replicas;
+  std::vector<FeatureReplica> feature_replicas;
+
+  bool operator==(const ShardPlacement& other) const = default;
 };
 
 // How many of a rank's nodes are in each part of the split.
@@ -57,6 +72,8 @@ struct RankShard {
   // Stored features: the placed part, row-major: the owned nodes' rows (increasing id order) x
   // the placed columns, or every node's row x the placed columns.
   SharedArray<float> stored_features;
+  // Stored features of each of placement.feature_replicas, laid out the same way.
+  std::vector<SharedArray<float>> replica_features;
   // Generated features: the generator, to be read at the placed rows and columns only.
   std::shared_ptr<const GeneratedFeatures> generated_features;
 
@@ -66,10 +83,13 @@ struct RankShard {
 
 // The in-edges of the nodes `partition` gives to `rank` (other nodes keep no in-edges).
 Graph owned_rows(const Graph& graph, const NodePartition& partition, int rank);
+// The same for the nodes of every part in `parts` (increasing).
+Graph owned_rows(const Graph& graph, const NodePartition& partition, const std::vector<int>& parts,
+                 const std::string& name);
 
-// `rank`'s part of `dataset`. Structure replicated and generated features are shared with the
-// dataset, not copied; stored features are copied. Throws ConfigError when the placement does not
-// fit the dataset (columns outside its features).
+// `rank`'s part of `dataset`, with the replicas its placement lists. Structure replicated and
+// generated features are shared with the dataset, not copied; stored features are copied. Throws
+// ConfigError when the placement does not fit the dataset (columns outside its features).
 RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int rank,
                     const ShardPlacement& placement);
 

@@ -23,6 +23,11 @@ struct Block {
   std::int64_t num_dst = 0;
   std::vector<std::int64_t> offsets{0};
   std::vector<std::int32_t> src_index;
+  // GCN's normalisation degree of every source in the whole graph (its out-edges plus a self loop)
+  // when the block is one rank's share of a full graph and must keep the whole graph's
+  // normalisation; empty when the block is normalised on its own edges (sampled blocks, or the
+  // whole graph itself).
+  std::vector<std::int32_t> source_degrees;
 
   std::int64_t num_src() const { return static_cast<std::int64_t>(src_nodes.size()); }
   std::int64_t num_edges() const { return static_cast<std::int64_t>(src_index.size()); }

@@ -56,6 +56,11 @@ std::vector<ComputeCase> compute_cases(bool quick) {
       }
     }
   }
+  // ROC's full-graph GCN: one step on the whole graph (its row gathers and scatters), at both
+  // multiplication orders of the first layer.
+  for (const Widths& w : {widths.front(), widths[quick ? 1 : 2]}) {
+    cases.push_back({"roc", "gcn", w.features, w.hidden, w.classes, 0, {-1, -1}});
+  }
   return cases;
 }
 

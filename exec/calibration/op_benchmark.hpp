@@ -20,7 +20,8 @@
 namespace gnnbed {
 
 struct ComputeCase {
-  std::string strategy;  // "dgl-pull" (whole layers) or "p3" (partial first layer)
+  std::string strategy;  // "dgl-pull" (whole layers), "p3" (partial first layer) or "roc"
+                         // (full graph: batch_size 0)
   std::string model;     // "gcn" or "sage"
   int feature_dim = 0;
   int hidden = 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "exec/distributed/global_degrees.hpp"
 #include "exec/nn/aggregation.hpp"
 #include "exec/nn/model.hpp"
 #include "workloads/common/errors.hpp"
@@ -71,32 +72,6 @@ Matrix concatenated_weights(std::span<Parameter* const> layer_parameters) {
 }
 
 }  // namespace
-
-DistributedEvaluator::BlockBuilder::BlockBuilder(const Graph& structure)
-    : structure_(structure), local_(static_cast<std::size_t>(structure.num_nodes()), -1) {}
-
-Block DistributedEvaluator::BlockBuilder::build(std::span<const NodeId> dst) {
-  Block block;
-  block.num_dst = static_cast<std::int64_t>(dst.size());
-  block.src_nodes.assign(dst.begin(), dst.end());
-  for (std::size_t d = 0; d < dst.size(); ++d) {
-    local_[static_cast<std::size_t>(dst[d])] = static_cast<std::int32_t>(d);
-  }
-  block.offsets.reserve(dst.size() + 1);
-  for (const NodeId v : dst) {
-    for (const NodeId u : structure_.in_neighbors(v)) {
-      std::int32_t& local = local_[static_cast<std::size_t>(u)];
-      if (local < 0) {
-        local = static_cast<std::int32_t>(block.src_nodes.size());
-        block.src_nodes.push_back(u);
-      }
-      block.src_index.push_back(local);
-    }
-    block.offsets.push_back(static_cast<std::int64_t>(block.src_index.size()));
-  }
-  for (const NodeId u : block.src_nodes) local_[static_cast<std::size_t>(u)] = -1;
-  return block;
-}
 
 DistributedEvaluator::DistributedEvaluator(const ModelSpec& spec, const LocalStore& store,
                                            std::vector<FeaturePlacement> placements,
@@ -193,7 +168,9 @@ std::vector<FeaturePlacement> DistributedEvaluator::held_by_owners(std::int64_t 
 
 Matrix DistributedEvaluator::forward(const std::vector<Parameter>& parameters,
                                      std::span<const NodeId> targets) {
-  if (spec_.kind() == ModelKind::gcn && global_degrees_.empty()) count_global_degrees();
+  if (spec_.kind() == ModelKind::gcn && global_degrees_.empty()) {
+    global_degrees_ = global_gcn_degrees(store_, transport_);
+  }
   Model model(spec_, 0);
   set_parameter_values(model, parameters);
   const std::vector<Parameter*> all = model.parameters();
@@ -402,56 +379,6 @@ Matrix DistributedEvaluator::fetch(std::span<const NodeId> nodes, std::int64_t w
     place(q, answered[q].data());
   }
   return out;
-}
-
-void DistributedEvaluator::count_global_degrees() {
-  const std::span<const NodeId> owned = store_.owned_nodes();
-  const NodePartition& partition = store_.partition();
-  const auto n = static_cast<std::size_t>(partition.num_nodes());
-  const auto num_ranks = static_cast<std::size_t>(transport_.size());
-  const auto me = static_cast<std::size_t>(transport_.rank());
-  // The whole graph's block is the union of every rank's blocks of its own nodes: a node's degree
-  // there is the sum of its degrees in those.
-  std::vector<std::int32_t> contribution(n, 0);
-  for (const Chunk& chunk : chunks_of(owned, store_.structure())) {
-    const Block block = blocks_.build(owned.subspan(chunk.begin, chunk.end - chunk.begin));
-    const std::vector<std::int32_t> degrees = gcn_source_degrees(block);
-    for (std::size_t i = 0; i < degrees.size(); ++i) {
-      contribution[static_cast<std::size_t>(block.src_nodes[i])] += degrees[i];
-    }
-  }
-  // Each owner adds up its nodes' contributions, then every rank gets every owner's sums; both
-  // payloads list nodes in increasing id order.
-  std::vector<std::vector<std::int32_t>> to_owner(num_ranks);
-  for (std::size_t v = 0; v < n; ++v) {
-    const auto owner = static_cast<std::size_t>(partition.owner(static_cast<NodeId>(v)));
-    if (owner != me) to_owner[owner].push_back(contribution[v]);
-  }
-  TransferTiming timing;
-  const auto received = transport_.all_to_all(byte_views(to_owner), Traffic::structure, timing);
-  std::vector<std::int32_t> mine(owned.size());
-  for (std::size_t i = 0; i < owned.size(); ++i) {
-    mine[i] = contribution[static_cast<std::size_t>(owned[i])];
-  }
-  for (std::size_t q = 0; q < num_ranks; ++q) {
-    if (q == me) continue;
-    const std::vector<std::int32_t> part = from_bytes<std::int32_t>(received[q]);
-    if (part.size() != mine.size()) {
-      throw Error("rank " + std::to_string(q) + " sent degree contributions for " +
-                  std::to_string(part.size()) + " nodes, rank " + std::to_string(me) + " owns " +
-                  std::to_string(mine.size()));
-    }
-    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] += part[i];
-  }
-  const auto everyone = transport_.all_gather(as_bytes_span(mine), Traffic::structure, timing);
-  std::vector<std::vector<std::int32_t>> sums(num_ranks);
-  for (std::size_t q = 0; q < num_ranks; ++q) sums[q] = from_bytes<std::int32_t>(everyone[q]);
-  std::vector<std::size_t> next(num_ranks, 0);
-  global_degrees_.resize(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    const auto owner = static_cast<std::size_t>(partition.owner(static_cast<NodeId>(v)));
-    global_degrees_[v] = sums[owner].at(next[owner]++);
-  }
 }
 
 // gcn_aggregation normalises by the sources' degrees in the block; multiplying each source's row

@@ -22,6 +22,7 @@
 #include "exec/nn/layers.hpp"
 #include "exec/train/trainer.hpp"
 #include "exec/transport.hpp"
+#include "strategies/full_graph.hpp"
 #include "strategies/model_spec.hpp"
 
 namespace gnnbed {
@@ -47,18 +48,6 @@ class DistributedEvaluator {
   using RowReader = std::function<void(std::span<const NodeId> nodes, std::int64_t column_begin,
                                        std::int64_t column_end, float* out)>;
 
-  // Blocks of full in-neighbourhoods, numbered as make_block numbers them, built in time linear in
-  // their edges (a scratch array maps node ids to block positions and is cleared after each).
-  class BlockBuilder {
-   public:
-    explicit BlockBuilder(const Graph& structure);
-    Block build(std::span<const NodeId> dst);
-
-   private:
-    const Graph& structure_;
-    std::vector<std::int32_t> local_;
-  };
-
   Matrix forward(const std::vector<Parameter>& parameters, std::span<const NodeId> targets);
   // Collective: the rows of `nodes` of a table `width` columns wide, of which rank q holds
   // holders[q], each rank reading its part with `read`.
@@ -75,14 +64,13 @@ class DistributedEvaluator {
   // A table `width` wide whose rows their owners hold.
   std::vector<FeaturePlacement> held_by_owners(std::int64_t width) const;
   // Collective: every node's degree in GCN's normalisation of the whole graph.
-  void count_global_degrees();
   void rescale_to_global_degrees(const Block& block, Matrix& input) const;
 
   ModelSpec spec_;
   const LocalStore& store_;
   std::vector<FeaturePlacement> placements_;
   Transport& transport_;
-  BlockBuilder blocks_;
+  NeighbourhoodBlockBuilder blocks_;
   std::vector<std::int32_t> global_degrees_;  // GCN only, once counted
   TrafficBytes sent_;
   TrafficBytes received_;

@@ -18,12 +18,13 @@ std::vector<std::span<const std::byte>> byte_views(
 
 DistributedSampler::DistributedSampler(const LocalStore& store, const NodePartition& partition,
                                        std::vector<int> fanouts, std::uint64_t seed,
-                                       bool structure_partitioned)
+                                       bool structure_partitioned, Replication structure_replicas)
     : store_(store),
       partition_(partition),
       fanouts_(std::move(fanouts)),
       seed_(seed),
       structure_partitioned_(structure_partitioned),
+      structure_replicas_(std::move(structure_replicas)),
       local_sampler_(store.structure(), fanouts_, seed) {}
 
 MiniBatch DistributedSampler::sample(std::span<const NodeId> seeds, std::uint64_t batch_key,
@@ -56,8 +57,8 @@ MiniBatch DistributedSampler::sample_over_network(std::span<const NodeId> seeds,
 
     std::vector<std::vector<std::int32_t>> requests(num_ranks);
     for (const NodeId v : frontier) {
-      const auto owner = static_cast<std::size_t>(partition_.owner(v));
-      if (static_cast<int>(owner) != rank) requests[owner].push_back(v);
+      const int server = structure_replicas_.server(rank, partition_.owner(v));
+      if (server != rank) requests[static_cast<std::size_t>(server)].push_back(v);
     }
     const auto asked = transport.all_to_all(byte_views(requests), Traffic::structure, timing);
 
@@ -71,9 +72,10 @@ MiniBatch DistributedSampler::sample_over_network(std::span<const NodeId> seeds,
       reply.reserve(nodes.size());
       drawn.clear();
       for (const NodeId v : nodes) {
-        if (v < 0 || v >= structure.num_nodes() || partition_.owner(v) != rank) {
+        if (v < 0 || v >= structure.num_nodes() ||
+            !structure_replicas_.holds(rank, partition_.owner(v))) {
           throw Error("rank " + std::to_string(q) + " asked rank " + std::to_string(rank) +
-                      " to sample node " + std::to_string(v) + ", which it does not own");
+                      " to sample node " + std::to_string(v) + ", whose in-edges it does not hold");
         }
         const std::size_t before = drawn.size();
         sample_in_neighbors(structure, v, fanout, seed_, batch_key, hop, drawn);
@@ -101,25 +103,26 @@ MiniBatch DistributedSampler::sample_over_network(std::span<const NodeId> seeds,
     std::vector<std::int64_t> offsets{0};
     std::vector<NodeId> neighbors;
     for (const NodeId v : frontier) {
-      const auto owner = static_cast<std::size_t>(partition_.owner(v));
-      if (static_cast<int>(owner) == rank) {
+      const auto server =
+          static_cast<std::size_t>(structure_replicas_.server(rank, partition_.owner(v)));
+      if (static_cast<int>(server) == rank) {
         const std::size_t before = neighbors.size();
         sample_in_neighbors(structure, v, fanout, seed_, batch_key, hop, neighbors);
         record.edges_sampled_locally += static_cast<std::int64_t>(neighbors.size() - before);
       } else {
-        const std::vector<std::int32_t>& answer = answers[owner];
-        if (next_count[owner] >= requests[owner].size()) {
-          throw Error("rank " + std::to_string(owner) +
+        const std::vector<std::int32_t>& answer = answers[server];
+        if (next_count[server] >= requests[server].size()) {
+          throw Error("rank " + std::to_string(server) +
                       " answered fewer sampling requests than asked");
         }
-        const auto count = static_cast<std::size_t>(answer.at(next_count[owner]++));
-        if (next_id[owner] + count > answer.size()) {
-          throw Error("rank " + std::to_string(owner) + " sent a truncated sampling reply");
+        const auto count = static_cast<std::size_t>(answer.at(next_count[server]++));
+        if (next_id[server] + count > answer.size()) {
+          throw Error("rank " + std::to_string(server) + " sent a truncated sampling reply");
         }
         neighbors.insert(neighbors.end(),
-                         answer.begin() + static_cast<std::ptrdiff_t>(next_id[owner]),
-                         answer.begin() + static_cast<std::ptrdiff_t>(next_id[owner] + count));
-        next_id[owner] += count;
+                         answer.begin() + static_cast<std::ptrdiff_t>(next_id[server]),
+                         answer.begin() + static_cast<std::ptrdiff_t>(next_id[server] + count));
+        next_id[server] += count;
       }
       offsets.push_back(static_cast<std::int64_t>(neighbors.size()));
     }

@@ -5,6 +5,8 @@
 // result is exactly what one process with the whole graph would draw) and sends back, per node,
 // its sample size followed by the sampled ids; meanwhile it answers its peers the same way. The
 // traffic is counted as structure and reported per hop, as strategies/sampling_traffic predicts.
+// With caching, the rank also samples locally the nodes of the parts whose structure it holds a
+// copy of.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "exec/distributed/local_store.hpp"
 #include "exec/transport.hpp"
 #include "strategies/plan.hpp"
+#include "strategies/replication.hpp"
 #include "workloads/sampler.hpp"
 
 namespace gnnbed {
@@ -19,7 +22,8 @@ namespace gnnbed {
 class DistributedSampler {
  public:
   DistributedSampler(const LocalStore& store, const NodePartition& partition,
-                     std::vector<int> fanouts, std::uint64_t seed, bool structure_partitioned);
+                     std::vector<int> fanouts, std::uint64_t seed, bool structure_partitioned,
+                     Replication structure_replicas = {});
 
   // Collective when the structure is partitioned (every rank calls it in the same iteration,
   // possibly with no seeds). `hops` receives the traffic per hop (empty when replicated).
@@ -36,6 +40,7 @@ class DistributedSampler {
   std::vector<int> fanouts_;
   std::uint64_t seed_;
   bool structure_partitioned_;
+  Replication structure_replicas_;
   NeighborSampler local_sampler_;
 };
 

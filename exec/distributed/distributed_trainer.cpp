@@ -7,6 +7,7 @@
 #include "exec/distributed/rank_engine.hpp"
 #include "exec/train/trainer.hpp"
 #include "strategies/batch_schedule.hpp"
+#include "strategies/caching.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/memory.hpp"
@@ -37,12 +38,12 @@ std::string_view breakdown_part_name(std::size_t part) {
 DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
                                     const Dataset& dataset, Transport& transport,
                                     const DistributedOptions& options) {
-  const FeaturePlacement placement =
-      make_strategy(config.distribution.strategy)->feature_placement(context, transport.rank());
-  return train_distributed(config, context,
-                           cut_shard(dataset, context.partition, transport.rank(),
-                                     {context.structure_partitioned, placement}),
-                           transport, options);
+  const int rank = transport.rank();
+  return train_distributed(
+      config, context,
+      cut_shard(dataset, context.partition, rank,
+                rank_placement(*make_strategy(config.distribution.strategy), context, rank)),
+      transport, options);
 }
 
 DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
@@ -79,6 +80,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   const int first_measured =
       first_measured_epoch(config.training.epochs, config.training.warmup_epochs);
   OpKindTable measured_ops;
+  double busy_seconds = 0;
   for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
     transport.barrier();
     const Stopwatch clock;
@@ -140,6 +142,12 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
       record.max_seconds[p] = transport.max_over_ranks(parts[p]);
     }
     record.planning_seconds = transport.sum_over_ranks(record.planning_seconds) / num_ranks;
+    if (epoch >= first_measured) {
+      for (const TimeCategory busy :
+           {TimeCategory::copy, TimeCategory::compute, TimeCategory::communication}) {
+        busy_seconds += parts[static_cast<std::size_t>(busy)];
+      }
+    }
     const bool evaluate_now =
         evaluate && (epoch == config.training.epochs ||
                      (config.training.eval_every > 0 && epoch % config.training.eval_every == 0));
@@ -174,17 +182,24 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   mine.peak_memory_bytes = peak_resident_bytes();
   mine.structure_bytes = engine.store().structure_bytes();
   mine.feature_bytes = engine.store().feature_bytes();
-  const std::string encoded =
-      nlohmann::json{{"sent", mine.sent.bytes},
-                     {"received", mine.received.bytes},
-                     {"planned_sent", mine.planned_sent.bytes},
-                     {"planned_received", mine.planned_received.bytes},
-                     {"peak_memory_bytes", mine.peak_memory_bytes},
-                     {"structure_bytes", mine.structure_bytes},
-                     {"feature_bytes", mine.feature_bytes},
-                     {"evaluation_sent", mine.evaluation_sent.bytes},
-                     {"evaluation_received", mine.evaluation_received.bytes}}
-          .dump();
+  mine.partition = partition_shape(engine.store().structure(), engine.store().owned_nodes(),
+                                   context.partition, rank);
+  mine.busy_seconds = busy_seconds / (config.training.epochs - first_measured + 1);
+  const std::string encoded = nlohmann::json{
+      {"sent", mine.sent.bytes},
+      {"received", mine.received.bytes},
+      {"planned_sent", mine.planned_sent.bytes},
+      {"planned_received", mine.planned_received.bytes},
+      {"peak_memory_bytes", mine.peak_memory_bytes},
+      {"structure_bytes", mine.structure_bytes},
+      {"feature_bytes", mine.feature_bytes},
+      {"evaluation_sent", mine.evaluation_sent.bytes},
+      {"evaluation_received", mine.evaluation_received.bytes},
+      {"vertices", mine.partition.vertices},
+      {"edges", mine.partition.edges},
+      {"remote_neighbours", mine.partition.remote_neighbours},
+      {"busy_seconds",
+       mine.busy_seconds}}.dump();
   const auto gathered = transport.gather_to_root(encoded);
   for (std::size_t r = 0; r < gathered.size(); ++r) {
     const nlohmann::json object = nlohmann::json::parse(gathered[r]);
@@ -199,6 +214,10 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     entry.feature_bytes = object.at("feature_bytes").get<std::int64_t>();
     object.at("evaluation_sent").get_to(entry.evaluation_sent.bytes);
     object.at("evaluation_received").get_to(entry.evaluation_received.bytes);
+    entry.partition = {object.at("vertices").get<std::int64_t>(),
+                       object.at("edges").get<std::int64_t>(),
+                       object.at("remote_neighbours").get<std::int64_t>()};
+    entry.busy_seconds = object.at("busy_seconds").get<double>();
     report.bytes_match = report.bytes_match && entry.sent == entry.planned_sent &&
                          entry.received == entry.planned_received;
     report.ranks.push_back(entry);
@@ -255,7 +274,12 @@ nlohmann::json DistributedReport::to_json() const {
                          {"structure_bytes", r.structure_bytes},
                          {"feature_bytes", r.feature_bytes},
                          {"evaluation_bytes_sent", r.evaluation_sent.to_json()},
-                         {"evaluation_bytes_received", r.evaluation_received.to_json()}});
+                         {"evaluation_bytes_received", r.evaluation_received.to_json()},
+                         {"partition",
+                          {{"vertices", r.partition.vertices},
+                           {"edges", r.partition.edges},
+                           {"remote_neighbours", r.partition.remote_neighbours}}},
+                         {"busy_seconds", r.busy_seconds}});
   }
   nlohmann::json result = {{"epoch_seconds", epoch_seconds},
                            {"bytes_match_plans", bytes_match},

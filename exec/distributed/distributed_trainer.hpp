@@ -12,6 +12,7 @@
 
 #include "exec/transport.hpp"
 #include "strategies/experiment_config.hpp"
+#include "strategies/partition_costs.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/dataset.hpp"
@@ -47,6 +48,10 @@ struct RankReport {
   std::int64_t feature_bytes = 0;
   TrafficBytes evaluation_sent;  // evaluation's, counted apart from training's (not in plans)
   TrafficBytes evaluation_received;
+  // The rank's part of the graph and the time it was busy per measured epoch (copy, compute and
+  // communication, waiting left out): a sample of ROC's partition cost model.
+  PartitionShape partition;
+  double busy_seconds = 0;
 };
 
 struct DistributedReport {

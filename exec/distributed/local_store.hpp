@@ -1,10 +1,12 @@
 #pragma once
 // What one rank keeps of the workload, read through the interfaces the executor, the sampler and
 // the evaluator use: the graph structure it samples from (all of it, or the in-edges of the nodes
-// it owns), the node features its strategy places on it, and the labels and split of the nodes it
+// it owns and of the parts it holds copies of), the node features its strategy places on it (and
+// its copies of other ranks' features, with caching), and the labels and split of the nodes it
 // owns. Built from the rank's shard (loaded from a sharded workload, or cut from a whole Dataset,
 // which the caller may then drop). Reads outside what the rank holds throw Error: a plan that
 // needs them is wrong.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -32,22 +34,47 @@ class LocalStore {
   // The nodes this rank owns, in increasing id order, and v's place among them (-1 when another
   // rank owns v).
   std::span<const NodeId> owned_nodes() const { return owned_; }
-  std::int32_t owned_position(NodeId v) const { return position_[static_cast<std::size_t>(v)]; }
+  std::int32_t owned_position(NodeId v) const {
+    return std::max(position_[static_cast<std::size_t>(v)], std::int32_t{-1});
+  }
 
-  // Features of `nodes`, columns [column_begin, column_end), row-major into `out`.
+  // Features of `nodes`, columns [column_begin, column_end), row-major into `out`, from the rank's
+  // own placement or its copies of other ranks'.
   void gather_features(std::span<const NodeId> nodes, std::int64_t column_begin,
                        std::int64_t column_end, float* out) const;
   // Label of a node this rank owns.
   std::int32_t label(NodeId v) const;
 
-  // Bytes of structure and stored features held (generated features count nothing).
+  // Bytes of structure and stored features held, copies included (generated features count
+  // nothing).
   std::int64_t structure_bytes() const;
   std::int64_t feature_bytes() const;
 
  private:
+  // One part's features as placed: its nodes' rows, or every node's columns.
+  struct FeatureTable {
+    FeaturePlacement placement;
+    const float* stored = nullptr;  // null for generated features
+  };
+
+  // Columns [begin, end) of one table.
+  struct ColumnPiece {
+    const FeatureTable* table = nullptr;
+    std::int64_t begin = 0;
+    std::int64_t end = 0;
+  };
+
+  // Where `nodes`' columns [column_begin, column_end) are held, in column order (feature rows:
+  // one piece, the rank's own table standing for every part's), or Error naming what is missing.
+  std::vector<ColumnPiece> pieces_for(std::span<const NodeId> nodes, std::int64_t column_begin,
+                                      std::int64_t column_end) const;
+
   RankShard shard_;
   std::vector<NodeId> owned_;
+  // Every node's place p among its owner's nodes: p for the rank's own nodes, -2 - p for others'.
   std::vector<std::int32_t> position_;
+  std::vector<FeatureTable> tables_;  // the rank's own placement first, then its copies
+  std::vector<int> table_of_part_;    // feature rows: the table holding each part's, -1 if none
 };
 
 }  // namespace gnnbed

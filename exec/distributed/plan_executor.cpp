@@ -57,7 +57,7 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
   }
   std::vector<Parameter*> pointers;
   if (op.partial) {
-    for (const std::string& name : op.parameters) pointers.push_back(&parameter(name));
+    for (const std::string& name : op.parameters) pointers.push_back(&partial_weight(op, name));
   } else {
     for (const ParameterShape& shape : context_.model.parameters(op.layer)) {
       pointers.push_back(&parameter(parameter_name(op.layer, shape.name)));
@@ -66,6 +66,37 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
   auto& slot = layers_[key];
   slot = make_layer(context_.model, op.layer, pointers);
   return *slot;
+}
+
+Parameter& PlanExecutor::partial_weight(const Op& op, const std::string& name) {
+  Parameter& held = parameter(name);
+  const ParameterSpec& spec = *std::find_if(specs_.begin(), specs_.end(),
+                                            [&](const ParameterSpec& p) { return p.name == name; });
+  if (op.column_begin == spec.row_begin && op.column_end == spec.row_end) return held;
+  if (op.column_begin < spec.row_begin || op.column_end > spec.row_end ||
+      op.column_begin >= op.column_end) {
+    throw Error(op.label + " uses rows [" + std::to_string(op.column_begin) + ", " +
+                std::to_string(op.column_end) + ") of " + name + ", this rank holds [" +
+                std::to_string(spec.row_begin) + ", " + std::to_string(spec.row_end) + ")");
+  }
+  const auto [it, added] = weight_rows_.try_emplace(
+      std::tuple{op.layer, op.instance, name},
+      row_slice(held, op.column_begin - spec.row_begin, op.column_end - spec.row_begin));
+  if (!added) throw Error(op.label + ": a second forward of the same partial layer");
+  return it->second;
+}
+
+void PlanExecutor::add_weight_row_gradients(const Op& op) {
+  for (const std::string& name : op.parameters) {
+    const auto it = weight_rows_.find(std::tuple{op.layer, op.instance, name});
+    if (it == weight_rows_.end()) continue;  // the op used the held parameter itself
+    const ParameterSpec& spec = *std::find_if(
+        specs_.begin(), specs_.end(), [&](const ParameterSpec& p) { return p.name == name; });
+    const Matrix& rows = it->second.grad;
+    Matrix& grad = parameter(name).grad;
+    float* target = grad.row(op.column_begin - spec.row_begin);
+    for (std::int64_t i = 0; i < rows.size(); ++i) target[i] += rows.data()[i];
+  }
 }
 
 PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
@@ -79,6 +110,7 @@ PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
     tensors_[t].block = plan.tensors[t].block.get();
   }
   layers_.clear();
+  weight_rows_.clear();
   for (Parameter* p : ordered_parameters_) p->grad.fill(0.0f);
   for (std::size_t i = static_cast<std::size_t>(plan.prologue_ops); i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
@@ -121,27 +153,28 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       store_.gather_features(ids, op.column_begin, op.column_end, out.data());
       return;
     }
-    case OpKind::scatter_rows: {
-      const TensorSpec& spec = plan.tensors[static_cast<std::size_t>(op.outputs[0])];
+    case OpKind::scatter_rows:
+      scatter(plan, op, false);
+      return;
+    case OpKind::copy_to_device:
+      // The CPU engine's device is the host: the tensor is already where layers read it.
+      return;
+    case OpKind::gather_rows: {
+      const auto positions = node_ids(op.inputs[0]);
+      const Matrix& source = dense(1);
       Matrix& out = output(0);
-      out.reset(spec.rows, spec.cols);
-      for (std::size_t i = 0; i + 1 < op.inputs.size(); i += 2) {
-        const auto positions = node_ids(op.inputs[i]);
-        const Matrix& rows = dense(i + 1);
-        if (rows.rows() != static_cast<std::int64_t>(positions.size()) ||
-            rows.cols() != out.cols()) {
-          throw Error("scatter_rows: part " + std::to_string(i / 2) + " has " +
-                      std::to_string(rows.rows()) + " rows for " +
-                      std::to_string(positions.size()) + " positions");
+      out.reshape_for_overwrite(static_cast<std::int64_t>(positions.size()), source.cols());
+      for (std::size_t r = 0; r < positions.size(); ++r) {
+        if (positions[r] < 0 || positions[r] >= source.rows()) {
+          throw Error("gather_rows: position " + std::to_string(positions[r]) + " outside the " +
+                      std::to_string(source.rows()) + " rows");
         }
-        for (std::size_t r = 0; r < positions.size(); ++r) {
-          std::copy_n(rows.row(static_cast<std::int64_t>(r)), out.cols(), out.row(positions[r]));
-        }
+        std::copy_n(source.row(positions[r]), source.cols(), out.row(static_cast<std::int64_t>(r)));
       }
       return;
     }
-    case OpKind::copy_to_device:
-      // The CPU engine's device is the host: the tensor is already where layers read it.
+    case OpKind::scatter_add_rows:
+      scatter(plan, op, true);
       return;
     case OpKind::dropout:
       cpu::dropout_forward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
@@ -188,6 +221,7 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
     case OpKind::layer_backward: {
       Matrix grad_input = layer(op, false).backward(dense(0), op.input_grad);
       if (op.input_grad) output(0) = std::move(grad_input);
+      if (op.partial) add_weight_row_gradients(op);
       return;
     }
     case OpKind::bias_backward:
@@ -207,6 +241,35 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
     }
   }
   throw Error("unknown op kind");
+}
+
+void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
+  const TensorSpec& spec = plan.tensors[static_cast<std::size_t>(op.outputs[0])];
+  Matrix& out = tensors_[static_cast<std::size_t>(op.outputs[0])].dense;
+  out.reset(spec.rows, spec.cols);
+  for (std::size_t i = 0; i + 1 < op.inputs.size(); i += 2) {
+    const auto positions = node_ids(op.inputs[i]);
+    const Matrix& rows = tensors_[static_cast<std::size_t>(op.inputs[i + 1])].dense;
+    if (rows.rows() != static_cast<std::int64_t>(positions.size()) || rows.cols() != out.cols()) {
+      throw Error(std::string(to_string(op.kind)) + ": part " + std::to_string(i / 2) + " has " +
+                  std::to_string(rows.rows()) + " x " + std::to_string(rows.cols()) + " rows for " +
+                  std::to_string(positions.size()) + " positions of width " +
+                  std::to_string(out.cols()));
+    }
+    for (std::size_t r = 0; r < positions.size(); ++r) {
+      if (positions[r] < 0 || positions[r] >= out.rows()) {
+        throw Error(std::string(to_string(op.kind)) + ": position " + std::to_string(positions[r]) +
+                    " outside the " + std::to_string(out.rows()) + " rows");
+      }
+      const float* from = rows.row(static_cast<std::int64_t>(r));
+      float* to = out.row(positions[r]);
+      if (add) {
+        for (std::int64_t j = 0; j < out.cols(); ++j) to[j] += from[j];
+      } else {
+        std::copy_n(from, out.cols(), to);
+      }
+    }
+  }
 }
 
 void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& timing) {

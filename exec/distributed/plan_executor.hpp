@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exec/distributed/local_store.hpp"
@@ -58,10 +59,18 @@ class PlanExecutor {
   };
 
   void run_op(const Plan& plan, const Op& op, TransferTiming& timing);
+  // scatter_rows (rows placed) and scatter_add_rows (rows added) into a zeroed output.
+  void scatter(const Plan& plan, const Op& op, bool add);
   void all_to_all(const Plan& plan, const Op& op, TransferTiming& timing);
   void all_reduce(const Op& op, TransferTiming& timing);
   std::span<const NodeId> node_ids(int tensor) const;  // an index tensor, or a block's sources
   GnnLayer& layer(const Op& op, bool create);
+  // The weight rows [column_begin, column_end) a partial layer op uses (P3's first layer): the
+  // held parameter when it holds just those rows, else a copy of them, whose gradient
+  // add_weight_row_gradients adds to the held parameter's after the op's backward (with caching,
+  // a rank holds the whole weight and computes several column ranges).
+  Parameter& partial_weight(const Op& op, const std::string& name);
+  void add_weight_row_gradients(const Op& op);
 
   const StrategyContext& context_;
   std::vector<ParameterSpec> specs_;
@@ -73,6 +82,7 @@ class PlanExecutor {
   std::vector<TensorValue> tensors_;
   std::vector<std::vector<std::byte>> receive_buffers_;              // reused by every all-to-all
   std::map<std::pair<int, int>, std::unique_ptr<GnnLayer>> layers_;  // (layer, instance)
+  std::map<std::tuple<int, int, std::string>, Parameter> weight_rows_;  // (layer, instance, name)
   PlanOutcome outcome_;
 };
 

@@ -1,6 +1,9 @@
 #include "exec/distributed/rank_engine.hpp"
 
+#include "exec/distributed/global_degrees.hpp"
 #include "exec/train/trainer.hpp"
+#include "strategies/caching.hpp"
+#include "strategies/full_graph.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -23,17 +26,18 @@ RankShard fitting(RankShard shard, const StrategyContext& context, const Strateg
     throw Error("rank " + std::to_string(rank) + " was given rank " + std::to_string(shard.rank) +
                 "'s shard");
   }
-  const FeaturePlacement wanted = strategy.feature_placement(context, shard.rank);
+  const ShardPlacement wanted = rank_placement(strategy, context, shard.rank);
   const FeaturePlacement& held = shard.placement.features;
-  if (shard.partition.num_parts() != context.num_ranks || held != wanted ||
-      shard.placement.structure_partitioned != context.structure_partitioned) {
+  if (shard.partition.num_parts() != context.num_ranks || shard.placement != wanted) {
     throw Error("rank " + std::to_string(shard.rank) + "'s shard (" +
                 std::to_string(shard.partition.num_parts()) + " parts, " +
                 (held.owned_rows_only ? "feature rows" : "feature columns") + " [" +
                 std::to_string(held.column_begin) + ", " + std::to_string(held.column_end) +
                 "), structure " +
-                (shard.placement.structure_partitioned ? "partitioned" : "replicated") +
-                ") does not hold what " + strategy.name() + " on " +
+                (shard.placement.structure_partitioned ? "partitioned" : "replicated") + ", " +
+                std::to_string(shard.placement.structure_replicas.size()) + " structure and " +
+                std::to_string(shard.placement.feature_replicas.size()) +
+                " feature replicas) does not hold what " + strategy.name() + " on " +
                 std::to_string(context.num_ranks) + " ranks places on it");
   }
   return shard;
@@ -51,9 +55,8 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
                        const Dataset& dataset, Transport& transport)
     : RankEngine(config, context,
                  cut_shard(dataset, context.partition, transport.rank(),
-                           {context.structure_partitioned,
-                            make_strategy(config.distribution.strategy)
-                                ->feature_placement(context, transport.rank())}),
+                           rank_placement(*make_strategy(config.distribution.strategy), context,
+                                          transport.rank())),
                  transport) {}
 
 RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
@@ -65,8 +68,13 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
       schedule_(store_.rank(), store_.shard().split.train, train_counts(store_.shard()),
                 config.training.batch_size, config.training.seed),
       sampler_(store_, context.partition, config.training.fanouts, sampler_seed(config.training),
-               context.structure_partitioned),
-      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport) {}
+               context.structure_partitioned, context.structure_replicas),
+      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport) {
+  if (strategy_->full_graph()) {
+    local_block_ = std::make_shared<const Block>(local_graph_block(
+        store_.structure(), store_.owned_nodes(), global_gcn_degrees(store_, transport)));
+  }
+}
 
 IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch& clock) {
   IterationRun run;
@@ -81,8 +89,13 @@ IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch
   run.sample_start = clock.seconds();
   TransferTiming sample_timing;
   const std::vector<NodeId> seeds = schedule_.seeds(it.rank, epoch, iteration);
-  it.batch = sampler_.sample(seeds, schedule_.batch_key(epoch, iteration), transport_,
-                             it.sampling_hops, sample_timing);
+  if (local_block_) {
+    it.batch.seeds = seeds;
+    it.local_block = local_block_;
+  } else {
+    it.batch = sampler_.sample(seeds, schedule_.batch_key(epoch, iteration), transport_,
+                               it.sampling_hops, sample_timing);
+  }
   run.sample_seconds = clock.seconds() - run.sample_start;
   run.sample_waiting = sample_timing.waiting_seconds;
 

@@ -1,7 +1,7 @@
 #pragma once
 // One rank's side of distributed training, an iteration at a time: sample the rank's mini-batch
-// (over the network when the structure is partitioned), exchange the strategy's announcements,
-// build the plan, run it.
+// (over the network when the structure is partitioned; a full-graph strategy's share of the graph
+// is cut once instead), exchange the strategy's announcements, build the plan, run it.
 #include <memory>
 
 #include "exec/distributed/distributed_sampler.hpp"
@@ -48,6 +48,8 @@ class RankEngine {
   BatchSchedule schedule_;
   DistributedSampler sampler_;
   PlanExecutor executor_;
+  // Full-graph strategies: the rank's share of the graph, cut once (full_graph.hpp).
+  std::shared_ptr<const Block> local_block_;
 };
 
 }  // namespace gnnbed

@@ -1,5 +1,6 @@
 #include "exec/distributed/rank_workload.hpp"
 
+#include "strategies/caching.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/shard_format.hpp"
 #include "workloads/workload_config.hpp"
@@ -39,6 +40,9 @@ RankWorkload load_from_shards(const ExperimentConfig& config, int num_ranks, int
   if (config.workload.path.empty()) {
     throw ConfigError("workload.path", "source 'shards' reads a directory: set path");
   }
+  require(config.distribution.cache_budget_bytes == 0, "distribution.cache_budget_bytes",
+          "caching copies other ranks' partitions, which the rank files of a sharded workload do "
+          "not hold: set it to 0, or run on the workload itself");
   const ShardManifest manifest = read_shard_manifest(config.workload.path);
   check_layout(manifest, config, num_ranks);
   RankShard shard = load_shard(manifest, rank);
@@ -61,10 +65,9 @@ RankWorkload load_rank_workload(const ExperimentConfig& config, int num_ranks, i
   if (config.workload.source == "shards") return load_from_shards(config, num_ranks, rank);
   const Dataset dataset = load_workload(config.workload);
   StrategyContext context = make_strategy_context(config, dataset, num_ranks);
-  const FeaturePlacement placement =
-      make_strategy(config.distribution.strategy)->feature_placement(context, rank);
   RankShard shard =
-      cut_shard(dataset, context.partition, rank, {context.structure_partitioned, placement});
+      cut_shard(dataset, context.partition, rank,
+                rank_placement(*make_strategy(config.distribution.strategy), context, rank));
   return {std::move(context), std::move(shard), dataset.summary()};
 }
 

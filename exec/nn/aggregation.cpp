@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "workloads/common/errors.hpp"
+
 namespace gnnbed {
 
 cpu::SparseMatrix mean_aggregation(const Block& block) {
@@ -22,6 +24,13 @@ cpu::SparseMatrix mean_aggregation(const Block& block) {
 }
 
 std::vector<std::int32_t> gcn_source_degrees(const Block& block) {
+  if (!block.source_degrees.empty()) {
+    if (static_cast<std::int64_t>(block.source_degrees.size()) != block.num_src()) {
+      throw Error("block carries " + std::to_string(block.source_degrees.size()) +
+                  " source degrees for " + std::to_string(block.num_src()) + " sources");
+    }
+    return block.source_degrees;
+  }
   std::vector<std::int32_t> out_degree(static_cast<std::size_t>(block.num_src()), 0);
   for (std::size_t d = 0; d < static_cast<std::size_t>(block.num_dst); ++d) out_degree[d] = 1;
   for (const std::int32_t s : block.src_index) ++out_degree[static_cast<std::size_t>(s)];

@@ -20,8 +20,9 @@ cpu::SparseMatrix mean_aggregation(const Block& block);
 // D^-1/2 (A + I) D^-1/2. num_dst x num_src.
 cpu::SparseMatrix gcn_aggregation(const Block& block);
 
-// The source degrees gcn_aggregation normalises by: per source node, its block out-edges plus one
-// when it is a destination.
+// The source degrees gcn_aggregation normalises by: the block's source_degrees when it carries
+// them (a rank's share of a full graph), else per source node its block out-edges plus one when
+// it is a destination.
 std::vector<std::int32_t> gcn_source_degrees(const Block& block);
 
 }  // namespace gnnbed

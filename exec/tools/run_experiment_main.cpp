@@ -17,6 +17,7 @@
 #include "exec/distributed/rank_workload.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "strategies/experiment_cli.hpp"
+#include "strategies/roc_partition.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/provenance.hpp"
@@ -55,13 +56,16 @@ std::string epochs_csv(const DistributedReport& report) {
 
 void print_summary(const ExperimentConfig& config, const std::string& dataset_name, int num_ranks,
                    const DistributedReport& report, const Outputs& outputs) {
-  std::printf(
-      "\n%s on %s, %d ranks (%s structure, %s partition): %s %d layers, hidden %d, "
-      "batch %d per rank, fanouts %s\n",
-      config.distribution.strategy.c_str(), dataset_name.c_str(), num_ranks,
-      config.distribution.structure.c_str(), config.distribution.partitioner.c_str(),
-      config.model.kind.c_str(), config.model.num_layers, config.model.hidden,
-      config.training.batch_size, nlohmann::json(config.training.fanouts).dump().c_str());
+  const std::string batching = config.training.batch_size == 0
+                                   ? std::string("full graph")
+                                   : "batch " + std::to_string(config.training.batch_size) +
+                                         " per rank, fanouts " +
+                                         nlohmann::json(config.training.fanouts).dump();
+  std::printf("\n%s on %s, %d ranks (%s structure, %s partition): %s %d layers, hidden %d, %s\n",
+              config.distribution.strategy.c_str(), dataset_name.c_str(), num_ranks,
+              config.distribution.structure.c_str(), config.distribution.partitioner.c_str(),
+              config.model.kind.c_str(), config.model.num_layers, config.model.hidden,
+              batching.c_str());
   std::array<double, kNumBreakdownParts> mean{};
   for (const DistributedEpoch& e : report.epochs) {
     for (std::size_t p = 0; p < kNumBreakdownParts; ++p)
@@ -92,6 +96,20 @@ void print_summary(const ExperimentConfig& config, const std::string& dataset_na
   if (!outputs.trace.empty()) std::printf(", trace %s", outputs.trace.c_str());
   if (!outputs.plans.empty()) std::printf(", plans %s", outputs.plans.c_str());
   std::printf("\n");
+}
+
+// Every rank's part of the graph with the time it was busy per epoch: samples of ROC's partition
+// cost model.
+std::vector<PartitionCostSample> measured_partition_costs(const DistributedReport& report,
+                                                          const std::string& dataset_name,
+                                                          const std::string& partitioner) {
+  std::vector<PartitionCostSample> samples;
+  for (const RankReport& r : report.ranks) {
+    samples.push_back({"run_experiment " + dataset_name + " " + partitioner + " rank " +
+                           std::to_string(r.rank) + "/" + std::to_string(report.ranks.size()),
+                       r.partition, r.busy_seconds});
+  }
+  return samples;
 }
 
 // The setup every rank does before talking to the others: parse, load, check. Returns an error
@@ -216,6 +234,11 @@ int run(int argc, char** argv, MpiTransport& transport) {
     result["num_ranks"] = num_ranks;
     result["dataset"] = dataset_summary;
     result["load_seconds"] = setup.load_seconds;
+    if (make_strategy(setup.config.distribution.strategy)->full_graph()) {
+      result["partition_costs"] = recorded_partition_costs(
+          setup.config.distribution,
+          measured_partition_costs(report, dataset_name, setup.config.distribution.partitioner));
+    }
     write_text_file_atomically(setup.outputs.result, result.dump(2) + "\n");
     write_text_file_atomically(setup.outputs.csv, epochs_csv(report));
     if (!setup.outputs.trace.empty()) {

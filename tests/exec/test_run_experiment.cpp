@@ -163,6 +163,64 @@ TEST(RunExperiment, P3OverPartitionedStructureMovesNoFeatures) {
   }
 }
 
+// P3's caching end to end on 2 ranks: with copies of every partition on every rank, two epochs of
+// p3 over partitioned structure give the losses and accuracies of training without copies (bit for
+// bit with structure copies; to float rounding with feature copies too, which run the first layer
+// data parallel), move no structure and no activations in training, and hold the copies.
+TEST(RunExperiment, CachingChangesTheBytesNotTheResults) {
+  const TemporaryDirectory dir;
+  const std::string options =
+      " --workload cora --batch-size 16 --fanouts 10,5 --epochs 2 --quiet --strategy p3"
+      " --structure partitioned --cache-budget 1e12 --output ";
+  std::map<std::string, nlohmann::json> results;
+  for (const std::string cache : {"none", "structure", "both"}) {
+    const auto output = dir.path() / (cache + ".json");
+    const std::string caching =
+        cache == "none" ? " --set distribution.cache_budget_bytes=0" : " --cache " + cache;
+    const CommandResult run =
+        run_command(mpiexec(2) + run_experiment() + options + output.string() + caching);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    results[cache] = read_json(output);
+    EXPECT_EQ(results[cache]["bytes_match_plans"], true) << cache;
+  }
+  const nlohmann::json& plain = results["none"];
+  for (const std::string cache : {"structure", "both"}) {
+    SCOPED_TRACE(cache);
+    const nlohmann::json& json = results[cache];
+    for (std::size_t e = 0; e < 2; ++e) {
+      for (const char* field : {"loss", "train_accuracy", "val_accuracy"}) {
+        const double expected = plain["epochs"][e][field].get<double>();
+        const double value = json["epochs"][e][field].get<double>();
+        if (cache == "structure") {
+          EXPECT_EQ(value, expected) << field << ", epoch " << e + 1;
+        } else {
+          EXPECT_NEAR(value, expected, field == std::string("loss") ? 1e-5 * expected : 2e-3)
+              << field << ", epoch " << e + 1;
+        }
+      }
+    }
+    std::int64_t all_features = 0;
+    for (const auto& rank : plain["ranks"])
+      all_features += rank["feature_bytes"].get<std::int64_t>();
+    for (int r = 0; r < 2; ++r) {
+      const auto& rank = json["ranks"][r];
+      const auto& before = plain["ranks"][r]["bytes_sent"];
+      if (cache == "structure") {
+        // What is left is P3's push of the first layer's computation graph.
+        EXPECT_LT(rank["bytes_sent"]["structure"].get<std::int64_t>(),
+                  before["structure"].get<std::int64_t>());
+        EXPECT_EQ(rank["bytes_sent"]["activations"], before["activations"]);
+      } else {
+        EXPECT_EQ(rank["bytes_sent"]["structure"], 0);
+        EXPECT_EQ(rank["bytes_sent"]["activations"], 0);
+      }
+      EXPECT_EQ(
+          rank["feature_bytes"].get<std::int64_t>(),
+          cache == "both" ? all_features : plain["ranks"][r]["feature_bytes"].get<std::int64_t>());
+    }
+  }
+}
+
 TEST(RunExperiment, ARankCountThatDoesNotFitIsRejected) {
   const TemporaryDirectory dir;
   const auto result = dir.path() / "r.json";
@@ -263,6 +321,22 @@ INSTANTIATE_TEST_SUITE_P(Layouts, RunExperimentFromShards,
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+TEST(RunExperiment, ShardsCannotHoldCopies) {
+  const TemporaryDirectory dir;
+  const auto shards = dir.path() / "columns";
+  ASSERT_EQ(run_command(testing::binary_path("workloads/workload") +
+                        " convert --workload cora --shards 2 --feature-layout columns --output " +
+                        shards.string())
+                .exit_code,
+            0);
+  const CommandResult run = run_command(
+      mpiexec(2) + run_experiment() + " --workload shards --path " + shards.string() +
+      " --strategy p3 --epochs 1 --cache-budget 1e9 --output " + (dir.path() / "r.json").string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("'distribution.cache_budget_bytes'"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
 
 TEST(RunExperiment, ShardsCutForAnotherStrategyAreRejected) {
   const TemporaryDirectory dir;

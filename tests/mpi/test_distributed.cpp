@@ -2,8 +2,8 @@
 // with (1..4): sampling over partitioned structure draws exactly the single-process samples and
 // moves exactly the predicted bytes; one iteration of dgl-pull and of p3 gives the same loss and
 // the same gradients as the single-process model on the same mini-batches and weights, and the
-// transport moves exactly the bytes the plan says; with 4 ranks, training on Cora reaches the
-// single-process accuracy.
+// transport moves exactly the bytes the plan says, with and without P3's caching, which changes
+// no result; with 4 ranks, training on Cora reaches the single-process accuracy.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,13 +81,11 @@ TEST(DistributedSampling, OverPartitionedStructureDrawsTheSingleProcessSamples) 
             predicted_sent);
 }
 
-class OneIteration
-    : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
-
-TEST_P(OneIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
-  const auto& [strategy, structure, model_kind, num_layers] = GetParam();
+// One iteration of `config` on every rank gives the single-process loss, gradients and updated
+// weights, and the transport moves exactly the plan's bytes.
+void expect_single_process_iteration(const ExperimentConfig& config) {
+  const std::string& strategy = config.distribution.strategy;
   MpiTransport transport;
-  const ExperimentConfig config = experiment(strategy, structure, model_kind, num_layers);
   const StrategyContext context = make_strategy_context(config, cora(), transport.size());
   RankEngine engine(config, context, cora(), transport);
   const TrafficBytes sent_before = transport.bytes_sent();
@@ -164,6 +162,14 @@ TEST_P(OneIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
   }
 }
 
+class OneIteration
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
+
+TEST_P(OneIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
+  const auto& [strategy, structure, model_kind, num_layers] = GetParam();
+  expect_single_process_iteration(experiment(strategy, structure, model_kind, num_layers));
+}
+
 std::string one_iteration_name(
     const ::testing::TestParamInfo<OneIteration::ParamType>& param_info) {
   std::string name = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param) + "_" +
@@ -185,6 +191,98 @@ INSTANTIATE_TEST_SUITE_P(OtherDepths, OneIteration,
                                             ::testing::Values("sage", "gcn"),
                                             ::testing::Values(1, 3)),
                          one_iteration_name);
+
+// With P3's caching (strategies/replication.hpp) an iteration still gives the single-process
+// results and moves exactly the plan's (fewer) bytes. 4e6 bytes buy groups of two on 4 ranks (a P3
+// column slice of Cora is 3.9 MB, a DGL row partition 3.9 MB, a structure partition 17 kB) and
+// no feature copy on fewer; 1e12 bytes buy every partition on every rank.
+class CachedIteration
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::int64_t>> {};
+
+TEST_P(CachedIteration, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
+  const auto& [strategy, cache, budget] = GetParam();
+  ExperimentConfig config = experiment(strategy, "partitioned", "sage");
+  config.distribution.cache = cache;
+  config.distribution.cache_budget_bytes = budget;
+  expect_single_process_iteration(config);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Caching, CachedIteration,
+    ::testing::Combine(::testing::Values("dgl-pull", "p3"),
+                       ::testing::Values("structure", "features", "both"),
+                       ::testing::Values(std::int64_t{4000000}, std::int64_t{1000000000000})),
+    [](const ::testing::TestParamInfo<CachedIteration::ParamType>& param_info) {
+      std::string name = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param) + "_" +
+                         std::to_string(std::get<2>(param_info.param));
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
+// An epoch of training with copies of every partition on every rank gives the losses and weights
+// of training without: bit for bit where the copies only change where data is read (structure:
+// sampling draws the same neighbours wherever it runs; DGL's feature rows), to float rounding
+// where they regroup sums (P3's first layer, run data parallel: one partial product over all the
+// columns instead of one per slice, and its weight gradients summed by the all-reduce). Fewer
+// bytes move.
+TEST(CachedTraining, GivesTheResultsOfTrainingWithoutCopies) {
+  MpiTransport transport;
+  for (const std::string strategy : {"dgl-pull", "p3"}) {
+    for (const std::string cache : {"structure", "features"}) {
+      SCOPED_TRACE(strategy + " caching " + cache);
+      const ExperimentConfig plain = experiment(strategy, "partitioned", "sage");
+      ExperimentConfig copies = plain;
+      copies.distribution.cache = cache;
+      copies.distribution.cache_budget_bytes = 1000000000000;
+      const bool exact = cache == "structure" || strategy == "dgl-pull";
+      const StrategyContext plain_context = make_strategy_context(plain, cora(), transport.size());
+      const StrategyContext copies_context =
+          make_strategy_context(copies, cora(), transport.size());
+      RankEngine without(plain, plain_context, cora(), transport);
+      RankEngine with(copies, copies_context, cora(), transport);
+      const Traffic kind = cache == "structure" ? Traffic::structure
+                           : strategy == "p3"   ? Traffic::activations
+                                                : Traffic::features;
+      double bytes_without = 0;
+      double bytes_with = 0;
+      const Stopwatch clock;
+      for (int iteration = 0; iteration < without.schedule().iterations_per_epoch(); ++iteration) {
+        const IterationRun a = without.run_iteration(1, iteration, clock);
+        const IterationRun b = with.run_iteration(1, iteration, clock);
+        const double loss_a = transport.sum_over_ranks(a.outcome.loss);
+        const double loss_b = transport.sum_over_ranks(b.outcome.loss);
+        if (exact) {
+          EXPECT_EQ(loss_a, loss_b) << "iteration " << iteration;
+        } else {
+          EXPECT_NEAR(loss_a, loss_b, 1e-6 * std::abs(loss_a)) << "iteration " << iteration;
+        }
+        EXPECT_EQ(transport.sum_over_ranks(a.outcome.correct),
+                  transport.sum_over_ranks(b.outcome.correct));
+        bytes_without += static_cast<double>(a.plan.bytes_sent()[kind]);
+        bytes_with += static_cast<double>(b.plan.bytes_sent()[kind]);
+      }
+      if (transport.size() > 1) {
+        EXPECT_LT(transport.sum_over_ranks(bytes_with), transport.sum_over_ranks(bytes_without))
+            << to_string(kind);
+      }
+      const std::vector<Parameter> weights_a = without.executor().gather_full_parameters(false);
+      const std::vector<Parameter> weights_b = with.executor().gather_full_parameters(false);
+      ASSERT_EQ(weights_a.size(), weights_b.size());
+      for (std::size_t p = 0; p < weights_a.size(); ++p) {
+        const Matrix& a = weights_a[p].value;
+        const Matrix& b = weights_b[p].value;
+        ASSERT_EQ(a.size(), b.size()) << weights_a[p].name;
+        for (std::int64_t i = 0; i < a.size(); ++i) {
+          if (exact) {
+            ASSERT_EQ(a.data()[i], b.data()[i]) << weights_a[p].name << " entry " << i;
+          } else {
+            ASSERT_NEAR(a.data()[i], b.data()[i], 1e-6) << weights_a[p].name << " entry " << i;
+          }
+        }
+      }
+    }
+  }
+}
 
 // Mean test accuracy over seeds of mini-batch GraphSAGE on Cora: one process with batches of 32,
 // and 4 ranks with batches of 8 each (the same global batch).

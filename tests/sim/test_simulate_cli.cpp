@@ -79,6 +79,34 @@ TEST(SimulateCli, ARunThatDoesNotFitIsOutOfMemory) {
   EXPECT_TRUE(result["epoch_seconds"].is_null());
 }
 
+// Copies of other ranks' partitions (P3's caching) live in host memory: on the P3 cluster (16
+// ranks, 4 per machine), a machine with 30 MB holds its ranks' own partitions of Cora (about 1 MB
+// each) but not a copy of every partition on every rank (each rank then holds all 16).
+TEST(SimulateCli, CopiesOfPartitionsCountInMemory) {
+  const TemporaryDirectory dir;
+  const std::string output = (dir.path() / "cache.json").string();
+  const CommandResult run = run_command(
+      simulate() +
+      " --workload cora --batch-size 64 --strategy p3 --structure partitioned --cluster p3-cluster"
+      " --cluster-set host.memory_bytes=30000000 --sweep distribution.cache_budget_bytes=0,1e12"
+      " -j 2 --quiet -o " +
+      output);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json points = read_json(output)["points"];
+  const nlohmann::json& plain = points[0]["result"];
+  const nlohmann::json& cached = points[1]["result"];
+  EXPECT_FALSE(plain["out_of_memory"].get<bool>());
+  EXPECT_EQ(plain["caching"]["feature_group_size"], 16);
+  EXPECT_EQ(cached["caching"]["feature_group_size"], 1);
+  EXPECT_EQ(cached["caching"]["structure_group_size"], 1);
+  ASSERT_TRUE(cached["out_of_memory"].get<bool>());
+  EXPECT_NE(cached["out_of_memory_reason"].get<std::string>().find("host memory"),
+            std::string::npos);
+  std::int64_t everything = 0;
+  for (const auto& rank : plain["ranks"]) everything += rank["host_bytes"].get<std::int64_t>();
+  for (const auto& rank : cached["ranks"]) EXPECT_EQ(rank["host_bytes"], everything);
+}
+
 TEST(SimulateCli, BadInputIsRejectedWithTheFieldAndNothingWritten) {
   const TemporaryDirectory dir;
   const std::string output = (dir.path() / "bad.json").string();

@@ -24,7 +24,8 @@ StrategyContext context_for(int num_ranks, bool partitioned, const std::string& 
   training.fanouts = {10, 5};
   return StrategyContext{num_ranks,   ModelSpec(ModelConfig{kind, 2, 16, 0.5}, 1433, 7),
                          training,    NodePartition::hashed(2708, num_ranks, 3),
-                         partitioned, 1433};
+                         partitioned, 1433,
+                         {},          {}};
 }
 
 std::vector<Plan> plans_for(const std::string& strategy, const StrategyContext& context) {
@@ -183,8 +184,8 @@ TEST(StrategyChecks, RejectWhatTheyCannotRun) {
   } catch (const ConfigError& error) {
     EXPECT_EQ(error.field(), "ranks");
   }
-  EXPECT_THROW(make_strategy("roc"), ConfigError);
-  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"dgl-pull", "p3"}));
+  EXPECT_THROW(make_strategy("neutronstar"), ConfigError);
+  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"dgl-pull", "p3", "roc"}));
 }
 
 TEST(BlockCodec, RoundTripsAndRejectsMalformedStreams) {

@@ -126,11 +126,19 @@ TEST(NodePartition, ExplicitOwnersAreValidated) {
 }
 
 TEST(Partitioners, RegistryByName) {
-  EXPECT_EQ(partitioner_names(), (std::vector<std::string>{"hash", "metis"}));
+  EXPECT_EQ(partitioner_names(), (std::vector<std::string>{"hash", "metis", "contiguous"}));
   for (const std::string& name : partitioner_names()) {
     EXPECT_EQ(make_partitioner(name)->name(), name);
   }
   expect_config_error([] { make_partitioner("random-walk"); }, "partitioner", "hash, metis");
+}
+
+TEST(Partitioners, ContiguousGivesEveryPartAnEqualRangeOfConsecutiveIds) {
+  const Graph graph = build_graph(10, std::vector<NodeId>{0}, std::vector<NodeId>{1}, {}, "ten");
+  const NodePartition partition = make_partitioner("contiguous")->partition(graph, 3, 1);
+  std::vector<int> owners;
+  for (NodeId v = 0; v < 10; ++v) owners.push_back(partition.owner(v));
+  EXPECT_EQ(owners, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 2, 2, 2}));
 }
 
 TEST(Partitioners, RunPartitionerReportsTheMethod) {

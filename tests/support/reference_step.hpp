@@ -1,0 +1,53 @@
+#pragma once
+// Comparing one distributed training step with the single-process reference (for tests that link
+// the CPU engine): the gradients every rank ends with (weight decay added) and the weights after
+// the optimizer step must equal the reference model's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "exec/nn/layers.hpp"
+#include "exec/train/optimizer.hpp"
+#include "strategies/training_config.hpp"
+
+namespace gnnbed::testing {
+
+// `reference` holds the reference step's gradients (before weight decay); applies weight decay
+// and the optimizer step to it, then compares.
+inline void expect_same_step(const std::vector<Parameter>& gradients,
+                             const std::vector<Parameter>& weights,
+                             const std::vector<Parameter*>& reference,
+                             const TrainingConfig& training) {
+  apply_weight_decay(reference, training);
+  std::vector<Parameter> reference_gradients;
+  for (const Parameter* p : reference) reference_gradients.push_back(*p);
+  make_optimizer(training)->step(reference);
+  auto find = [](const std::vector<Parameter>& all, const std::string& name) {
+    return std::find_if(all.begin(), all.end(), [&](const Parameter& p) { return p.name == name; });
+  };
+  for (const Parameter* updated : reference) {
+    const auto match = find(weights, updated->name);
+    ASSERT_NE(match, weights.end()) << updated->name;
+    for (std::int64_t i = 0; i < updated->value.size(); ++i) {
+      ASSERT_NEAR(match->value.data()[i], updated->value.data()[i], 1e-5)
+          << "weights after the step: " << updated->name << " entry " << i;
+    }
+  }
+  for (const Parameter& expected : reference_gradients) {
+    const auto match = find(gradients, expected.name);
+    ASSERT_NE(match, gradients.end()) << expected.name;
+    ASSERT_EQ(match->grad.size(), expected.grad.size()) << expected.name;
+    double largest = 0;
+    for (std::int64_t i = 0; i < expected.grad.size(); ++i)
+      largest = std::max(largest, std::abs(static_cast<double>(expected.grad.data()[i])));
+    ASSERT_GT(largest, 0) << expected.name << ": an all-zero gradient would make this check empty";
+    for (std::int64_t i = 0; i < expected.grad.size(); ++i) {
+      ASSERT_NEAR(match->grad.data()[i], expected.grad.data()[i], 1e-6 + 1e-4 * largest)
+          << expected.name << " entry " << i;
+    }
+  }
+}
+
+}  // namespace gnnbed::testing
