@@ -1,12 +1,14 @@
 #include "sim/simulation.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "strategies/batch_schedule.hpp"
 #include "strategies/caching.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/roc_partition.hpp"
 #include "strategies/strategy.hpp"
+#include "workloads/common/errors.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace gnnbed {
@@ -51,6 +53,48 @@ nlohmann::json parts_json(const std::array<double, kNumSimulatedParts>& seconds)
   for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
     object[std::string(simulated_part_name(p))] = seconds[p];
   return object;
+}
+
+
+// Replays the planned iterations and fills the result's times, bytes and busy times, scaled from
+// the replayed iterations to the epoch (result.iterations_per_epoch, iterations_simulated).
+void replay_into(SimulationResult& result, const ClusterSpec& cluster,
+                 const std::vector<std::vector<Plan>>& iterations,
+                 const SimulationOptions& options) {
+  const Stopwatch replaying;
+  ReplayOptions replay_options;
+  replay_options.record_trace = options.record_trace;
+  replay_options.use_measured_durations = options.use_measured_durations;
+  ReplayResult replay = replay_plans(cluster, iterations, replay_options);
+  result.replay_seconds = replaying.seconds();
+  result.simulated_seconds = replay.makespan_seconds;
+  const double scale = static_cast<double>(result.iterations_per_epoch) /
+                       static_cast<double>(result.iterations_simulated);
+  result.epoch_seconds = replay.makespan_seconds * scale;
+  const auto num_ranks = static_cast<double>(replay.ranks.size());
+  for (const SimulatedRank& rank : replay.ranks) {
+    double busy = 0;
+    for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
+      const double seconds = rank.seconds[p] * scale;
+      result.mean_seconds[p] += seconds / num_ranks;
+      result.max_seconds[p] = std::max(result.max_seconds[p], seconds);
+      const auto part = static_cast<TimeCategory>(p);
+      if (p < kNumTimeCategories && part != TimeCategory::sampling) busy += seconds;
+    }
+    result.busy_seconds.push_back(busy);
+    TrafficBytes sent;
+    TrafficBytes received;
+    for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
+      sent.bytes[k] = static_cast<std::int64_t>(static_cast<double>(rank.sent.bytes[k]) * scale);
+      received.bytes[k] =
+          static_cast<std::int64_t>(static_cast<double>(rank.received.bytes[k]) * scale);
+    }
+    result.sent_per_rank.push_back(sent);
+    result.received_per_rank.push_back(received);
+  }
+  result.communications = replay.communications;
+  result.simgrid_config = std::move(replay.simgrid_config);
+  result.trace = std::move(replay.trace);
 }
 
 }  // namespace
@@ -133,35 +177,7 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.out_of_memory = !result.out_of_memory_reason.empty();
   if (result.out_of_memory) return result;
 
-  const Stopwatch replaying;
-  ReplayOptions replay_options;
-  replay_options.record_trace = options.record_trace;
-  ReplayResult replay = replay_plans(cluster, iterations, replay_options);
-  result.replay_seconds = replaying.seconds();
-  result.simulated_seconds = replay.makespan_seconds;
-  const double scale = static_cast<double>(result.iterations_per_epoch) /
-                       static_cast<double>(result.iterations_simulated);
-  result.epoch_seconds = replay.makespan_seconds * scale;
-  for (const SimulatedRank& rank : replay.ranks) {
-    double busy = 0;
-    for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
-      const double seconds = rank.seconds[p] * scale;
-      result.mean_seconds[p] += seconds / num_ranks;
-      result.max_seconds[p] = std::max(result.max_seconds[p], seconds);
-      const auto part = static_cast<TimeCategory>(p);
-      if (p < kNumTimeCategories && part != TimeCategory::sampling) busy += seconds;
-    }
-    result.busy_seconds.push_back(busy);
-    TrafficBytes sent;
-    TrafficBytes received;
-    for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
-      sent.bytes[k] = static_cast<std::int64_t>(static_cast<double>(rank.sent.bytes[k]) * scale);
-      received.bytes[k] =
-          static_cast<std::int64_t>(static_cast<double>(rank.received.bytes[k]) * scale);
-    }
-    result.sent_per_rank.push_back(sent);
-    result.received_per_rank.push_back(received);
-  }
+  replay_into(result, cluster, iterations, options);
   if (strategy->full_graph()) {
     const std::vector<PartitionShape> shapes = partition_shapes(dataset.graph, context.partition);
     std::vector<PartitionCostSample> samples;
@@ -174,9 +190,59 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
     }
     result.partition_costs = recorded_partition_costs(config.distribution, samples);
   }
-  result.communications = replay.communications;
-  result.simgrid_config = std::move(replay.simgrid_config);
-  result.trace = std::move(replay.trace);
+  return result;
+}
+
+SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterSpec& cluster,
+                                         int iterations_per_epoch,
+                                         const SimulationOptions& options) {
+  const int num_ranks = cluster.num_ranks();
+  std::map<std::pair<int, int>, std::vector<Plan>> by_iteration;  // (epoch, iteration)
+  for (Plan& plan : plans) {
+    if (plan.num_ranks != num_ranks) {
+      throw ConfigError("replay-plans", "the plan of rank " + std::to_string(plan.rank) +
+                                            " was made for " + std::to_string(plan.num_ranks) +
+                                            " ranks, the cluster has " +
+                                            std::to_string(num_ranks));
+    }
+    by_iteration[{plan.epoch, plan.iteration}].push_back(std::move(plan));
+  }
+  if (by_iteration.empty()) throw ConfigError("replay-plans", "holds no plans");
+  SimulationResult result;
+  result.memory.resize(static_cast<std::size_t>(num_ranks));
+  std::vector<std::vector<Plan>> iterations;
+  for (auto& [when, group] : by_iteration) {
+    std::sort(group.begin(), group.end(),
+              [](const Plan& a, const Plan& b) { return a.rank < b.rank; });
+    for (int r = 0; r < num_ranks; ++r) {
+      if (static_cast<int>(group.size()) <= r || group[static_cast<std::size_t>(r)].rank != r) {
+        throw ConfigError("replay-plans", "epoch " + std::to_string(when.first) +
+                                              " iteration " + std::to_string(when.second) +
+                                              " has no plan of rank " + std::to_string(r) +
+                                              " (or two of another)");
+      }
+    }
+    if (static_cast<int>(group.size()) != num_ranks) {
+      throw ConfigError("replay-plans", "epoch " + std::to_string(when.first) + " iteration " +
+                                            std::to_string(when.second) + " has " +
+                                            std::to_string(group.size()) + " plans for " +
+                                            std::to_string(num_ranks) + " ranks");
+    }
+    for (Plan& plan : group) {
+      plan.validate();
+      RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
+      memory.device_peak_bytes = std::max(memory.device_peak_bytes, plan_peak_bytes(plan));
+      drop_index_data(plan);
+    }
+    iterations.push_back(std::move(group));
+  }
+  result.iterations_simulated = static_cast<int>(iterations.size());
+  result.iterations_per_epoch = iterations_per_epoch > 0 ? iterations_per_epoch
+                                                         : result.iterations_simulated;
+  result.out_of_memory_reason = memory_problem(cluster, result.memory);
+  result.out_of_memory = !result.out_of_memory_reason.empty();
+  if (result.out_of_memory) return result;
+  replay_into(result, cluster, iterations, options);
   return result;
 }
 

@@ -18,6 +18,9 @@ namespace gnnbed {
 struct SimulationOptions {
   int iterations = 0;  // 0: the whole epoch; k: the first k, extrapolated to the epoch
   bool record_trace = false;
+  // Compute ops that carry a recorded duration (Op::measured_seconds) take it instead of the cost
+  // model's time: replaying what a real run measured under another cluster's network.
+  bool use_measured_durations = false;
   // Called after each planned iteration (done, total): progress for long runs.
   std::function<void(int, int)> progress;
 };
@@ -60,6 +63,16 @@ struct SimulationResult {
 // Call once per process (SimGrid: one engine per process).
 SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
                                      const ClusterSpec& cluster, const SimulationOptions& options);
+
+// Replays plans a real run recorded (run_experiment --plans): every rank's plan of one or more
+// iterations, grouped by (epoch, iteration). The recorded iterations are scaled to an epoch of
+// `iterations_per_epoch` (run_experiment's result gives it per epoch). Memory is the plans' peak
+// tensors (host data is not recorded). Throws ConfigError (field "replay-plans") when an
+// iteration lacks a rank's plan or the plans were made for another number of ranks than the
+// cluster has. Call once per process.
+SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterSpec& cluster,
+                                         int iterations_per_epoch,
+                                         const SimulationOptions& options);
 
 // Peak bytes of the tensors a plan keeps alive at once (in plan order) plus its parameters with
 // their gradients and Adam's two moments. Needs the plan's index data.

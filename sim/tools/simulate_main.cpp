@@ -87,6 +87,8 @@ struct Setup {
   std::string cluster_source;
   std::vector<std::string> cluster_settings;
   std::string calibration_file;
+  std::string replay_plans;  // recorded plans to replay instead of planning the experiment
+  int iterations_per_epoch = 0;
   std::vector<Point> points;
   SimulationOptions options;
   int jobs = 1;
@@ -121,25 +123,40 @@ ClusterSpec point_cluster(const Setup& setup, const Point& point) {
 // itself: the parent never starts OpenMP threads, which a forked child could not use.
 nlohmann::json run_point(const Setup& setup, const Point& point, std::size_t index,
                          bool show_progress) {
-  const ExperimentConfig config = point_config(setup, point);
   const ClusterSpec cluster = point_cluster(setup, point);
-  const Stopwatch loading;
-  const Dataset dataset = load_workload(config.workload);
-  const double load_seconds = loading.seconds();
-  SimulationOptions options = setup.options;
-  if (show_progress) {
-    options.progress = [index](int done, int total) {
-      std::fprintf(stderr, "\r  point %zu: planned %d/%d iterations", index + 1, done, total);
-      if (done == total) std::fprintf(stderr, "\n");
-    };
-  }
-  SimulationResult result = simulate_experiment(config, dataset, cluster, options);
-  nlohmann::json document = {
-      {"point", point.label()},           {"assignments", nlohmann::json::object()},
-      {"config", to_json(config)},        {"cluster", cluster.to_json()},
-      {"num_ranks", cluster.num_ranks()}, {"dataset", dataset.summary()},
-      {"load_seconds", load_seconds},     {"result", result.to_json()}};
+  nlohmann::json document = {{"point", point.label()},
+                             {"assignments", nlohmann::json::object()},
+                             {"cluster", cluster.to_json()},
+                             {"num_ranks", cluster.num_ranks()}};
   for (const auto& [field, value] : point.assignments) document["assignments"][field] = value;
+  SimulationResult result;
+  if (!setup.replay_plans.empty()) {
+    std::vector<Plan> plans = read_plans(setup.replay_plans);
+    document["strategy"] = plans.empty() ? "" : plans.front().strategy;
+    document["config"] = nullptr;
+    document["replayed_plans"] = {{"file", setup.replay_plans},
+                                  {"plans", plans.size()},
+                                  {"measured_durations", setup.options.use_measured_durations}};
+    result = simulate_recorded_plans(std::move(plans), cluster, setup.iterations_per_epoch,
+                                     setup.options);
+  } else {
+    const ExperimentConfig config = point_config(setup, point);
+    const Stopwatch loading;
+    const Dataset dataset = load_workload(config.workload);
+    document["load_seconds"] = loading.seconds();
+    SimulationOptions options = setup.options;
+    if (show_progress) {
+      options.progress = [index](int done, int total) {
+        std::fprintf(stderr, "\r  point %zu: planned %d/%d iterations", index + 1, done, total);
+        if (done == total) std::fprintf(stderr, "\n");
+      };
+    }
+    result = simulate_experiment(config, dataset, cluster, options);
+    document["strategy"] = config.distribution.strategy;
+    document["config"] = to_json(config);
+    document["dataset"] = dataset.summary();
+  }
+  document["result"] = result.to_json();
   if (!setup.trace.empty() && index == 0) {
     write_text_file_atomically(setup.trace, chrome_trace(result.trace).dump() + "\n");
   }
@@ -210,7 +227,7 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
     const nlohmann::json& r = doc["result"];
     const bool out_of_memory = r["out_of_memory"].get<bool>();
     csv << '"' << doc["point"].get<std::string>() << "\","
-        << doc["config"]["distribution"]["strategy"].get<std::string>() << ","
+        << doc["strategy"].get<std::string>() << ","
         << doc["num_ranks"].get<int>() << "," << (out_of_memory ? 1 : 0) << ",";
     if (!out_of_memory) csv << r["epoch_seconds"].get<double>();
     for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
@@ -239,7 +256,7 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
 void print_row(const nlohmann::json& doc) {
   const nlohmann::json& r = doc["result"];
   std::printf("%-44s %-8s %5d ", doc["point"].get<std::string>().c_str(),
-              doc["config"]["distribution"]["strategy"].get<std::string>().c_str(),
+              doc["strategy"].get<std::string>().c_str(),
               doc["num_ranks"].get<int>());
   if (r["out_of_memory"].get<bool>()) {
     std::printf(" out of memory: %s\n", r["out_of_memory_reason"].get<std::string>().c_str());
@@ -280,7 +297,14 @@ int simulate_main(int argc, char** argv) {
       "result file (JSON)")("csv", po::value<std::string>(),
                             "one row per point; default: the result's name with .csv")(
       "trace", po::value<std::string>(), "Chrome trace of the first point's simulated timeline")(
-      "quiet,q", "no progress");
+      "replay-plans", po::value<std::string>(),
+      "replay the plans a real run recorded (run_experiment --plans) instead of planning the "
+      "experiment; only cluster fields can be swept")(
+      "measured-durations",
+      "with --replay-plans: compute ops take their recorded durations, not the cost model's")(
+      "iterations-per-epoch", po::value<int>()->default_value(0),
+      "with --replay-plans: scale the recorded iterations to an epoch of this many (0 = as "
+      "recorded)")("quiet,q", "no progress");
   add_experiment_options(options);
   const auto command_line = parse_command_line(argc, argv, options);
   if (!command_line) return 0;
@@ -299,6 +323,20 @@ int simulate_main(int argc, char** argv) {
       sweeps.push_back(parse_sweep(text));
   }
   setup.points = sweep_points(sweeps);
+  if (vm.count("replay-plans") != 0) {
+    setup.replay_plans = vm["replay-plans"].as<std::string>();
+    require(std::filesystem::is_regular_file(setup.replay_plans), "replay-plans",
+            "'" + setup.replay_plans + "' is not a file");
+    for (const Sweep& sweep : sweeps) {
+      require(is_cluster_field(sweep.field), "sweep " + sweep.field,
+              "only cluster.* fields can be swept when replaying recorded plans");
+    }
+  }
+  setup.options.use_measured_durations = vm.count("measured-durations") != 0;
+  require(!setup.options.use_measured_durations || !setup.replay_plans.empty(),
+          "measured-durations", "needs --replay-plans (only recorded plans carry durations)");
+  setup.iterations_per_epoch = vm["iterations-per-epoch"].as<int>();
+  require(setup.iterations_per_epoch >= 0, "iterations-per-epoch", "must not be negative");
   setup.options.iterations = vm["iterations"].as<int>();
   require(setup.options.iterations >= 0, "iterations", "must not be negative");
   setup.jobs = vm["jobs"].as<int>();
@@ -359,7 +397,10 @@ int simulate_main(int argc, char** argv) {
   }
   nlohmann::json document = {{"provenance", provenance_json(argc, argv)},
                              {"simgrid_version", SIMGRID_VERSION_STRING},
-                             {"base_config", to_json(setup.base)},
+                             {"base_config", setup.replay_plans.empty()
+                                                 ? to_json(setup.base)
+                                                 : nlohmann::json(nullptr)},
+                             {"replay_plans", setup.replay_plans},
                              {"cluster_source", setup.cluster_source},
                              {"cluster_settings", setup.cluster_settings},
                              {"calibration", setup.calibration_file},

@@ -164,6 +164,26 @@ TEST(ReplayClosedForm, ComputeOnlyPlanFollowsTheCostModel) {
                   expected);
 }
 
+TEST(ReplayClosedForm, RecordedDurationsReplaceTheCostModelWhereAsked) {
+  const ClusterSpec spec = cluster(1, 1);
+  Plan plan = empty_plan(0, 1);
+  Op forward;
+  forward.kind = OpKind::layer_forward;
+  forward.label = "forward";
+  forward.flops = 6e9;
+  forward.measured_seconds = 0.0125;
+  Op relu;
+  relu.kind = OpKind::relu;
+  relu.label = "relu (not recorded)";
+  relu.memory_bytes = 40'000'000;
+  relu.deps = {0};
+  plan.ops = {forward, relu};
+  ReplayOptions options;
+  options.use_measured_durations = true;
+  const ReplayResult measured = replay_plans(spec, one_iteration({plan}), options);
+  expect_relative(measured.makespan_seconds, 0.0125 + (3e-6 + 4e7 / 5e10));
+}
+
 TEST(ReplayClosedForm, HostToDeviceCopyCrossesTheDeviceLink) {
   Plan plan = empty_plan(0, 1);
   Op copy;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "strategies/plan.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace gnnbed {
@@ -118,6 +119,78 @@ TEST(SimulateCli, BadInputIsRejectedWithTheFieldAndNothingWritten) {
     EXPECT_EQ(run.exit_code, 2) << arguments << ": " << run.output;
     EXPECT_FALSE(std::filesystem::exists(output)) << arguments;
   }
+}
+
+// A compute-only plan of `rank` (of 2) for `iteration`, whose one op a real run timed.
+Plan recorded_plan(int rank, int iteration, double measured_seconds) {
+  PlanBuilder builder("recorded", rank, 2, 2, iteration);
+  Op forward;
+  forward.kind = OpKind::layer_forward;
+  forward.label = "forward";
+  forward.flops = 1e9;
+  forward.measured_seconds = measured_seconds;
+  builder.add_op(forward);
+  return builder.finish();
+}
+
+TEST(SimulateCli, ReplaysRecordedPlansWithTheirMeasuredDurations) {
+  const TemporaryDirectory dir;
+  const std::string plans = (dir.path() / "plans.json").string();
+  // Rank 0 takes 10 + 30 ms over the two recorded iterations, rank 1 20 + 5 ms; nothing couples
+  // the ranks, so the recorded iterations take 40 ms, and an epoch of 6 iterations 3 times that.
+  write_plans({recorded_plan(0, 0, 0.010), recorded_plan(1, 0, 0.020), recorded_plan(0, 1, 0.030),
+               recorded_plan(1, 1, 0.005)},
+              plans);
+  const std::string cluster =
+      " --cluster this-machine --cluster-set machines=2 --cluster-set ranks_per_machine=1";
+  const std::string output = (dir.path() / "replayed.json").string();
+  const CommandResult run =
+      run_command(simulate() + cluster + " --replay-plans " + plans +
+                  " --measured-durations --iterations-per-epoch 6 --quiet -o " + output);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json point = read_json(output)["points"][0];
+  EXPECT_EQ(point["strategy"], "recorded");
+  EXPECT_EQ(point["result"]["iterations_simulated"], 2);
+  EXPECT_NEAR(point["result"]["simulated_seconds"].get<double>(), 0.040, 1e-12);
+  EXPECT_NEAR(point["result"]["epoch_seconds"].get<double>(), 0.120, 1e-12);
+
+  // Without --measured-durations the cost model times the same plans.
+  const CommandResult modelled = run_command(simulate() + cluster + " --replay-plans " + plans +
+                                             " --quiet -o " + output);
+  ASSERT_EQ(modelled.exit_code, 0) << modelled.output;
+  EXPECT_GT(std::abs(read_json(output)["points"][0]["result"]["simulated_seconds"].get<double>() -
+                     0.040),
+            1e-6);
+}
+
+TEST(SimulateCli, RecordedPlansThatDoNotFitTheClusterAreRejected) {
+  const TemporaryDirectory dir;
+  const std::string plans = (dir.path() / "plans.json").string();
+  write_plans({recorded_plan(0, 0, 0.01), recorded_plan(1, 0, 0.01), recorded_plan(0, 1, 0.01)},
+              plans);
+  const std::string output = (dir.path() / "replayed.json").string();
+  const std::string two_ranks =
+      " --cluster this-machine --cluster-set machines=2 --cluster-set ranks_per_machine=1";
+  const CommandResult missing =
+      run_command(simulate() + two_ranks + " --replay-plans " + plans + " --quiet -o " + output);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("'replay-plans'"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("iteration 1 has no plan of rank 1"), std::string::npos)
+      << missing.output;
+  const CommandResult other_size = run_command(simulate() + " --cluster p3-cluster --replay-plans " +
+                                               plans + " --quiet -o " + output);
+  EXPECT_EQ(other_size.exit_code, 2);
+  EXPECT_NE(other_size.output.find("made for 2 ranks, the cluster has 16"), std::string::npos)
+      << other_size.output;
+  const CommandResult not_recorded =
+      run_command(simulate() + " --workload cora --measured-durations --quiet -o " + output);
+  EXPECT_EQ(not_recorded.exit_code, 2);
+  EXPECT_NE(not_recorded.output.find("needs --replay-plans"), std::string::npos)
+      << not_recorded.output;
+  const CommandResult model_sweep = run_command(simulate() + two_ranks + " --replay-plans " +
+                                                plans + " --sweep model.hidden=8,16 -o " + output);
+  EXPECT_EQ(model_sweep.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(output));
 }
 
 }  // namespace
