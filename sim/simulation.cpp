@@ -1,6 +1,7 @@
 #include "sim/simulation.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "strategies/batch_schedule.hpp"
 #include "strategies/caching.hpp"
@@ -53,6 +54,14 @@ nlohmann::json parts_json(const std::array<double, kNumSimulatedParts>& seconds)
   return object;
 }
 
+// A plan's parameters with their gradients and Adam's two moments.
+std::int64_t parameter_state_bytes(const Plan& plan) {
+  std::int64_t bytes = 0;
+  for (const ParameterSpec& p : plan.parameters)
+    bytes += kParameterCopies * kFloatBytes * p.local_elements();
+  return bytes;
+}
+
 }  // namespace
 
 std::int64_t plan_peak_bytes(const Plan& plan) {
@@ -70,9 +79,7 @@ std::int64_t plan_peak_bytes(const Plan& plan) {
       }
     }
   }
-  std::int64_t live = 0;
-  for (const ParameterSpec& p : plan.parameters)
-    live += kParameterCopies * kFloatBytes * p.local_elements();
+  std::int64_t live = parameter_state_bytes(plan);
   std::vector<std::vector<std::size_t>> freed_after(plan.ops.size());
   std::vector<std::vector<std::size_t>> allocated_at(plan.ops.size());
   for (std::size_t t = 0; t < num_tensors; ++t) {
@@ -91,6 +98,13 @@ std::int64_t plan_peak_bytes(const Plan& plan) {
     for (const std::size_t t : freed_after[j]) live -= plan.tensors[t].bytes();
   }
   return peak;
+}
+
+std::int64_t pipeline_stash_bytes(const Plan& plan) {
+  if (plan.pipeline_depth == 0) return 0;
+  std::int64_t values = 0;
+  for (const ParameterSpec& p : plan.parameters) values += kFloatBytes * p.local_elements();
+  return (2 * (plan.pipeline_depth + 1) + 1) * values;
 }
 
 SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
@@ -117,12 +131,25 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.structure_group_size = context.structure_replicas.group_size(num_ranks);
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
   std::vector<std::vector<Plan>> iterations;
+  // Pipelining: the tensors of the mini-batches in flight are alive together (an upper bound:
+  // the sum of their plans' peaks), per rank the last depth + 1 plans' peaks without parameters.
+  std::vector<std::deque<std::int64_t>> in_flight(static_cast<std::size_t>(num_ranks));
   for (int i = 0; i < result.iterations_simulated; ++i) {
     std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,
                                              sampler_seed(config.training), epoch, i);
     for (Plan& plan : plans) {
       RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
-      memory.device_peak_bytes = std::max(memory.device_peak_bytes, plan_peak_bytes(plan));
+      std::int64_t peak = plan_peak_bytes(plan);
+      if (plan.pipeline_depth > 0) {
+        const std::int64_t parameters = parameter_state_bytes(plan);
+        std::deque<std::int64_t>& window = in_flight[static_cast<std::size_t>(plan.rank)];
+        window.push_back(peak - parameters);
+        if (static_cast<int>(window.size()) > plan.pipeline_depth + 1) window.pop_front();
+        memory.stash_bytes = pipeline_stash_bytes(plan);
+        peak = parameters + memory.stash_bytes;
+        for (const std::int64_t tensors : window) peak += tensors;
+      }
+      memory.device_peak_bytes = std::max(memory.device_peak_bytes, peak);
       drop_index_data(plan);
     }
     iterations.push_back(std::move(plans));
@@ -185,6 +212,7 @@ nlohmann::json SimulationResult::to_json() const {
   for (std::size_t r = 0; r < memory.size(); ++r) {
     nlohmann::json rank = {{"rank", r},
                            {"device_peak_bytes", memory[r].device_peak_bytes},
+                           {"stash_bytes", memory[r].stash_bytes},
                            {"host_bytes", memory[r].host_bytes}};
     if (r < sent_per_rank.size()) {
       rank["bytes_sent_per_epoch"] = sent_per_rank[r].to_json();

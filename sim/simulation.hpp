@@ -24,6 +24,7 @@ struct SimulationOptions {
 
 struct RankMemory {
   std::int64_t device_peak_bytes = 0;  // largest over the iterations
+  std::int64_t stash_bytes = 0;        // pipelining: weight versions (pipeline_stash_bytes)
   std::int64_t host_bytes = 0;         // the rank's share of the graph and features
 };
 
@@ -64,6 +65,12 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
 // Peak bytes of the tensors a plan keeps alive at once (in plan order) plus its parameters with
 // their gradients and Adam's two moments. Needs the plan's index data.
 std::int64_t plan_peak_bytes(const Plan& plan);
+
+// Pipelined plans: the weights a rank stashes at most, beyond its current weights: every one of
+// the depth + 1 mini-batches in flight holds its weight version and its gradients, and the
+// version of the next mini-batch waits from its step to its admission (PlanExecutor measures
+// the same). 0 for plans without pipelining.
+std::int64_t pipeline_stash_bytes(const Plan& plan);
 
 // Chrome trace (chrome://tracing, Perfetto) of simulated ops: one process per rank, one thread
 // per stream, as run_experiment writes its measured trace.

@@ -43,6 +43,7 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("partition_costs", config.partition_costs);
   reader.read("cache_budget_bytes", config.cache_budget_bytes);
   reader.read("cache", config.cache);
+  reader.read("pipeline", config.pipeline);
   reader.finish();
   require_one_of(where + ".structure", config.structure, {"replicated", "partitioned"});
   require(config.cache_budget_bytes >= 0, where + ".cache_budget_bytes",
@@ -58,7 +59,8 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"partition_seed", config.partition_seed},
           {"partition_costs", config.partition_costs},
           {"cache_budget_bytes", config.cache_budget_bytes},
-          {"cache", config.cache}};
+          {"cache", config.cache},
+          {"pipeline", config.pipeline}};
 }
 
 const std::vector<ExperimentOption>& experiment_options() {
@@ -92,6 +94,8 @@ const std::vector<ExperimentOption>& experiment_options() {
       {"cache-budget", "distribution.cache_budget_bytes",
        "bytes per rank for copies of other ranks' partitions (P3's caching; 0 = none)"},
       {"cache", "distribution.cache", "what to cache: structure, features or both"},
+      {"pipeline", "distribution.pipeline",
+       "true: P3's pipelining (3 mini-batches in flight, weights 3 steps stale; p3 only)"},
   };
   return options;
 }

@@ -28,7 +28,14 @@ struct DistributionConfig {
   // structure only), "features", or "both" (a rank's structure and features copied together).
   std::int64_t cache_budget_bytes = 0;
   std::string cache = "both";
+  // P3's pipelining (section 3.3; strategies/plan.hpp): the static schedule with kPipelineDepth
+  // earlier mini-batches in flight and stale weights. p3 only.
+  bool pipeline = false;
 };
+
+// P3's pipeline: while a mini-batch starts, this many earlier ones are in flight, and the update
+// of step t applies the gradient computed with the weights after step t - kPipelineDepth.
+inline constexpr int kPipelineDepth = 3;
 
 struct ExperimentConfig {
   WorkloadConfig workload;

@@ -78,10 +78,35 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
 
 IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch& clock) {
   IterationRun run;
+  prepare(run, epoch, iteration, clock);
+  run.outcome = executor_.run(run.plan, clock);
+  return run;
+}
+
+std::vector<IterationRun> RankEngine::run_pipelined_epoch(int epoch, const Stopwatch& clock) {
+  const int iterations = schedule_.iterations_per_epoch();
+  // Sized up front: the executor keeps pointers to the plans of the mini-batches in flight.
+  std::vector<IterationRun> runs(static_cast<std::size_t>(iterations));
+  std::size_t finished = 0;
+  for (int round = 0; round < iterations || executor_.in_flight() > 0; ++round) {
+    if (round < iterations) {
+      IterationRun& run = runs[static_cast<std::size_t>(round)];
+      prepare(run, epoch, round, clock);
+      executor_.admit(run.plan);
+    }
+    for (PlanOutcome& outcome : executor_.run_round(clock)) {
+      runs[finished++].outcome = std::move(outcome);
+    }
+  }
+  return runs;
+}
+
+void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stopwatch& clock) {
   RankIteration it;
   it.rank = transport_.rank();
   it.epoch = epoch;
   it.iteration = iteration;
+  it.step = schedule_.global_step(epoch, iteration);
   it.loss_scale = 1.0 / static_cast<double>(std::max<std::int64_t>(
                             1, schedule_.seeds_in_iteration(epoch, iteration)));
   it.dropout_key = schedule_.dropout_key(epoch, iteration);
@@ -109,8 +134,6 @@ IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch
   const Stopwatch planning;
   run.plan = strategy_->plan(context_, it, received);
   run.planning_seconds = planning.seconds();
-  run.outcome = executor_.run(run.plan, clock);
-  return run;
 }
 
 }  // namespace gnnbed

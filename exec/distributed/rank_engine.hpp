@@ -34,6 +34,11 @@ class RankEngine {
 
   // Collective: every rank runs the same (epoch, iteration).
   IterationRun run_iteration(int epoch, int iteration, const Stopwatch& clock);
+  // Collective, for pipelined plans (distribution.pipeline): every iteration of the epoch in the
+  // rounds of the static schedule (plan.hpp), the pipeline filled at the start and drained at the
+  // end. Round k samples, announces and plans iteration k, then runs a round. Returns the
+  // iterations in order.
+  std::vector<IterationRun> run_pipelined_epoch(int epoch, const Stopwatch& clock);
 
   const BatchSchedule& schedule() const { return schedule_; }
   const LocalStore& store() const { return store_; }
@@ -41,6 +46,9 @@ class RankEngine {
   const Strategy& strategy() const { return *strategy_; }
 
  private:
+  // Sampling, the announcement and the plan of (epoch, iteration).
+  void prepare(IterationRun& run, int epoch, int iteration, const Stopwatch& clock);
+
   const StrategyContext& context_;
   Transport& transport_;
   std::unique_ptr<Strategy> strategy_;

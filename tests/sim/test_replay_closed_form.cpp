@@ -271,5 +271,71 @@ TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) 
   expect_relative(result.makespan_seconds, static_cast<double>(bytes) * 1e-9);
 }
 
+// Pipelining (plan.hpp): per iteration, compute c, then an exchange of T seconds, then compute c
+// that needs the exchange. Without pipelining every iteration takes 2c + T; with a pipeline of
+// depth 1 the exchange of iteration k runs while the rank computes the second half of k - 1 and
+// the first half of k + 1, so with T <= c the rank computes without a break: 2nc in all.
+std::vector<std::vector<Plan>> exchange_between_computes(int iterations, int depth,
+                                                         std::int64_t bytes) {
+  std::vector<std::vector<Plan>> all;
+  for (int i = 0; i < iterations; ++i) {
+    std::vector<Plan> plans;
+    for (int r = 0; r < 2; ++r) {
+      Plan plan = empty_plan(r, 2);
+      plan.iteration = i;
+      plan.step = i;
+      plan.pipeline_depth = depth;
+      Op first;
+      first.kind = OpKind::loss;
+      first.label = "first half";
+      first.memory_bytes = 5'000'000;
+      Op exchange = exchange_op("partials", Traffic::activations, 2);
+      exchange.bytes_to[static_cast<std::size_t>(1 - r)] = bytes;
+      exchange.bytes_from[static_cast<std::size_t>(1 - r)] = bytes;
+      exchange.deps = {0};
+      Op second = first;
+      second.label = "second half";
+      second.deps = {1};
+      second.stage = depth;
+      plan.ops = {first, exchange, second};
+      plan.validate();
+      plans.push_back(plan);
+    }
+    all.push_back(plans);
+  }
+  return all;
+}
+
+TEST(ReplayClosedForm, PipeliningOverlapsExchangesWithCompute) {
+  const int n = 4;
+  const std::int64_t bytes = 50'000;
+  const double compute = 3e-6 + 5e6 / 5e10;
+  const double exchange = remote_seconds(static_cast<double>(bytes));
+  ASSERT_LT(exchange, compute) << "the closed form needs the exchange hidden";
+  const ReplayResult plain =
+      replay_plans(cluster(2, 1), exchange_between_computes(n, 0, bytes), {});
+  expect_relative(plain.makespan_seconds, n * (2 * compute + exchange));
+  const ReplayResult pipelined =
+      replay_plans(cluster(2, 1), exchange_between_computes(n, 1, bytes), {});
+  expect_relative(pipelined.makespan_seconds, 2 * n * compute);
+  // The same on GPU ranks, whose compute and network streams are separate actors anyway.
+  const ReplayResult gpu =
+      replay_plans(cluster(2, 1, "gpu"), exchange_between_computes(n, 1, bytes), {});
+  expect_relative(gpu.makespan_seconds, 2 * n * compute);
+}
+
+// With the exchange longer than the compute it overlaps, the network is the bottleneck: the
+// exchanges run back to back after the first compute, and the last compute follows the last one.
+TEST(ReplayClosedForm, PipeliningIsBoundByTheSlowerOfComputeAndNetwork) {
+  const int n = 4;
+  const std::int64_t bytes = 1'000'000;
+  const double compute = 3e-6 + 5e6 / 5e10;
+  const double exchange = remote_seconds(static_cast<double>(bytes));
+  ASSERT_GT(exchange, 2 * compute);
+  const ReplayResult pipelined =
+      replay_plans(cluster(2, 1), exchange_between_computes(n, 1, bytes), {});
+  expect_relative(pipelined.makespan_seconds, compute + n * exchange + compute);
+}
+
 }  // namespace
 }  // namespace gnnbed
