@@ -1,20 +1,17 @@
 #include "sim/simulation.hpp"
 
 #include <algorithm>
-#include <deque>
 
 #include "strategies/batch_schedule.hpp"
 #include "strategies/caching.hpp"
 #include "strategies/model_ops.hpp"
+#include "strategies/plan_memory.hpp"
 #include "strategies/roc_partition.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace gnnbed {
 namespace {
-
-// Value, gradient and Adam's two moments per parameter element.
-constexpr std::int64_t kParameterCopies = 4;
 
 std::string gib(std::int64_t bytes) {
   char text[32];
@@ -54,58 +51,10 @@ nlohmann::json parts_json(const std::array<double, kNumSimulatedParts>& seconds)
   return object;
 }
 
-// A plan's parameters with their gradients and Adam's two moments.
-std::int64_t parameter_state_bytes(const Plan& plan) {
-  std::int64_t bytes = 0;
-  for (const ParameterSpec& p : plan.parameters)
-    bytes += kParameterCopies * kFloatBytes * p.local_elements();
-  return bytes;
-}
 
 }  // namespace
 
-std::int64_t plan_peak_bytes(const Plan& plan) {
-  const std::size_t num_tensors = plan.tensors.size();
-  std::vector<int> first_write(num_tensors, -1);
-  std::vector<int> last_use(num_tensors, -1);
-  for (std::size_t j = 0; j < plan.ops.size(); ++j) {
-    const Op& op = plan.ops[j];
-    for (const auto* ids : {&op.inputs, &op.outputs}) {
-      for (const int t : *ids) {
-        if (t < 0) continue;
-        const auto slot = static_cast<std::size_t>(t);
-        last_use[slot] = static_cast<int>(j);
-        if (ids == &op.outputs && first_write[slot] < 0) first_write[slot] = static_cast<int>(j);
-      }
-    }
-  }
-  std::int64_t live = parameter_state_bytes(plan);
-  std::vector<std::vector<std::size_t>> freed_after(plan.ops.size());
-  std::vector<std::vector<std::size_t>> allocated_at(plan.ops.size());
-  for (std::size_t t = 0; t < num_tensors; ++t) {
-    if (last_use[t] < 0) continue;
-    if (first_write[t] < 0) {
-      live += plan.tensors[t].bytes();  // carried by the plan: there from the start
-    } else {
-      allocated_at[static_cast<std::size_t>(first_write[t])].push_back(t);
-    }
-    freed_after[static_cast<std::size_t>(last_use[t])].push_back(t);
-  }
-  std::int64_t peak = live;
-  for (std::size_t j = 0; j < plan.ops.size(); ++j) {
-    for (const std::size_t t : allocated_at[j]) live += plan.tensors[t].bytes();
-    peak = std::max(peak, live);
-    for (const std::size_t t : freed_after[j]) live -= plan.tensors[t].bytes();
-  }
-  return peak;
-}
 
-std::int64_t pipeline_stash_bytes(const Plan& plan) {
-  if (plan.pipeline_depth == 0) return 0;
-  std::int64_t values = 0;
-  for (const ParameterSpec& p : plan.parameters) values += kFloatBytes * p.local_elements();
-  return (2 * (plan.pipeline_depth + 1) + 1) * values;
-}
 
 SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
                                      const ClusterSpec& cluster, const SimulationOptions& options) {
@@ -131,24 +80,14 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.structure_group_size = context.structure_replicas.group_size(num_ranks);
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
   std::vector<std::vector<Plan>> iterations;
-  // Pipelining: the tensors of the mini-batches in flight are alive together (an upper bound:
-  // the sum of their plans' peaks), per rank the last depth + 1 plans' peaks without parameters.
-  std::vector<std::deque<std::int64_t>> in_flight(static_cast<std::size_t>(num_ranks));
+  std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
   for (int i = 0; i < result.iterations_simulated; ++i) {
     std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,
                                              sampler_seed(config.training), epoch, i);
     for (Plan& plan : plans) {
       RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
-      std::int64_t peak = plan_peak_bytes(plan);
-      if (plan.pipeline_depth > 0) {
-        const std::int64_t parameters = parameter_state_bytes(plan);
-        std::deque<std::int64_t>& window = in_flight[static_cast<std::size_t>(plan.rank)];
-        window.push_back(peak - parameters);
-        if (static_cast<int>(window.size()) > plan.pipeline_depth + 1) window.pop_front();
-        memory.stash_bytes = pipeline_stash_bytes(plan);
-        peak = parameters + memory.stash_bytes;
-        for (const std::int64_t tensors : window) peak += tensors;
-      }
+      const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
+      memory.stash_bytes = pipeline_stash_bytes(plan);
       memory.device_peak_bytes = std::max(memory.device_peak_bytes, peak);
       drop_index_data(plan);
     }

@@ -10,6 +10,7 @@
 
 #include "sim/cluster.hpp"
 #include "sim/replay.hpp"
+#include "strategies/plan_memory.hpp"
 #include "strategies/experiment_config.hpp"
 #include "workloads/dataset.hpp"
 
@@ -62,15 +63,6 @@ struct SimulationResult {
 SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
                                      const ClusterSpec& cluster, const SimulationOptions& options);
 
-// Peak bytes of the tensors a plan keeps alive at once (in plan order) plus its parameters with
-// their gradients and Adam's two moments. Needs the plan's index data.
-std::int64_t plan_peak_bytes(const Plan& plan);
-
-// Pipelined plans: the weights a rank stashes at most, beyond its current weights: every one of
-// the depth + 1 mini-batches in flight holds its weight version and its gradients, and the
-// version of the next mini-batch waits from its step to its admission (PlanExecutor measures
-// the same). 0 for plans without pipelining.
-std::int64_t pipeline_stash_bytes(const Plan& plan);
 
 // Chrome trace (chrome://tracing, Perfetto) of simulated ops: one process per rank, one thread
 // per stream, as run_experiment writes its measured trace.

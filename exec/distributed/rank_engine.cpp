@@ -1,5 +1,7 @@
 #include "exec/distributed/rank_engine.hpp"
 
+#include <cstdio>
+
 #include "exec/distributed/global_degrees.hpp"
 #include "exec/train/trainer.hpp"
 #include "strategies/caching.hpp"
@@ -69,7 +71,8 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
                 config.training.batch_size, config.training.seed),
       sampler_(store_, context.partition, config.training.fanouts, sampler_seed(config.training),
                context.structure_partitioned, context.structure_replicas),
-      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport) {
+      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport),
+      device_memory_bytes_(config.distribution.device_memory_bytes) {
   if (strategy_->full_graph()) {
     local_block_ = std::make_shared<const Block>(local_graph_block(
         store_.structure(), store_.owned_nodes(), global_gcn_degrees(store_, transport)));
@@ -134,6 +137,25 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   const Stopwatch planning;
   run.plan = strategy_->plan(context_, it, received);
   run.planning_seconds = planning.seconds();
+  if (device_memory_bytes_ > 0) check_device_memory(run.plan);
+}
+
+void RankEngine::check_device_memory(const Plan& plan) {
+  // The pipeline drains at the end of every epoch.
+  if (plan.iteration == 0) device_memory_ = DeviceMemory{};
+  const auto needed = static_cast<double>(device_memory_.add(plan));
+  const double most = transport_.max_over_ranks(needed);
+  if (most <= static_cast<double>(device_memory_bytes_)) return;
+  const int rank = static_cast<int>(
+      transport_.max_over_ranks(needed == most ? static_cast<double>(transport_.rank()) : -1.0));
+  constexpr double kGiB = 1 << 30;
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "rank %d needs %.2f GiB of device memory in iteration %d of epoch %d, more than "
+                "the %.2f GiB of distribution.device_memory_bytes",
+                rank, most / kGiB, plan.iteration, plan.epoch,
+                static_cast<double>(device_memory_bytes_) / kGiB);
+  throw OutOfMemoryError(text);
 }
 
 }  // namespace gnnbed

@@ -9,9 +9,18 @@
 #include "exec/distributed/plan_executor.hpp"
 #include "strategies/batch_schedule.hpp"
 #include "strategies/experiment_config.hpp"
+#include "strategies/plan_memory.hpp"
 #include "strategies/strategy.hpp"
+#include "workloads/common/errors.hpp"
 
 namespace gnnbed {
+
+// Every rank throws it at once when an iteration's plan would not fit in the modelled device's
+// memory (distribution.device_memory_bytes): the run is out of memory, not broken.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
 
 struct IterationRun {
   Plan plan;
@@ -48,6 +57,8 @@ class RankEngine {
  private:
   // Sampling, the announcement and the plan of (epoch, iteration).
   void prepare(IterationRun& run, int epoch, int iteration, const Stopwatch& clock);
+  // Collective: throws OutOfMemoryError on every rank when the plan does not fit on some rank.
+  void check_device_memory(const Plan& plan);
 
   const StrategyContext& context_;
   Transport& transport_;
@@ -58,6 +69,8 @@ class RankEngine {
   PlanExecutor executor_;
   // Full-graph strategies: the rank's share of the graph, cut once (full_graph.hpp).
   std::shared_ptr<const Block> local_block_;
+  std::int64_t device_memory_bytes_ = 0;  // 0: no limit
+  DeviceMemory device_memory_;
 };
 
 }  // namespace gnnbed

@@ -55,13 +55,7 @@ TEST(PipeliningAccuracy, WithinOnePointOnCora) {
 }
 
 TEST(PipeliningAccuracy, WithinOnePointOnCsbm) {
-  WorkloadConfig workload;
-  workload.source = "csbm";
-  workload.num_nodes = 3000;
-  workload.num_classes = 4;
-  workload.feature_dim = 32;
-  workload.feature_signal = 0.15f;
-  workload.homophily = 0.8;
+  const WorkloadConfig workload = testing::learnable_csbm_config();
   static const Dataset dataset = load_workload(workload);
   ExperimentConfig config = pipelined_p3(64);
   config.workload = workload;

@@ -306,35 +306,43 @@ std::vector<std::vector<Plan>> exchange_between_computes(int iterations, int dep
   return all;
 }
 
-TEST(ReplayClosedForm, PipeliningOverlapsExchangesWithCompute) {
-  const int n = 4;
-  const std::int64_t bytes = 50'000;
-  const double compute = 3e-6 + 5e6 / 5e10;
-  const double exchange = remote_seconds(static_cast<double>(bytes));
-  ASSERT_LT(exchange, compute) << "the closed form needs the exchange hidden";
-  const ReplayResult plain =
-      replay_plans(cluster(2, 1), exchange_between_computes(n, 0, bytes), {});
-  expect_relative(plain.makespan_seconds, n * (2 * compute + exchange));
+constexpr int kPipelinedIterations = 4;
+constexpr std::int64_t kHiddenExchangeBytes = 50'000;
+constexpr double kHalfCompute = 3e-6 + 5e6 / 5e10;
+
+TEST(ReplayClosedForm, WithoutPipeliningExchangesAddToCompute) {
+  const double exchange = remote_seconds(static_cast<double>(kHiddenExchangeBytes));
+  const ReplayResult plain = replay_plans(
+      cluster(2, 1), exchange_between_computes(kPipelinedIterations, 0, kHiddenExchangeBytes), {});
+  expect_relative(plain.makespan_seconds, kPipelinedIterations * (2 * kHalfCompute + exchange));
+}
+
+TEST(ReplayClosedForm, PipeliningHidesExchangesOnCpuRanks) {
+  ASSERT_LT(remote_seconds(static_cast<double>(kHiddenExchangeBytes)), kHalfCompute)
+      << "the closed form needs the exchange hidden";
+  const ReplayResult pipelined = replay_plans(
+      cluster(2, 1), exchange_between_computes(kPipelinedIterations, 1, kHiddenExchangeBytes), {});
+  expect_relative(pipelined.makespan_seconds, 2 * kPipelinedIterations * kHalfCompute);
+}
+
+TEST(ReplayClosedForm, PipeliningHidesExchangesOnGpuRanks) {
+  // Compute and network streams are separate actors on GPU ranks anyway.
   const ReplayResult pipelined =
-      replay_plans(cluster(2, 1), exchange_between_computes(n, 1, bytes), {});
-  expect_relative(pipelined.makespan_seconds, 2 * n * compute);
-  // The same on GPU ranks, whose compute and network streams are separate actors anyway.
-  const ReplayResult gpu =
-      replay_plans(cluster(2, 1, "gpu"), exchange_between_computes(n, 1, bytes), {});
-  expect_relative(gpu.makespan_seconds, 2 * n * compute);
+      replay_plans(cluster(2, 1, "gpu"),
+                   exchange_between_computes(kPipelinedIterations, 1, kHiddenExchangeBytes), {});
+  expect_relative(pipelined.makespan_seconds, 2 * kPipelinedIterations * kHalfCompute);
 }
 
 // With the exchange longer than the compute it overlaps, the network is the bottleneck: the
 // exchanges run back to back after the first compute, and the last compute follows the last one.
 TEST(ReplayClosedForm, PipeliningIsBoundByTheSlowerOfComputeAndNetwork) {
-  const int n = 4;
   const std::int64_t bytes = 1'000'000;
-  const double compute = 3e-6 + 5e6 / 5e10;
   const double exchange = remote_seconds(static_cast<double>(bytes));
-  ASSERT_GT(exchange, 2 * compute);
+  ASSERT_GT(exchange, 2 * kHalfCompute);
   const ReplayResult pipelined =
-      replay_plans(cluster(2, 1), exchange_between_computes(n, 1, bytes), {});
-  expect_relative(pipelined.makespan_seconds, compute + n * exchange + compute);
+      replay_plans(cluster(2, 1), exchange_between_computes(kPipelinedIterations, 1, bytes), {});
+  expect_relative(pipelined.makespan_seconds,
+                  kHalfCompute + kPipelinedIterations * exchange + kHalfCompute);
 }
 
 }  // namespace
