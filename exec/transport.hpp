@@ -7,6 +7,7 @@
 // Implementations: MpiTransport (exec/mpi/), later NCCL.
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +21,22 @@ namespace gnnbed {
 struct TransferTiming {
   double waiting_seconds = 0;
   double transfer_seconds = 0;
+};
+
+// A data-plane call that was started and runs while the caller computes (pipelined plans). It
+// advances only inside test() and wait() (and the transport's other calls), so callers test it
+// between their compute ops. Bytes are counted when it completes.
+class PendingTransfer {
+ public:
+  virtual ~PendingTransfer() = default;
+  // Advances without blocking; true once complete.
+  virtual bool test() = 0;
+  // Blocks until complete; the time blocked counts as waiting.
+  virtual void wait(TransferTiming& timing) = 0;
+  // After completion. All-to-all: received[q] is what rank q sent (empty for this rank).
+  virtual std::vector<std::vector<std::byte>>& received() = 0;
+  // After completion. All-reduce: the element-wise sum over ranks.
+  virtual std::vector<float>& reduced() = 0;
 };
 
 class Transport {
@@ -51,6 +68,17 @@ class Transport {
   // Ring all-reduce: every rank ends with the element-wise sum of all ranks' `data`. Every rank
   // must pass the same number of elements.
   virtual void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) = 0;
+
+  // Started versions of all_to_all and all_reduce_sum, for pipelined plans: the same messages
+  // (the all-to-all posts every pair at once instead of step by step; the all-reduce runs the same
+  // ring steps), completed by the returned transfer. The receiver knows the sizes in advance:
+  // receive_bytes[q] from rank q, and a different size is an error. `send` must stay valid until
+  // completion. Every rank starts its calls in the same order, as for the blocking ones.
+  virtual std::unique_ptr<PendingTransfer> start_all_to_all(
+      const std::vector<std::span<const std::byte>>& send,
+      const std::vector<std::int64_t>& receive_bytes, Traffic kind) = 0;
+  virtual std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data,
+                                                                Traffic kind) = 0;
 
   // Bytes this rank sent and received through the data-plane calls so far.
   virtual const TrafficBytes& bytes_sent() const = 0;

@@ -32,11 +32,21 @@ struct Channel {
   std::int64_t sends_started = 0;
 };
 
+// An op of the replay: iteration i's op j.
+struct OpRef {
+  std::size_t iteration = 0;
+  std::size_t op = 0;
+};
+
 struct RankState {
   sg4::MutexPtr mutex = sg4::Mutex::create();
   sg4::ConditionVariablePtr changed = sg4::ConditionVariable::create();
   std::vector<std::vector<char>> done;  // per iteration, per op
   std::vector<int> remaining;           // per iteration: ops not done
+  std::vector<int> prologue_remaining;  // per iteration: prologue ops not done
+  // The order the rank's streams take their ops in: plan order iteration after iteration, or for
+  // pipelined plans the static schedule's (plan.hpp: round, then stage, then plan order).
+  std::vector<OpRef> order;
   SimulatedRank stats;
 };
 
@@ -66,6 +76,8 @@ class Replay {
         RankState& state = rank_state(plan.rank);
         state.done.emplace_back(plan.ops.size(), 0);
         state.remaining.push_back(static_cast<int>(plan.ops.size()));
+        state.prologue_remaining.push_back(plan.prologue_ops);
+        if (plan.pipeline_depth > 0) pipelined_ = true;
         state.stats.sent += plan.bytes_sent();
         state.stats.received += plan.bytes_received();
         if (plan.num_ranks != num_ranks_) {
@@ -75,22 +87,53 @@ class Replay {
         }
       }
     }
+    for (int r = 0; r < num_ranks_; ++r) {
+      std::vector<OpRef>& order = rank_state(r).order;
+      for (std::size_t i = 0; i < iterations_.size(); ++i) {
+        const Plan& plan = iterations_[i][static_cast<std::size_t>(r)];
+        if ((plan.pipeline_depth > 0) != pipelined_) {
+          throw Error("rank " + std::to_string(r) + "'s plan of iteration " + std::to_string(i) +
+                      " is " + (pipelined_ ? "not " : "") + "pipelined, unlike others");
+        }
+        for (std::size_t j = 0; j < plan.ops.size(); ++j) order.push_back({i, j});
+      }
+      if (pipelined_) {
+        // Replayed iterations start at 0 here whatever their plans' numbers: the epoch's.
+        const auto key = [&](const OpRef& ref) {
+          const Plan& plan = iterations_[ref.iteration][static_cast<std::size_t>(r)];
+          ScheduleKey k = schedule_key(plan, static_cast<int>(ref.op));
+          k.round += static_cast<std::int64_t>(ref.iteration) - plan.iteration;
+          return k;
+        };
+        std::stable_sort(order.begin(), order.end(),
+                         [&](const OpRef& a, const OpRef& b) { return key(a) < key(b); });
+      }
+    }
   }
 
   void start() {
     for (int r = 0; r < num_ranks_; ++r) {
       // A CPU rank is one thread running its plan in order (PlanExecutor): its streams do not
-      // overlap, so it gets one actor for all of them.
+      // overlap, so it gets one actor for all of them. Pipelined, its transfers run while the
+      // thread computes (nonblocking MPI), so the network stream gets its own actor.
       if (cluster_.device_kind == DeviceKind::cpu) {
-        sg4::Actor::create("rank" + std::to_string(r), device(r),
-                           [this, r] { run_stream(r, std::nullopt); });
+        if (pipelined_) {
+          sg4::Actor::create("rank" + std::to_string(r), device(r),
+                             [this, r] { run_stream(r, StreamFilter::all_but_network); });
+          sg4::Actor::create("rank" + std::to_string(r) + "-network", device(r),
+                             [this, r] { run_stream(r, StreamFilter::network); });
+        } else {
+          sg4::Actor::create("rank" + std::to_string(r), device(r),
+                             [this, r] { run_stream(r, StreamFilter::all); });
+        }
         continue;
       }
       for (const Stream stream :
            {Stream::sampler, Stream::copy, Stream::compute, Stream::network}) {
         if (!uses_stream(r, stream)) continue;
         sg4::Actor::create("rank" + std::to_string(r) + "-" + std::string(to_string(stream)),
-                           device(r), [this, r, stream] { run_stream(r, stream); });
+                           device(r),
+                           [this, r, stream] { run_stream(r, stream_filter(stream)); });
       }
     }
   }
@@ -143,24 +186,73 @@ class Replay {
     return false;
   }
 
-  bool ready(const RankState& state, std::size_t iteration, const Op& op) const {
-    if (iteration > 0 && state.remaining[iteration - 1] != 0) return false;
+  bool ready(const RankState& state, const Plan& plan, std::size_t iteration, std::size_t index,
+             const Op& op) const {
     const std::vector<char>& done = state.done[iteration];
-    return std::all_of(op.deps.begin(), op.deps.end(),
-                       [&](int d) { return done[static_cast<std::size_t>(d)] != 0; });
+    const bool deps_done = std::all_of(op.deps.begin(), op.deps.end(),
+                                       [&](int d) { return done[static_cast<std::size_t>(d)] != 0; });
+    if (!pipelined_) {
+      return deps_done && (iteration == 0 || state.remaining[iteration - 1] == 0);
+    }
+    // Pipelined: iterations overlap as far as their dependencies across iterations allow; an
+    // iteration's plan exists only once its prologue (sampling, announcement) has run.
+    if (index >= static_cast<std::size_t>(plan.prologue_ops) &&
+        state.prologue_remaining[iteration] > 0) {
+      return false;
+    }
+    return deps_done &&
+           std::all_of(op.iteration_deps.begin(), op.iteration_deps.end(), [&](const IterationDep& d) {
+             return iteration < static_cast<std::size_t>(d.back) ||
+                    state.done[iteration - static_cast<std::size_t>(d.back)]
+                              [static_cast<std::size_t>(d.op)] != 0;
+           });
   }
 
-  // Runs the rank's ops of `stream` (all of them when none) in plan order.
-  void run_stream(int rank, std::optional<Stream> stream) {
+  enum class StreamFilter : std::uint8_t { all, all_but_network, network, sampler, copy, compute };
+  static StreamFilter stream_filter(Stream stream) {
+    switch (stream) {
+      case Stream::sampler:
+        return StreamFilter::sampler;
+      case Stream::copy:
+        return StreamFilter::copy;
+      case Stream::compute:
+        return StreamFilter::compute;
+      case Stream::network:
+        return StreamFilter::network;
+    }
+    return StreamFilter::all;
+  }
+  static bool takes(StreamFilter filter, Stream stream) {
+    switch (filter) {
+      case StreamFilter::all:
+        return true;
+      case StreamFilter::all_but_network:
+        return stream != Stream::network;
+      case StreamFilter::network:
+        return stream == Stream::network;
+      case StreamFilter::sampler:
+        return stream == Stream::sampler;
+      case StreamFilter::copy:
+        return stream == Stream::copy;
+      case StreamFilter::compute:
+        return stream == Stream::compute;
+    }
+    return false;
+  }
+
+  // Runs the rank's ops that `filter` takes, in the rank's order.
+  void run_stream(int rank, StreamFilter filter) {
     RankState& state = rank_state(rank);
-    for (std::size_t i = 0; i < iterations_.size(); ++i) {
+    for (const OpRef& ref : state.order) {
+      const std::size_t i = ref.iteration;
+      const std::size_t j = ref.op;
       const Plan& plan = iterations_[i][static_cast<std::size_t>(rank)];
-      for (std::size_t j = 0; j < plan.ops.size(); ++j) {
+      {
         const Op& op = plan.ops[j];
-        if (stream && op.stream != *stream) continue;
+        if (!takes(filter, op.stream)) continue;
         {
           std::unique_lock lock(*state.mutex);
-          while (!ready(state, i, op)) state.changed->wait(lock);
+          while (!ready(state, plan, i, j, op)) state.changed->wait(lock);
         }
         const double start = sg4::Engine::get_clock();
         const StepCost cost = run_op(plan, op);
@@ -176,6 +268,7 @@ class Replay {
         }
         state.done[i][j] = 1;
         --state.remaining[i];
+        if (j < static_cast<std::size_t>(plan.prologue_ops)) --state.prologue_remaining[i];
         state.changed->notify_all();
       }
     }
@@ -343,6 +436,7 @@ class Replay {
   std::unordered_map<std::int64_t, Channel> channels_;
   std::vector<SimulatedOp> trace_;
   std::int64_t communications_ = 0;
+  bool pipelined_ = false;
 };
 
 }  // namespace

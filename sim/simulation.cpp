@@ -6,6 +6,7 @@
 #include "strategies/batch_schedule.hpp"
 #include "strategies/caching.hpp"
 #include "strategies/model_ops.hpp"
+#include "strategies/plan_memory.hpp"
 #include "strategies/roc_partition.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/errors.hpp"
@@ -13,9 +14,6 @@
 
 namespace gnnbed {
 namespace {
-
-// Value, gradient and Adam's two moments per parameter element.
-constexpr std::int64_t kParameterCopies = 4;
 
 std::string gib(std::int64_t bytes) {
   char text[32];
@@ -99,43 +97,7 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
 
 }  // namespace
 
-std::int64_t plan_peak_bytes(const Plan& plan) {
-  const std::size_t num_tensors = plan.tensors.size();
-  std::vector<int> first_write(num_tensors, -1);
-  std::vector<int> last_use(num_tensors, -1);
-  for (std::size_t j = 0; j < plan.ops.size(); ++j) {
-    const Op& op = plan.ops[j];
-    for (const auto* ids : {&op.inputs, &op.outputs}) {
-      for (const int t : *ids) {
-        if (t < 0) continue;
-        const auto slot = static_cast<std::size_t>(t);
-        last_use[slot] = static_cast<int>(j);
-        if (ids == &op.outputs && first_write[slot] < 0) first_write[slot] = static_cast<int>(j);
-      }
-    }
-  }
-  std::int64_t live = 0;
-  for (const ParameterSpec& p : plan.parameters)
-    live += kParameterCopies * kFloatBytes * p.local_elements();
-  std::vector<std::vector<std::size_t>> freed_after(plan.ops.size());
-  std::vector<std::vector<std::size_t>> allocated_at(plan.ops.size());
-  for (std::size_t t = 0; t < num_tensors; ++t) {
-    if (last_use[t] < 0) continue;
-    if (first_write[t] < 0) {
-      live += plan.tensors[t].bytes();  // carried by the plan: there from the start
-    } else {
-      allocated_at[static_cast<std::size_t>(first_write[t])].push_back(t);
-    }
-    freed_after[static_cast<std::size_t>(last_use[t])].push_back(t);
-  }
-  std::int64_t peak = live;
-  for (std::size_t j = 0; j < plan.ops.size(); ++j) {
-    for (const std::size_t t : allocated_at[j]) live += plan.tensors[t].bytes();
-    peak = std::max(peak, live);
-    for (const std::size_t t : freed_after[j]) live -= plan.tensors[t].bytes();
-  }
-  return peak;
-}
+
 
 SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
                                      const ClusterSpec& cluster, const SimulationOptions& options) {
@@ -161,12 +123,15 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.structure_group_size = context.structure_replicas.group_size(num_ranks);
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
   std::vector<std::vector<Plan>> iterations;
+  std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
   for (int i = 0; i < result.iterations_simulated; ++i) {
     std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,
                                              sampler_seed(config.training), epoch, i);
     for (Plan& plan : plans) {
       RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
-      memory.device_peak_bytes = std::max(memory.device_peak_bytes, plan_peak_bytes(plan));
+      const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
+      memory.stash_bytes = pipeline_stash_bytes(plan);
+      memory.device_peak_bytes = std::max(memory.device_peak_bytes, peak);
       drop_index_data(plan);
     }
     iterations.push_back(std::move(plans));
@@ -210,6 +175,7 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
   if (by_iteration.empty()) throw ConfigError("replay-plans", "holds no plans");
   SimulationResult result;
   result.memory.resize(static_cast<std::size_t>(num_ranks));
+  std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
   std::vector<std::vector<Plan>> iterations;
   for (auto& [when, group] : by_iteration) {
     std::sort(group.begin(), group.end(),
@@ -231,7 +197,9 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
     for (Plan& plan : group) {
       plan.validate();
       RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
-      memory.device_peak_bytes = std::max(memory.device_peak_bytes, plan_peak_bytes(plan));
+      const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
+      memory.stash_bytes = pipeline_stash_bytes(plan);
+      memory.device_peak_bytes = std::max(memory.device_peak_bytes, peak);
       drop_index_data(plan);
     }
     iterations.push_back(std::move(group));
@@ -251,6 +219,7 @@ nlohmann::json SimulationResult::to_json() const {
   for (std::size_t r = 0; r < memory.size(); ++r) {
     nlohmann::json rank = {{"rank", r},
                            {"device_peak_bytes", memory[r].device_peak_bytes},
+                           {"stash_bytes", memory[r].stash_bytes},
                            {"host_bytes", memory[r].host_bytes}};
     if (r < sent_per_rank.size()) {
       rank["bytes_sent_per_epoch"] = sent_per_rank[r].to_json();

@@ -10,6 +10,7 @@
 
 #include "sim/cluster.hpp"
 #include "sim/replay.hpp"
+#include "strategies/plan_memory.hpp"
 #include "strategies/experiment_config.hpp"
 #include "workloads/dataset.hpp"
 
@@ -27,6 +28,7 @@ struct SimulationOptions {
 
 struct RankMemory {
   std::int64_t device_peak_bytes = 0;  // largest over the iterations
+  std::int64_t stash_bytes = 0;        // pipelining: weight versions (pipeline_stash_bytes)
   std::int64_t host_bytes = 0;         // the rank's share of the graph and features
 };
 
@@ -74,9 +76,6 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
                                          int iterations_per_epoch,
                                          const SimulationOptions& options);
 
-// Peak bytes of the tensors a plan keeps alive at once (in plan order) plus its parameters with
-// their gradients and Adam's two moments. Needs the plan's index data.
-std::int64_t plan_peak_bytes(const Plan& plan);
 
 // Chrome trace (chrome://tracing, Perfetto) of simulated ops: one process per rank, one thread
 // per stream, as run_experiment writes its measured trace.

@@ -34,6 +34,10 @@ class BatchSchedule {
   std::vector<NodeId> seeds(int rank, int epoch, int iteration) const;
   // Seeds over all ranks in iteration i of epoch e: the loss is their mean.
   std::int64_t seeds_in_iteration(int epoch, int iteration) const;
+  // The optimizer step of iteration i of epoch e, counted from 0 over the run (epochs from 1).
+  std::int64_t global_step(int epoch, int iteration) const {
+    return static_cast<std::int64_t>(epoch - 1) * iterations_ + iteration;
+  }
   // Tells iterations apart for sampling: every rank uses the same key in the same iteration.
   std::uint64_t batch_key(int epoch, int iteration) const;
   // Dropout masks of iteration i of epoch e (per layer: hash_mix(key, layer)).

@@ -43,11 +43,15 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("partition_costs", config.partition_costs);
   reader.read("cache_budget_bytes", config.cache_budget_bytes);
   reader.read("cache", config.cache);
+  reader.read("pipeline", config.pipeline);
+  reader.read("device_memory_bytes", config.device_memory_bytes);
   reader.finish();
   require_one_of(where + ".structure", config.structure, {"replicated", "partitioned"});
   require(config.cache_budget_bytes >= 0, where + ".cache_budget_bytes",
           "must be at least 0 (0 = no caching), not " + std::to_string(config.cache_budget_bytes));
   require_one_of(where + ".cache", config.cache, {"structure", "features", "both"});
+  require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
+          "must be at least 0 (0 = no limit), not " + std::to_string(config.device_memory_bytes));
   return config;
 }
 
@@ -58,7 +62,9 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"partition_seed", config.partition_seed},
           {"partition_costs", config.partition_costs},
           {"cache_budget_bytes", config.cache_budget_bytes},
-          {"cache", config.cache}};
+          {"cache", config.cache},
+          {"pipeline", config.pipeline},
+          {"device_memory_bytes", config.device_memory_bytes}};
 }
 
 const std::vector<ExperimentOption>& experiment_options() {
@@ -92,6 +98,11 @@ const std::vector<ExperimentOption>& experiment_options() {
       {"cache-budget", "distribution.cache_budget_bytes",
        "bytes per rank for copies of other ranks' partitions (P3's caching; 0 = none)"},
       {"cache", "distribution.cache", "what to cache: structure, features or both"},
+      {"pipeline", "distribution.pipeline",
+       "true: P3's pipelining (3 mini-batches in flight, weights 3 steps stale; p3 only)"},
+      {"device-memory", "distribution.device_memory_bytes",
+       "bytes of the modelled device per rank: an iteration that needs more is reported as out "
+       "of memory (0 = no limit)"},
   };
   return options;
 }

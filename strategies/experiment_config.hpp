@@ -28,7 +28,19 @@ struct DistributionConfig {
   // structure only), "features", or "both" (a rank's structure and features copied together).
   std::int64_t cache_budget_bytes = 0;
   std::string cache = "both";
+  // P3's pipelining (section 3.3; strategies/plan.hpp): the static schedule with kPipelineDepth
+  // earlier mini-batches in flight and stale weights. p3 only.
+  bool pipeline = false;
+  // The modelled device's memory per rank (0 = no limit): run_experiment stops every rank, and
+  // reports the run as out of memory, before an iteration whose tensors (with parameters and
+  // stashed weights, strategies/plan_memory.hpp) would not fit, as simulate does for its
+  // cluster's devices. For P3's Fig. 7 setting (no sampling), where DGL's inputs outgrow a GPU.
+  std::int64_t device_memory_bytes = 0;
 };
+
+// P3's pipeline: while a mini-batch starts, this many earlier ones are in flight, and the update
+// of step t applies the gradient computed with the weights after step t - kPipelineDepth.
+inline constexpr int kPipelineDepth = 3;
 
 struct ExperimentConfig {
   WorkloadConfig workload;

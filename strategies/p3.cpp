@@ -7,7 +7,18 @@
 // and sums them, adds the bias and continues data parallel. Backward runs data parallel down to
 // the first layer, whose activation gradient the owner pushes to every rank; each rank then
 // finishes the first layer's backward for its weight slice. Only the data-parallel parameters are
-// all-reduced. (Pipelining comes with issue 5.)
+// all-reduced.
+//
+// Pipelining [P3 section 3.3] (context.pipeline_depth > 0; plan.hpp): the plan's ops fall into
+// P3's four phases, the pipeline's stages: 0 the model-parallel forward (gather, partial layer,
+// the pull of partial activations), 1 the data-parallel forward and backward (down to the push of
+// the first layer's gradients), 2 the model-parallel backward (partial layer backward, then the
+// all-reduce), 3 the optimizer step. Round k of the static schedule runs stage 0 of mini-batch k,
+// the data-parallel passes of k - 1 (whose partial activations arrived while k - 1's model-parallel
+// forward and earlier work ran), the model-parallel backward of k - 2 and the step of k - 3: two
+// forward and two backward phases per round, the pull, push and all-reduce of one round
+// overlapping the next round's compute. The stage-0 layer ops of mini-batch t read the weights of
+// step t - 4's result (an iteration dependency on that step) and the steps run in order.
 //
 // Caching [P3 section 3.4, docs/plans.md]: with copies of other ranks' column slices
 // (`context.feature_replicas`), the first layer of a mini-batch runs model parallel within its
@@ -113,6 +124,9 @@ class P3Strategy final : public Strategy {
     const int hidden = spec.layer(0).out_dim;
 
     PlanBuilder builder(name(), rank, num_ranks, iteration.epoch, iteration.iteration);
+    const int depth = context.pipeline_depth;
+    const bool pipelined = depth > 0;
+    if (pipelined) builder.set_pipeline(depth, iteration.step);
     const std::vector<ParameterSpec> parameters = this->parameters(context, rank);
     for (const ParameterSpec& p : parameters) builder.add_parameter(p);
     const OwnBatchTensors own = add_own_batch(builder, context, iteration);
@@ -143,6 +157,7 @@ class P3Strategy final : public Strategy {
       if (p.layer == 0 && p.is_weight) weight_names.push_back(p.name);
     }
     ModelEmitter model(builder, spec, iteration.dropout_key);
+    std::vector<int> first_weight_readers;  // the stage-0 layer ops (pipelining)
     std::vector<std::vector<int>> slices(static_cast<std::size_t>(num_ranks));
     std::vector<std::vector<int>> partials(static_cast<std::size_t>(num_ranks));
     std::vector<int> outgoing(static_cast<std::size_t>(num_ranks), -1);
@@ -187,7 +202,7 @@ class P3Strategy final : public Strategy {
         forward.parameters = weight_names;
         set_flops(forward, spec.forward_flops(0, block.num_dst, block.num_src(), block.num_edges(),
                                               static_cast<int>(width)));
-        builder.add_op(std::move(forward));
+        first_weight_readers.push_back(builder.add_op(std::move(forward)));
         slices[slot].push_back(slice);
         partials[slot].push_back(partial);
       }
@@ -224,6 +239,7 @@ class P3Strategy final : public Strategy {
     }
     const std::vector<int> pulled = pull.outputs;
     builder.add_op(std::move(pull));
+    if (pipelined) builder.set_stage(1);
 
     const std::string bias = parameter_name(0, "b");
     const int first_out = builder.add_dense("layer0.out", own_first.num_dst, hidden);
@@ -294,6 +310,7 @@ class P3Strategy final : public Strategy {
     std::vector<int> pushed = push.outputs;
     pushed[static_cast<std::size_t>(rank)] = grad_first_out;
     builder.add_op(std::move(push));
+    if (pipelined) builder.set_stage(2);
 
     // Finish layer 1's backward for the weight rows of the computed columns, for every batch.
     for (int q = 0; q < num_ranks; ++q) {
@@ -332,11 +349,33 @@ class P3Strategy final : public Strategy {
     const int reduce = emit_all_reduce(builder, parameters, reduced, rank, num_ranks, gradient_ops);
     std::vector<int> step_deps = gradient_ops;
     step_deps.push_back(reduce);
-    emit_optimizer_step(builder, parameters, step_deps);
-    return builder.finish();
+    if (pipelined) builder.set_stage(depth);
+    const int step = emit_optimizer_step(builder, parameters, step_deps);
+    Plan plan = builder.finish();
+    if (pipelined) add_iteration_deps(plan, first_weight_readers, step, depth);
+    return plan;
   }
 
+  bool supports_pipelining() const override { return true; }
+
  private:
+  // The dependencies across iterations of a pipelined plan. A rank's plans have the same ops in
+  // every iteration (ranks without seeds run empty batches), so the optimizer step of an earlier
+  // plan is at the same index `step` (engines check that it is an optimizer step). Iterations
+  // before the epoch's first have drained and need no dependency.
+  static void add_iteration_deps(Plan& plan, const std::vector<int>& first_weight_readers,
+                                 int step, int depth) {
+    // Mini-batch t starts with the weights after step t - depth - 1 (versions count steps).
+    if (plan.iteration >= depth + 1) {
+      for (const int op : first_weight_readers) {
+        plan.ops[static_cast<std::size_t>(op)].iteration_deps.push_back({depth + 1, step});
+      }
+    }
+    // Steps apply in order.
+    if (plan.iteration >= 1) plan.ops[static_cast<std::size_t>(step)].iteration_deps.push_back({1, step});
+    plan.validate();
+  }
+
   // Which use of the first layer a partial op is: batch q's j-th column range (q without caching).
   static int partial_instance(int q, std::size_t j, int num_ranks) {
     return q + static_cast<int>(j) * num_ranks;

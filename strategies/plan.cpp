@@ -42,10 +42,6 @@ std::int64_t sum(const std::vector<std::int64_t>& values) {
   return total;
 }
 
-bool is_communication(OpKind kind) {
-  return kind == OpKind::all_to_all || kind == OpKind::all_reduce;
-}
-
 nlohmann::json block_to_json(const Block& block) {
   nlohmann::json object = {{"src_nodes", block.src_nodes},
                            {"num_dst", block.num_dst},
@@ -86,6 +82,10 @@ SamplingHop hop_from_json(const nlohmann::json& object) {
 }
 
 }  // namespace
+
+bool is_communication(OpKind kind) {
+  return kind == OpKind::all_to_all || kind == OpKind::all_reduce;
+}
 
 std::string_view to_string(OpKind kind) { return kOpNames[static_cast<std::size_t>(kind)]; }
 std::string_view to_string(Stream stream) { return kStreamNames[static_cast<std::size_t>(stream)]; }
@@ -184,12 +184,29 @@ void Plan::validate() const {
   if (prologue_ops < 0 || prologue_ops > static_cast<int>(ops.size())) {
     throw Error("plan of rank " + std::to_string(rank) + ": prologue_ops out of range");
   }
+  if (pipeline_depth < 0) {
+    throw Error("plan of rank " + std::to_string(rank) + ": pipeline_depth " +
+                std::to_string(pipeline_depth) + " is negative");
+  }
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     for (const int dep : op.deps) {
       if (dep < 0 || dep >= static_cast<int>(i))
         fail(i, "depends on op " + std::to_string(dep) + ", not an earlier op");
     }
+    if (op.stage < 0 || op.stage > pipeline_depth) {
+      fail(i, "stage " + std::to_string(op.stage) + " outside [0, " +
+                  std::to_string(pipeline_depth) + "]");
+    }
+    for (const IterationDep& dep : op.iteration_deps) {
+      // A mini-batch more than depth + 1 iterations back has left the pipeline before this one
+      // starts; one in a previous epoch has drained.
+      if (dep.back < 1 || dep.back > pipeline_depth + 1 || dep.back > iteration || dep.op < 0) {
+        fail(i, "depends on op " + std::to_string(dep.op) + " of the plan " +
+                    std::to_string(dep.back) + " iterations back, outside the pipeline");
+      }
+    }
+    if (i > 0 && op.stage < ops[i - 1].stage) fail(i, "stages must not decrease in plan order");
     const bool per_peer = op.kind == OpKind::all_to_all;
     if (is_communication(op.kind) && (static_cast<int>(op.bytes_to.size()) != num_ranks ||
                                       static_cast<int>(op.bytes_from.size()) != num_ranks)) {
@@ -269,16 +286,28 @@ nlohmann::json Plan::to_json() const {
                              {"rate", op.rate},
                              {"scale", op.scale},
                              {"parameters", op.parameters}};
+    if (pipeline_depth > 0) {
+      nlohmann::json iteration_deps = nlohmann::json::array();
+      for (const IterationDep& dep : op.iteration_deps)
+        iteration_deps.push_back({{"back", dep.back}, {"op", dep.op}});
+      object["stage"] = op.stage;
+      object["iteration_deps"] = std::move(iteration_deps);
+    }
     nlohmann::json hops = nlohmann::json::array();
     for (const SamplingHop& hop : op.sampling_hops) hops.push_back(hop_to_json(hop));
     object["sampling_hops"] = std::move(hops);
     op_list.push_back(std::move(object));
   }
-  return {{"strategy", strategy},   {"rank", rank},
-          {"num_ranks", num_ranks}, {"epoch", epoch},
-          {"iteration", iteration}, {"prologue_ops", prologue_ops},
-          {"tensors", tensor_list}, {"parameters", parameter_list},
-          {"ops", op_list}};
+  nlohmann::json document = {{"strategy", strategy},   {"rank", rank},
+                             {"num_ranks", num_ranks}, {"epoch", epoch},
+                             {"iteration", iteration}, {"prologue_ops", prologue_ops},
+                             {"tensors", tensor_list}, {"parameters", parameter_list},
+                             {"ops", op_list}};
+  if (pipeline_depth > 0) {
+    document["pipeline_depth"] = pipeline_depth;
+    document["step"] = step;
+  }
+  return document;
 }
 
 Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) {
@@ -290,6 +319,8 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
     plan.epoch = document.at("epoch").get<int>();
     plan.iteration = document.at("iteration").get<int>();
     plan.prologue_ops = document.at("prologue_ops").get<int>();
+    plan.pipeline_depth = document.value("pipeline_depth", 0);
+    plan.step = document.value("step", std::int64_t{0});
     for (const auto& object : document.at("tensors")) {
       TensorSpec t;
       t.name = object.at("name").get<std::string>();
@@ -342,6 +373,11 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
       op.rate = object.at("rate").get<double>();
       op.scale = object.at("scale").get<double>();
       object.at("parameters").get_to(op.parameters);
+      op.stage = object.value("stage", 0);
+      if (object.contains("iteration_deps")) {
+        for (const auto& dep : object.at("iteration_deps"))
+          op.iteration_deps.push_back({dep.at("back").get<int>(), dep.at("op").get<int>()});
+      }
       plan.ops.push_back(std::move(op));
     }
   } catch (const nlohmann::json::exception& error) {
@@ -351,6 +387,11 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
   }
   plan.validate();
   return plan;
+}
+
+ScheduleKey schedule_key(const Plan& plan, int op) {
+  const int stage = plan.ops[static_cast<std::size_t>(op)].stage;
+  return {static_cast<std::int64_t>(plan.iteration) + stage, stage, op};
 }
 
 void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path) {
@@ -452,6 +493,7 @@ int PlanBuilder::add_op(Op op) {
       if (reader != id) op.deps.push_back(reader);
     }
   }
+  op.stage = stage_;
   std::sort(op.deps.begin(), op.deps.end());
   op.deps.erase(std::unique(op.deps.begin(), op.deps.end()), op.deps.end());
   for (const int t : op.inputs) {
@@ -467,6 +509,11 @@ int PlanBuilder::add_op(Op op) {
 }
 
 void PlanBuilder::end_prologue() { plan_.prologue_ops = static_cast<int>(plan_.ops.size()); }
+
+void PlanBuilder::set_pipeline(int depth, std::int64_t step) {
+  plan_.pipeline_depth = depth;
+  plan_.step = step;
+}
 
 Plan PlanBuilder::finish() {
   plan_.validate();

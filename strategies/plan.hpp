@@ -11,6 +11,8 @@
 // The first `prologue_ops` ops (sampling and the strategy's announcement exchange) have already
 // run when the plan is built, because the plan depends on their results; engines that execute
 // for real record them rather than run them, the simulator replays them like any other op.
+#include <algorithm>
+#include <compare>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -64,6 +66,8 @@ std::string_view to_string(Stream stream);
 std::string_view to_string(TimeCategory category);
 std::string_view to_string(TensorKind kind);
 TimeCategory category_of(OpKind kind);
+// all_to_all and all_reduce: the ops that move data between ranks after the prologue.
+bool is_communication(OpKind kind);
 
 struct TensorSpec {
   std::string name;
@@ -106,11 +110,23 @@ struct SamplingHop {
   std::int64_t edges_sampled_for_peers = 0;
 };
 
+// A dependency on an op of an earlier iteration's plan of the same rank (pipelined plans): op
+// `op` of the plan `back` iterations earlier in the same epoch.
+struct IterationDep {
+  int back = 1;
+  int op = 0;
+  bool operator==(const IterationDep&) const = default;
+};
+
 struct Op {
   OpKind kind = OpKind::sample;
   Stream stream = Stream::compute;
   std::string label;
   std::vector<int> deps;     // ops that must finish first (all earlier in the plan)
+  // Pipelined plans (Plan::pipeline_depth > 0): ops of earlier iterations that must finish first,
+  // and the pipeline stage the op belongs to (0 ... pipeline_depth; see Plan).
+  std::vector<IterationDep> iteration_deps;
+  int stage = 0;
   std::vector<int> inputs;   // tensor ids (-1 where a per-peer slot is empty)
   std::vector<int> outputs;  // tensor ids (-1 where a per-peer slot is empty)
 
@@ -145,6 +161,14 @@ struct Op {
   std::int64_t total_bytes_from() const;
 };
 
+// Pipelining (P3 section 3.3): a plan with pipeline_depth d > 0 is one mini-batch of a static
+// pipeline schedule with d + 1 stages. In round k of an epoch every rank runs, in this order,
+// stage 0 of iteration k, stage 1 of iteration k - 1, ..., stage d of iteration k - d, each
+// stage's ops in plan order; communication ops start when reached and complete in the
+// background, and ops that consume their results wait for them. So d earlier mini-batches are
+// in flight while a new one starts, and the mini-batch of global step t computes its forward and
+// backward passes with the weights after step t - d (stashed: w(t+1) = w(t) - a * grad f(w(t-d))),
+// whatever the order in which ops actually ran. The pipeline fills and drains within an epoch.
 struct Plan {
   std::string strategy;
   int rank = 0;
@@ -152,6 +176,13 @@ struct Plan {
   int epoch = 0;
   int iteration = 0;
   int prologue_ops = 0;
+  int pipeline_depth = 0;  // 0: not pipelined (ops run in plan order, one iteration at a time)
+  std::int64_t step = 0;   // global optimizer step of this mini-batch, counted from 0
+  // The optimizer steps whose result this mini-batch's weights include: step - pipeline_depth,
+  // and 0 before the first steps.
+  std::int64_t weight_version() const {
+    return std::max<std::int64_t>(0, step - pipeline_depth);
+  }
   std::vector<TensorSpec> tensors;
   std::vector<ParameterSpec> parameters;
   std::vector<Op> ops;
@@ -173,6 +204,17 @@ struct Plan {
   static Plan from_json(const nlohmann::json& document, const std::string& origin);
 };
 
+// Where op `op` of a pipelined plan falls in its rank's static schedule (see Plan): ops run in
+// increasing order of (round = iteration + stage, stage, op). For plans without pipelining the
+// key orders by iteration, then plan order.
+struct ScheduleKey {
+  std::int64_t round = 0;
+  int stage = 0;
+  int op = 0;
+  auto operator<=>(const ScheduleKey&) const = default;
+};
+ScheduleKey schedule_key(const Plan& plan, int op);
+
 // Files: JSON, or MessagePack when the name ends in ".msgpack" (large plans). Writing is atomic.
 void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path);
 std::vector<Plan> read_plans(const std::filesystem::path& path);
@@ -193,6 +235,9 @@ class PlanBuilder {
   int add_op(Op op);
   // Marks every op added so far as prologue.
   void end_prologue();
+  // Pipelined plans: the depth, and the stage of the ops added from now on.
+  void set_pipeline(int depth, std::int64_t step);
+  void set_stage(int stage) { stage_ = stage; }
 
   const TensorSpec& tensor(int id) const { return plan_.tensors[static_cast<std::size_t>(id)]; }
   int last_op() const { return static_cast<int>(plan_.ops.size()) - 1; }
@@ -200,6 +245,7 @@ class PlanBuilder {
 
  private:
   Plan plan_;
+  int stage_ = 0;
   std::vector<int> last_writer_;                 // per tensor, -1 = none
   std::vector<std::vector<int>> readers_since_;  // per tensor
 };

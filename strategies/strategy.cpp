@@ -85,8 +85,15 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartit
                           config.distribution.structure == "partitioned",
                           feature_dim,
                           {},
-                          {}};
-  make_strategy(config.distribution.strategy)->check(context);
+                          {},
+                          0};
+  const std::unique_ptr<Strategy> strategy = make_strategy(config.distribution.strategy);
+  if (config.distribution.pipeline) {
+    require(strategy->supports_pipelining(), "distribution.pipeline",
+            "pipelining is P3's: " + config.distribution.strategy + " has no pipelined plans");
+    context.pipeline_depth = kPipelineDepth;
+  }
+  strategy->check(context);
   return context;
 }
 
@@ -151,6 +158,7 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
     it.rank = r;
     it.epoch = epoch;
     it.iteration = iteration;
+    it.step = schedule.global_step(epoch, iteration);
     it.loss_scale = 1.0 / static_cast<double>(std::max<std::int64_t>(
                               1, schedule.seeds_in_iteration(epoch, iteration)));
     it.dropout_key = schedule.dropout_key(epoch, iteration);

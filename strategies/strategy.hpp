@@ -38,6 +38,8 @@ struct StrategyContext {
   // the features it holds without asking their owner.
   Replication structure_replicas;
   Replication feature_replicas;
+  // P3's pipelining: the number of earlier mini-batches in flight (kPipelineDepth), 0 = none.
+  int pipeline_depth = 0;
 };
 
 // One rank's iteration, after sampling.
@@ -45,6 +47,7 @@ struct RankIteration {
   int rank = 0;
   int epoch = 0;
   int iteration = 0;
+  std::int64_t step = 0;  // global optimizer step (BatchSchedule::global_step)
   double loss_scale = 1;  // 1 / seeds over all ranks this iteration
   std::uint64_t dropout_key = 0;
   MiniBatch batch;  // this rank's own mini-batch
@@ -80,6 +83,9 @@ class Strategy {
   // Whether the strategy's plans read replicas of other ranks' feature placements
   // (`context.feature_replicas`); without, features are never cached for it.
   virtual bool uses_feature_replicas() const { return false; }
+
+  // Whether the strategy builds pipelined plans (distribution.pipeline).
+  virtual bool supports_pipelining() const { return false; }
 
   // The model parameters as `rank` holds them (full tensors, or its rows of a split one).
   virtual std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const = 0;

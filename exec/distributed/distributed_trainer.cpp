@@ -91,9 +91,9 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     double loss_sum = 0;
     std::int64_t correct = 0;
     std::int64_t seeds = 0;
-    for (int iteration = 0; iteration < schedule.iterations_per_epoch(); ++iteration) {
+    // What an iteration's run adds to the epoch's record.
+    const auto account = [&](const IterationRun& run, int iteration) {
       seeds += schedule.seeds_in_iteration(epoch, iteration);
-      const IterationRun run = engine.run_iteration(epoch, iteration, clock);
       const Plan& plan = run.plan;
       const PlanOutcome& outcome = run.outcome;
       record.planning_seconds += run.planning_seconds;
@@ -111,8 +111,6 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
         parts[kWaiting] += op.waiting_seconds;
       }
       if (epoch >= first_measured) measured_ops.add_iteration(run);
-      loss_sum += transport.sum_over_ranks(outcome.loss);
-      correct += transport.sum_over_ranks(outcome.correct);
 
       if (options.record_trace && epoch == 1) {
         trace.push_back(trace_event(plan.ops[0], rank, run.sample_start, run.sample_seconds));
@@ -130,6 +128,24 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
         for (const std::string& text : texts) {
           report.first_plans.push_back(Plan::from_json(nlohmann::json::parse(text), "rank plan"));
         }
+      }
+    };
+    if (context.pipeline_depth > 0) {
+      // The epoch's iterations run interleaved; their results are summed once it is over, so
+      // that no control-plane collective stops the pipeline.
+      const std::vector<IterationRun> runs = engine.run_pipelined_epoch(epoch, clock);
+      for (int iteration = 0; iteration < static_cast<int>(runs.size()); ++iteration) {
+        const IterationRun& run = runs[static_cast<std::size_t>(iteration)];
+        account(run, iteration);
+        loss_sum += transport.sum_over_ranks(run.outcome.loss);
+        correct += transport.sum_over_ranks(run.outcome.correct);
+      }
+    } else {
+      for (int iteration = 0; iteration < schedule.iterations_per_epoch(); ++iteration) {
+        const IterationRun run = engine.run_iteration(epoch, iteration, clock);
+        account(run, iteration);
+        loss_sum += transport.sum_over_ranks(run.outcome.loss);
+        correct += transport.sum_over_ranks(run.outcome.correct);
       }
     }
     const double elapsed = clock.seconds();
@@ -180,6 +196,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   mine.planned_sent = planned_sent;
   mine.planned_received = planned_received;
   mine.peak_memory_bytes = peak_resident_bytes();
+  mine.stash_peak_bytes = engine.executor().stash_peak_bytes();
   mine.structure_bytes = engine.store().structure_bytes();
   mine.feature_bytes = engine.store().feature_bytes();
   mine.partition = partition_shape(engine.store().structure(), engine.store().owned_nodes(),
@@ -191,6 +208,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
       {"planned_sent", mine.planned_sent.bytes},
       {"planned_received", mine.planned_received.bytes},
       {"peak_memory_bytes", mine.peak_memory_bytes},
+      {"stash_peak_bytes", mine.stash_peak_bytes},
       {"structure_bytes", mine.structure_bytes},
       {"feature_bytes", mine.feature_bytes},
       {"evaluation_sent", mine.evaluation_sent.bytes},
@@ -210,6 +228,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     object.at("planned_sent").get_to(entry.planned_sent.bytes);
     object.at("planned_received").get_to(entry.planned_received.bytes);
     entry.peak_memory_bytes = object.at("peak_memory_bytes").get<std::int64_t>();
+    entry.stash_peak_bytes = object.at("stash_peak_bytes").get<std::int64_t>();
     entry.structure_bytes = object.at("structure_bytes").get<std::int64_t>();
     entry.feature_bytes = object.at("feature_bytes").get<std::int64_t>();
     object.at("evaluation_sent").get_to(entry.evaluation_sent.bytes);
@@ -271,6 +290,7 @@ nlohmann::json DistributedReport::to_json() const {
                          {"planned_bytes_sent", r.planned_sent.to_json()},
                          {"planned_bytes_received", r.planned_received.to_json()},
                          {"peak_memory_bytes", r.peak_memory_bytes},
+                         {"stash_peak_bytes", r.stash_peak_bytes},
                          {"structure_bytes", r.structure_bytes},
                          {"feature_bytes", r.feature_bytes},
                          {"evaluation_bytes_sent", r.evaluation_sent.to_json()},

@@ -44,6 +44,9 @@ struct RankReport {
   TrafficBytes planned_sent;  // what the plans said
   TrafficBytes planned_received;
   std::int64_t peak_memory_bytes = 0;
+  // Pipelining: the most bytes of stashed weight versions (with in-flight gradients) held at
+  // once beyond the current weights (PlanExecutor::stash_peak_bytes); 0 without.
+  std::int64_t stash_peak_bytes = 0;
   std::int64_t structure_bytes = 0;
   std::int64_t feature_bytes = 0;
   TrafficBytes evaluation_sent;  // evaluation's, counted apart from training's (not in plans)

@@ -41,6 +41,14 @@ Parameter& PlanExecutor::parameter(const std::string& name) {
   return it->second;
 }
 
+Parameter& PlanExecutor::active(const std::string& name) {
+  const auto it = active_parameters_->find(name);
+  if (it == active_parameters_->end()) {
+    throw Error("rank " + std::to_string(transport_.rank()) + " holds no parameter '" + name + "'");
+  }
+  return it->second;
+}
+
 std::span<const NodeId> PlanExecutor::node_ids(int tensor) const {
   const TensorValue& value = tensors_[static_cast<std::size_t>(tensor)];
   if (value.index != nullptr) return *value.index;
@@ -60,7 +68,7 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
     for (const std::string& name : op.parameters) pointers.push_back(&partial_weight(op, name));
   } else {
     for (const ParameterShape& shape : context_.model.parameters(op.layer)) {
-      pointers.push_back(&parameter(parameter_name(op.layer, shape.name)));
+      pointers.push_back(&active(parameter_name(op.layer, shape.name)));
     }
   }
   auto& slot = layers_[key];
@@ -69,7 +77,7 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
 }
 
 Parameter& PlanExecutor::partial_weight(const Op& op, const std::string& name) {
-  Parameter& held = parameter(name);
+  Parameter& held = active(name);
   const ParameterSpec& spec = *std::find_if(specs_.begin(), specs_.end(),
                                             [&](const ParameterSpec& p) { return p.name == name; });
   if (op.column_begin == spec.row_begin && op.column_end == spec.row_end) return held;
@@ -93,14 +101,13 @@ void PlanExecutor::add_weight_row_gradients(const Op& op) {
     const ParameterSpec& spec = *std::find_if(
         specs_.begin(), specs_.end(), [&](const ParameterSpec& p) { return p.name == name; });
     const Matrix& rows = it->second.grad;
-    Matrix& grad = parameter(name).grad;
+    Matrix& grad = active(name).grad;
     float* target = grad.row(op.column_begin - spec.row_begin);
     for (std::int64_t i = 0; i < rows.size(); ++i) target[i] += rows.data()[i];
   }
 }
 
-PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
-  outcome_ = PlanOutcome{};
+void PlanExecutor::bind_tensors(const Plan& plan) {
   // Dense storage survives from the previous plan: the same tensor ids have similar sizes from
   // one iteration to the next, so outputs reuse their allocations instead of faulting in fresh
   // pages every iteration (which cost as much as the gather itself for large inputs).
@@ -109,6 +116,15 @@ PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
     tensors_[t].index = plan.tensors[t].index.get();
     tensors_[t].block = plan.tensors[t].block.get();
   }
+}
+
+PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
+  if (plan.pipeline_depth > 0) {
+    throw Error("rank " + std::to_string(plan.rank) +
+                ": a pipelined plan runs through admit() and run_round(), not run()");
+  }
+  outcome_ = PlanOutcome{};
+  bind_tensors(plan);
   layers_.clear();
   weight_rows_.clear();
   for (Parameter* p : ordered_parameters_) p->grad.fill(0.0f);
@@ -197,7 +213,7 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       Matrix& out = output(0);
       out.copy_from(dense(0));
       for (std::size_t i = 1; i < op.inputs.size(); ++i) cpu::add_in_place(out, dense(i));
-      for (const std::string& name : op.parameters) cpu::add_row_vector(out, parameter(name).value);
+      for (const std::string& name : op.parameters) cpu::add_row_vector(out, active(name).value);
       return;
     }
     case OpKind::loss: {
@@ -226,7 +242,7 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
     }
     case OpKind::bias_backward:
       for (const std::string& name : op.parameters) {
-        cpu::accumulate_column_sums(dense(0), parameter(name).grad);
+        cpu::accumulate_column_sums(dense(0), active(name).grad);
       }
       return;
     case OpKind::optimizer_step: {
@@ -234,6 +250,10 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       for (const std::string& name : op.parameters) step.push_back(&parameter(name));
       if (step != ordered_parameters_) {
         throw Error("optimizer_step must update every parameter, in the plan's order");
+      }
+      if (stepping_pipelined_) {
+        pipelined_step(plan);
+        return;
       }
       apply_weight_decay(ordered_parameters_, context_.training);
       optimizer_->step(ordered_parameters_);
@@ -272,7 +292,8 @@ void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
   }
 }
 
-void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& timing) {
+std::vector<std::span<const std::byte>> PlanExecutor::send_views(const Plan& plan,
+                                                                const Op& op) const {
   const auto num_ranks = static_cast<std::size_t>(plan.num_ranks);
   std::vector<std::span<const std::byte>> send(num_ranks);
   for (std::size_t q = 0; q < num_ranks; ++q) {
@@ -281,8 +302,17 @@ void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& ti
     const TensorValue& value = tensors_[static_cast<std::size_t>(t)];
     send[q] = value.index != nullptr ? as_bytes_span(*value.index) : dense_bytes(value.dense);
   }
-  std::vector<std::vector<std::byte>>& received = receive_buffers_;
-  transport_.all_to_all_into(send, received, op.traffic, timing);
+  return send;
+}
+
+void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& timing) {
+  transport_.all_to_all_into(send_views(plan, op), receive_buffers_, op.traffic, timing);
+  store_received(plan, op, receive_buffers_);
+}
+
+void PlanExecutor::store_received(const Plan& plan, const Op& op,
+                                  const std::vector<std::vector<std::byte>>& received) {
+  const auto num_ranks = static_cast<std::size_t>(plan.num_ranks);
   for (std::size_t q = 0; q < num_ranks; ++q) {
     const int t = op.outputs[q];
     if (t < 0) continue;
@@ -301,16 +331,235 @@ void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& ti
 void PlanExecutor::all_reduce(const Op& op, TransferTiming& timing) {
   std::vector<float> buffer;
   for (const std::string& name : op.parameters) {
-    const auto values = parameter(name).grad.values();
+    const auto values = active(name).grad.values();
     buffer.insert(buffer.end(), values.begin(), values.end());
   }
   transport_.all_reduce_sum(buffer, op.traffic, timing);
   std::size_t at = 0;
   for (const std::string& name : op.parameters) {
-    const auto values = parameter(name).grad.values();
+    const auto values = active(name).grad.values();
     std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(at), values.size(), values.begin());
     at += values.size();
   }
+}
+
+void PlanExecutor::swap_state(InFlight& batch) {
+  std::swap(tensors_, batch.tensors);
+  std::swap(layers_, batch.layers);
+  std::swap(weight_rows_, batch.weight_rows);
+  std::swap(outcome_, batch.outcome);
+  const bool entering = active_parameters_ == &parameters_;
+  active_parameters_ = entering ? &batch.weights : &parameters_;
+  stepping_pipelined_ = entering;
+}
+
+void PlanExecutor::admit(const Plan& plan) {
+  const std::string where = "rank " + std::to_string(plan.rank) + ", iteration " +
+                            std::to_string(plan.iteration) + ": ";
+  if (plan.pipeline_depth <= 0) throw Error(where + "admit() takes pipelined plans only");
+  if (static_cast<int>(pipeline_.size()) > plan.pipeline_depth) {
+    throw Error(where + "the pipeline already holds " + std::to_string(pipeline_.size()) +
+                " mini-batches: run a round first");
+  }
+  if (!pipeline_.empty() && plan.iteration != pipeline_.back().plan->iteration + 1) {
+    throw Error(where + "admitted after iteration " +
+                std::to_string(pipeline_.back().plan->iteration));
+  }
+  if (steps_done_ == 0 && versions_.empty()) {
+    std::vector<Matrix> initial;
+    for (const Parameter* p : ordered_parameters_) initial.push_back(p->value);
+    versions_.emplace(0, std::move(initial));
+  }
+  const std::int64_t version = plan.weight_version();
+  const auto held = versions_.find(version);
+  if (held == versions_.end()) {
+    throw Error(where + "the mini-batch of step " + std::to_string(plan.step) +
+                " reads the weights after " + std::to_string(version) +
+                " steps, which this rank does not hold (" + std::to_string(steps_done_) +
+                " steps done)");
+  }
+  InFlight batch;
+  batch.plan = &plan;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const Parameter& current = *ordered_parameters_[i];
+    Parameter copy{current.name, current.layer, current.is_weight, held->second[i],
+                   Matrix(current.grad.rows(), current.grad.cols())};
+    batch.weights.emplace(current.name, std::move(copy));
+  }
+  // Later mini-batches read newer versions, except that the first ones all read version 0.
+  const bool needed_later = plan.step + 1 - plan.pipeline_depth <= version;
+  versions_.erase(versions_.begin(), needed_later ? held : std::next(held));
+  if (!spare_tensors_.empty()) {
+    batch.tensors = std::move(spare_tensors_.back());
+    spare_tensors_.pop_back();
+  }
+  batch.done.assign(plan.ops.size(), 0);
+  std::fill_n(batch.done.begin(), plan.prologue_ops, 1);
+  pipeline_.push_back(std::move(batch));
+  count_stash();
+}
+
+std::vector<PlanOutcome> PlanExecutor::run_round(const Stopwatch& clock) {
+  // Newest first: stage 0 of the mini-batch admitted last, then stage 1 of the one before, ...
+  for (auto it = pipeline_.rbegin(); it != pipeline_.rend(); ++it) run_stage(*it, clock);
+  std::vector<PlanOutcome> finished;
+  while (!pipeline_.empty() &&
+         pipeline_.front().next_stage > pipeline_.front().plan->pipeline_depth) {
+    finished.push_back(std::move(pipeline_.front().outcome));
+    spare_tensors_.push_back(std::move(pipeline_.front().tensors));
+    pipeline_.pop_front();
+  }
+  count_stash();
+  return finished;
+}
+
+void PlanExecutor::run_stage(InFlight& batch, const Stopwatch& clock) {
+  const Plan& plan = *batch.plan;
+  const int stage = batch.next_stage;
+  swap_state(batch);
+  std::size_t i = 0;
+  try {
+    if (stage == 0) {
+      bind_tensors(plan);
+      layers_.clear();
+      weight_rows_.clear();
+      outcome_ = PlanOutcome{};
+    }
+    // What earlier stages sent and received, in the order they started: the same on every rank.
+    finish_transfers(batch, clock);
+    for (i = static_cast<std::size_t>(plan.prologue_ops); i < plan.ops.size(); ++i) {
+      const Op& op = plan.ops[i];
+      if (op.stage != stage) continue;
+      check_iteration_deps(batch, op, static_cast<int>(i));
+      const bool waits = std::any_of(batch.pending.begin(), batch.pending.end(), [&](const Pending& p) {
+        return std::find(op.deps.begin(), op.deps.end(), p.op) != op.deps.end();
+      });
+      if (waits) finish_transfers(batch, clock);  // a transfer of this stage feeds the op
+      TransferTiming timing;
+      const double start = clock.seconds();
+      if (is_communication(op.kind)) {
+        start_transfer(plan, op, static_cast<int>(i), batch);
+      } else {
+        run_op(plan, op, timing);
+        batch.done[i] = 1;
+      }
+      outcome_.records.push_back(
+          {static_cast<int>(i), start, clock.seconds() - start, timing.waiting_seconds});
+      test_transfers();
+    }
+    i = plan.ops.size();
+    if (stage == plan.pipeline_depth) finish_transfers(batch, clock);
+  } catch (const Error& error) {
+    swap_state(batch);
+    throw Error("rank " + std::to_string(plan.rank) + ", iteration " +
+                std::to_string(plan.iteration) + ", stage " + std::to_string(stage) +
+                (i < plan.ops.size() ? ", op " + std::to_string(i) + " (" + plan.ops[i].label + ")"
+                                     : std::string()) +
+                ": " + error.what());
+  }
+  swap_state(batch);
+  ++batch.next_stage;
+}
+
+void PlanExecutor::check_iteration_deps(const InFlight& batch, const Op& op, int index) const {
+  const auto self = std::find_if(pipeline_.begin(), pipeline_.end(),
+                                 [&](const InFlight& b) { return &b == &batch; });
+  for (const IterationDep& dep : op.iteration_deps) {
+    const auto back = static_cast<std::ptrdiff_t>(dep.back);
+    if (self - pipeline_.begin() < back) continue;  // retired: all its ops ran
+    const InFlight& earlier = *(self - back);
+    if (earlier.plan->iteration != batch.plan->iteration - dep.back ||
+        dep.op >= static_cast<int>(earlier.done.size())) {
+      throw Error("op " + std::to_string(index) + " depends on op " + std::to_string(dep.op) +
+                  " of iteration " + std::to_string(batch.plan->iteration - dep.back) +
+                  ", which this rank's pipeline does not hold");
+    }
+    if (earlier.done[static_cast<std::size_t>(dep.op)] == 0) {
+      throw Error("op " + std::to_string(index) + " would run before op " +
+                  std::to_string(dep.op) + " (" +
+                  earlier.plan->ops[static_cast<std::size_t>(dep.op)].label + ") of iteration " +
+                  std::to_string(earlier.plan->iteration) +
+                  ", which it depends on: the schedule does not fit the plans");
+    }
+  }
+}
+
+void PlanExecutor::start_transfer(const Plan& plan, const Op& op, int index, InFlight& batch) {
+  Pending pending;
+  pending.op = index;
+  pending.record = outcome_.records.size();  // the record run_stage adds next
+  if (op.kind == OpKind::all_to_all) {
+    pending.transfer = transport_.start_all_to_all(send_views(plan, op), op.bytes_from, op.traffic);
+  } else {
+    std::vector<float> buffer;
+    for (const std::string& name : op.parameters) {
+      const auto values = active(name).grad.values();
+      buffer.insert(buffer.end(), values.begin(), values.end());
+    }
+    pending.transfer = transport_.start_all_reduce_sum(std::move(buffer), op.traffic);
+  }
+  batch.pending.push_back(std::move(pending));
+}
+
+void PlanExecutor::finish_transfers(InFlight& batch, const Stopwatch& clock) {
+  const Plan& plan = *batch.plan;
+  for (Pending& pending : batch.pending) {
+    const Op& op = plan.ops[static_cast<std::size_t>(pending.op)];
+    TransferTiming timing;
+    const double start = clock.seconds();
+    pending.transfer->wait(timing);
+    if (op.kind == OpKind::all_to_all) {
+      store_received(plan, op, pending.transfer->received());
+    } else {
+      const std::vector<float>& sums = pending.transfer->reduced();
+      std::size_t at = 0;
+      for (const std::string& name : op.parameters) {
+        const auto values = active(name).grad.values();
+        std::copy_n(sums.begin() + static_cast<std::ptrdiff_t>(at), values.size(), values.begin());
+        at += values.size();
+      }
+    }
+    // The op's time is what this rank spent on it: starting it and waiting for it.
+    OpRecord& record = outcome_.records[pending.record];
+    record.seconds += clock.seconds() - start;
+    record.waiting_seconds += timing.waiting_seconds;
+    batch.done[static_cast<std::size_t>(pending.op)] = 1;
+  }
+  batch.pending.clear();
+}
+
+void PlanExecutor::test_transfers() {
+  for (InFlight& batch : pipeline_) {
+    for (Pending& pending : batch.pending) pending.transfer->test();
+  }
+}
+
+void PlanExecutor::pipelined_step(const Plan& plan) {
+  if (plan.step != steps_done_) {
+    throw Error("the optimizer step of global step " + std::to_string(plan.step) + " after " +
+                std::to_string(steps_done_) + " steps: steps apply in order");
+  }
+  // The mini-batch's gradient, computed with its stashed weights, updates the current weights
+  // (weight decay on the current ones, as the optimizer sees them).
+  for (Parameter* held : ordered_parameters_) held->grad.copy_from(active(held->name).grad);
+  apply_weight_decay(ordered_parameters_, context_.training);
+  optimizer_->step(ordered_parameters_);
+  ++steps_done_;
+  std::vector<Matrix> version;
+  for (const Parameter* p : ordered_parameters_) version.push_back(p->value);
+  versions_.emplace(steps_done_, std::move(version));
+  count_stash();
+}
+
+void PlanExecutor::count_stash() {
+  std::int64_t bytes = 0;
+  for (const auto& [version, values] : versions_) {
+    for (const Matrix& m : values) bytes += m.bytes();
+  }
+  for (const InFlight& batch : pipeline_) {
+    for (const auto& [name, p] : batch.weights) bytes += p.value.bytes() + p.grad.bytes();
+  }
+  stash_peak_bytes_ = std::max(stash_peak_bytes_, bytes);
 }
 
 std::vector<Parameter> PlanExecutor::gather_full_parameters(bool gradients) {

@@ -3,6 +3,7 @@
 // ops, the LocalStore for features and labels. Model parameters (full tensors, or this rank's
 // rows of split ones) and the optimizer's state persist across plans. Every op is timed.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,15 @@ struct PlanOutcome {
   std::vector<OpRecord> records;
 };
 
+// Runs plans for real. Plans without pipelining run one at a time, in plan order (run). Pipelined
+// plans (Plan::pipeline_depth > 0, P3's pipelining) run in rounds of their static schedule
+// (plan.hpp): admit() the next mini-batch, run_round(). Their communication ops are started
+// (nonblocking MPI on this thread: ranks compute on one thread each, and a communication thread
+// would spin on a core the ranks share) and tested between ops, so transfers proceed while this
+// rank computes; a stage first waits for the transfers its mini-batch started earlier, in the
+// same order on every rank. Every in-flight mini-batch reads its own copy of the weight version
+// its plan names (weight stashing) and accumulates its own gradients; its optimizer step applies
+// them to the current weights.
 class PlanExecutor {
  public:
   // Initial weights: the single-process model's (Glorot, from model_seed(training)), sliced to the
@@ -43,6 +53,17 @@ class PlanExecutor {
   // Runs the plan's ops after its prologue, in order, timing each against `clock`. Parameter
   // gradients are zeroed first; the optimizer step is whatever the plan contains.
   PlanOutcome run(const Plan& plan, const Stopwatch& clock);
+
+  // Pipelined plans. admit() takes the next mini-batch (the plan must outlive its run) and checks
+  // that its weight version is held; run_round() runs stage s of the mini-batch admitted s rounds
+  // ago, for every mini-batch in flight, newest first, and returns the outcomes of those that
+  // finished their last stage. Call run_round() without admitting to drain the pipeline.
+  void admit(const Plan& plan);
+  std::vector<PlanOutcome> run_round(const Stopwatch& clock);
+  int in_flight() const { return static_cast<int>(pipeline_.size()); }
+  // The most bytes of weight versions (stashed for later mini-batches and each in-flight
+  // mini-batch's copy, with its gradients) held at once beyond the current weights.
+  std::int64_t stash_peak_bytes() const { return stash_peak_bytes_; }
 
   Parameter& parameter(const std::string& name);
   const std::vector<ParameterSpec>& parameter_specs() const { return specs_; }
@@ -57,8 +78,42 @@ class PlanExecutor {
     const std::vector<std::int32_t>* index = nullptr;
     const Block* block = nullptr;
   };
+  using LayerMap = std::map<std::pair<int, int>, std::unique_ptr<GnnLayer>>;
+  using WeightRowMap = std::map<std::tuple<int, int, std::string>, Parameter>;
+  struct Pending {
+    int op = 0;
+    std::size_t record = 0;  // in the mini-batch's outcome
+    std::unique_ptr<PendingTransfer> transfer;
+  };
+  // A mini-batch in the pipeline: its plan's state while other mini-batches run.
+  struct InFlight {
+    const Plan* plan = nullptr;
+    int next_stage = 0;
+    std::vector<TensorValue> tensors;
+    LayerMap layers;
+    WeightRowMap weight_rows;
+    std::map<std::string, Parameter> weights;  // its weight version, with its gradients
+    PlanOutcome outcome;
+    std::vector<Pending> pending;
+    std::vector<char> done;  // per op
+  };
 
   void run_op(const Plan& plan, const Op& op, TransferTiming& timing);
+  // The parameters ops read and write: the held ones, or an in-flight mini-batch's copy.
+  Parameter& active(const std::string& name);
+  void bind_tensors(const Plan& plan);
+  // Pipelined: swaps the mini-batch's state into the members run_op works on, and back.
+  void swap_state(InFlight& batch);
+  void run_stage(InFlight& batch, const Stopwatch& clock);
+  void start_transfer(const Plan& plan, const Op& op, int index, InFlight& batch);
+  void finish_transfers(InFlight& batch, const Stopwatch& clock);
+  void test_transfers();
+  void check_iteration_deps(const InFlight& batch, const Op& op, int index) const;
+  void pipelined_step(const Plan& plan);
+  std::vector<std::span<const std::byte>> send_views(const Plan& plan, const Op& op) const;
+  void store_received(const Plan& plan, const Op& op,
+                      const std::vector<std::vector<std::byte>>& received);
+  void count_stash();
   // scatter_rows (rows placed) and scatter_add_rows (rows added) into a zeroed output.
   void scatter(const Plan& plan, const Op& op, bool add);
   void all_to_all(const Plan& plan, const Op& op, TransferTiming& timing);
@@ -77,13 +132,22 @@ class PlanExecutor {
   const LocalStore& store_;
   Transport& transport_;
   std::map<std::string, Parameter> parameters_;
+  std::map<std::string, Parameter>* active_parameters_ = &parameters_;
   std::vector<Parameter*> ordered_parameters_;  // in specs_ order, for the optimizer
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<TensorValue> tensors_;
   std::vector<std::vector<std::byte>> receive_buffers_;              // reused by every all-to-all
-  std::map<std::pair<int, int>, std::unique_ptr<GnnLayer>> layers_;  // (layer, instance)
-  std::map<std::tuple<int, int, std::string>, Parameter> weight_rows_;  // (layer, instance, name)
+  LayerMap layers_;           // (layer, instance)
+  WeightRowMap weight_rows_;  // (layer, instance, name)
   PlanOutcome outcome_;
+  // Pipelining: mini-batches in flight (oldest first), weight versions kept for mini-batches
+  // not yet admitted (by the number of steps they include), steps applied so far.
+  std::deque<InFlight> pipeline_;
+  std::map<std::int64_t, std::vector<Matrix>> versions_;
+  std::int64_t steps_done_ = 0;
+  bool stepping_pipelined_ = false;
+  std::int64_t stash_peak_bytes_ = 0;
+  std::vector<std::vector<TensorValue>> spare_tensors_;  // storage of retired mini-batches
 };
 
 }  // namespace gnnbed

@@ -1,5 +1,7 @@
 #include "exec/distributed/rank_engine.hpp"
 
+#include <cstdio>
+
 #include "exec/distributed/global_degrees.hpp"
 #include "exec/train/trainer.hpp"
 #include "strategies/caching.hpp"
@@ -69,7 +71,8 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
                 config.training.batch_size, config.training.seed),
       sampler_(store_, context.partition, config.training.fanouts, sampler_seed(config.training),
                context.structure_partitioned, context.structure_replicas),
-      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport) {
+      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport),
+      device_memory_bytes_(config.distribution.device_memory_bytes) {
   if (strategy_->full_graph()) {
     local_block_ = std::make_shared<const Block>(local_graph_block(
         store_.structure(), store_.owned_nodes(), global_gcn_degrees(store_, transport)));
@@ -78,10 +81,35 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
 
 IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch& clock) {
   IterationRun run;
+  prepare(run, epoch, iteration, clock);
+  run.outcome = executor_.run(run.plan, clock);
+  return run;
+}
+
+std::vector<IterationRun> RankEngine::run_pipelined_epoch(int epoch, const Stopwatch& clock) {
+  const int iterations = schedule_.iterations_per_epoch();
+  // Sized up front: the executor keeps pointers to the plans of the mini-batches in flight.
+  std::vector<IterationRun> runs(static_cast<std::size_t>(iterations));
+  std::size_t finished = 0;
+  for (int round = 0; round < iterations || executor_.in_flight() > 0; ++round) {
+    if (round < iterations) {
+      IterationRun& run = runs[static_cast<std::size_t>(round)];
+      prepare(run, epoch, round, clock);
+      executor_.admit(run.plan);
+    }
+    for (PlanOutcome& outcome : executor_.run_round(clock)) {
+      runs[finished++].outcome = std::move(outcome);
+    }
+  }
+  return runs;
+}
+
+void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stopwatch& clock) {
   RankIteration it;
   it.rank = transport_.rank();
   it.epoch = epoch;
   it.iteration = iteration;
+  it.step = schedule_.global_step(epoch, iteration);
   it.loss_scale = 1.0 / static_cast<double>(std::max<std::int64_t>(
                             1, schedule_.seeds_in_iteration(epoch, iteration)));
   it.dropout_key = schedule_.dropout_key(epoch, iteration);
@@ -109,8 +137,25 @@ IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch
   const Stopwatch planning;
   run.plan = strategy_->plan(context_, it, received);
   run.planning_seconds = planning.seconds();
-  run.outcome = executor_.run(run.plan, clock);
-  return run;
+  if (device_memory_bytes_ > 0) check_device_memory(run.plan);
+}
+
+void RankEngine::check_device_memory(const Plan& plan) {
+  // The pipeline drains at the end of every epoch.
+  if (plan.iteration == 0) device_memory_ = DeviceMemory{};
+  const auto needed = static_cast<double>(device_memory_.add(plan));
+  const double most = transport_.max_over_ranks(needed);
+  if (most <= static_cast<double>(device_memory_bytes_)) return;
+  const int rank = static_cast<int>(
+      transport_.max_over_ranks(needed == most ? static_cast<double>(transport_.rank()) : -1.0));
+  constexpr double kGiB = 1 << 30;
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "rank %d needs %.2f GiB of device memory in iteration %d of epoch %d, more than "
+                "the %.2f GiB of distribution.device_memory_bytes",
+                rank, most / kGiB, plan.iteration, plan.epoch,
+                static_cast<double>(device_memory_bytes_) / kGiB);
+  throw OutOfMemoryError(text);
 }
 
 }  // namespace gnnbed

@@ -9,9 +9,18 @@
 #include "exec/distributed/plan_executor.hpp"
 #include "strategies/batch_schedule.hpp"
 #include "strategies/experiment_config.hpp"
+#include "strategies/plan_memory.hpp"
 #include "strategies/strategy.hpp"
+#include "workloads/common/errors.hpp"
 
 namespace gnnbed {
+
+// Every rank throws it at once when an iteration's plan would not fit in the modelled device's
+// memory (distribution.device_memory_bytes): the run is out of memory, not broken.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
 
 struct IterationRun {
   Plan plan;
@@ -34,6 +43,11 @@ class RankEngine {
 
   // Collective: every rank runs the same (epoch, iteration).
   IterationRun run_iteration(int epoch, int iteration, const Stopwatch& clock);
+  // Collective, for pipelined plans (distribution.pipeline): every iteration of the epoch in the
+  // rounds of the static schedule (plan.hpp), the pipeline filled at the start and drained at the
+  // end. Round k samples, announces and plans iteration k, then runs a round. Returns the
+  // iterations in order.
+  std::vector<IterationRun> run_pipelined_epoch(int epoch, const Stopwatch& clock);
 
   const BatchSchedule& schedule() const { return schedule_; }
   const LocalStore& store() const { return store_; }
@@ -41,6 +55,11 @@ class RankEngine {
   const Strategy& strategy() const { return *strategy_; }
 
  private:
+  // Sampling, the announcement and the plan of (epoch, iteration).
+  void prepare(IterationRun& run, int epoch, int iteration, const Stopwatch& clock);
+  // Collective: throws OutOfMemoryError on every rank when the plan does not fit on some rank.
+  void check_device_memory(const Plan& plan);
+
   const StrategyContext& context_;
   Transport& transport_;
   std::unique_ptr<Strategy> strategy_;
@@ -50,6 +69,8 @@ class RankEngine {
   PlanExecutor executor_;
   // Full-graph strategies: the rank's share of the graph, cut once (full_graph.hpp).
   std::shared_ptr<const Block> local_block_;
+  std::int64_t device_memory_bytes_ = 0;  // 0: no limit
+  DeviceMemory device_memory_;
 };
 
 }  // namespace gnnbed

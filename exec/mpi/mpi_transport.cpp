@@ -218,6 +218,203 @@ void MpiTransport::all_reduce_sum(std::span<float> data, Traffic kind, TransferT
   }
 }
 
+// Every pair at once: one send to and one receive from every peer, all posted when started.
+class MpiPendingAllToAll final : public PendingTransfer {
+ public:
+  MpiPendingAllToAll(MpiTransport& transport, const std::vector<std::span<const std::byte>>& send,
+                     const std::vector<std::int64_t>& receive_bytes, Traffic kind)
+      : transport_(transport), kind_(kind) {
+    const int size = transport.size_;
+    const int rank = transport.rank_;
+    if (send.size() != static_cast<std::size_t>(size) ||
+        receive_bytes.size() != static_cast<std::size_t>(size)) {
+      throw Error("start_all_to_all: rank " + std::to_string(rank) + " passed " +
+                  std::to_string(send.size()) + " payloads and " +
+                  std::to_string(receive_bytes.size()) + " sizes for " + std::to_string(size) +
+                  " ranks");
+    }
+    for (int peer = 0; peer < size; ++peer) {
+      if (peer == rank) continue;
+      message_count(send[static_cast<std::size_t>(peer)].size(), "start_all_to_all");
+      message_count(static_cast<std::size_t>(receive_bytes[static_cast<std::size_t>(peer)]),
+                    "start_all_to_all");
+    }
+    const int tag = transport.next_tag();
+    received_.resize(static_cast<std::size_t>(size));
+    // Posted in the blocking call's step order, so that rank pairs match the same way.
+    for (int step = 1; step < size; ++step) {
+      const PairwiseStep peers = pairwise_step(rank, size, step);
+      std::vector<std::byte>& into = received_[static_cast<std::size_t>(peers.receive_from)];
+      into.resize(static_cast<std::size_t>(receive_bytes[static_cast<std::size_t>(peers.receive_from)]));
+      requests_.push_back(MPI_REQUEST_NULL);
+      check(MPI_Irecv(into.data(), static_cast<int>(into.size()), MPI_BYTE, peers.receive_from, tag,
+                      transport.communicator_, &requests_.back()),
+            rank, "MPI_Irecv", peers.receive_from);
+      const std::span<const std::byte> payload = send[static_cast<std::size_t>(peers.send_to)];
+      requests_.push_back(MPI_REQUEST_NULL);
+      check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, peers.send_to,
+                      tag, transport.communicator_, &requests_.back()),
+            rank, "MPI_Isend", peers.send_to);
+      sent_bytes_ += static_cast<std::int64_t>(payload.size());
+      received_bytes_ += static_cast<std::int64_t>(into.size());
+    }
+  }
+  ~MpiPendingAllToAll() override {
+    // Abandoned (an error elsewhere): the buffers must outlive the requests.
+    if (!complete_ && !requests_.empty() && mpi_running()) {
+      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    }
+  }
+
+  bool test() override {
+    if (complete_) return true;
+    int flag = 0;
+    check(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
+                      MPI_STATUSES_IGNORE),
+          transport_.rank_, "MPI_Testall");
+    if (flag != 0) finish();
+    return complete_;
+  }
+  void wait(TransferTiming& timing) override {
+    if (complete_) return;
+    const Stopwatch watch;
+    std::vector<MPI_Status> statuses(requests_.size());
+    check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data()),
+          transport_.rank_, "MPI_Waitall");
+    timing.waiting_seconds += watch.seconds();
+    finish();
+  }
+  std::vector<std::vector<std::byte>>& received() override { return received_; }
+  std::vector<float>& reduced() override { throw Error("an all-to-all reduces nothing"); }
+
+ private:
+  void finish() {
+    complete_ = true;
+    transport_.bytes_sent_[kind_] += sent_bytes_;
+    transport_.bytes_received_[kind_] += received_bytes_;
+  }
+
+  MpiTransport& transport_;
+  Traffic kind_;
+  std::vector<MPI_Request> requests_;
+  std::vector<std::vector<std::byte>> received_;
+  std::int64_t sent_bytes_ = 0;
+  std::int64_t received_bytes_ = 0;
+  bool complete_ = false;
+};
+
+// The ring of all_reduce_sum, one step in flight at a time: a step's send and receive are posted
+// when the previous step has completed (in test() or wait()), and the sums are added in the same
+// order as the blocking call, so the result is bit-identical to it.
+class MpiPendingAllReduce final : public PendingTransfer {
+ public:
+  MpiPendingAllReduce(MpiTransport& transport, std::vector<float> data, Traffic kind)
+      : transport_(transport), kind_(kind), data_(std::move(data)) {
+    tag_ = transport.next_tag();
+    const int size = transport.size_;
+    if (size == 1) {
+      complete_ = true;
+      return;
+    }
+    const std::int64_t largest_chunk =
+        (static_cast<std::int64_t>(data_.size()) + size - 1) / size;
+    message_count(static_cast<std::size_t>(largest_chunk) * sizeof(float), "start_all_reduce_sum");
+    post();
+  }
+  ~MpiPendingAllReduce() override {
+    if (!complete_ && mpi_running()) MPI_Waitall(2, requests_, MPI_STATUSES_IGNORE);
+  }
+
+  bool test() override {
+    while (!complete_) {
+      int flag = 0;
+      check(MPI_Testall(2, requests_, &flag, MPI_STATUSES_IGNORE), transport_.rank_,
+            "MPI_Testall");
+      if (flag == 0) return false;
+      advance();
+    }
+    return true;
+  }
+  void wait(TransferTiming& timing) override {
+    while (!complete_) {
+      const Stopwatch watch;
+      check(MPI_Waitall(2, requests_, MPI_STATUSES_IGNORE), transport_.rank_, "MPI_Waitall");
+      timing.waiting_seconds += watch.seconds();
+      advance();
+    }
+  }
+  std::vector<std::vector<std::byte>>& received() override {
+    throw Error("an all-reduce receives no per-rank payloads");
+  }
+  std::vector<float>& reduced() override { return data_; }
+
+ private:
+  int steps() const { return 2 * (transport_.size_ - 1); }
+  RingGatherStep ring_step() const {
+    const int rank = transport_.rank_;
+    const int size = transport_.size_;
+    return step_ < size - 1 ? ring_reduce_scatter_step(rank, size, step_)
+                            : ring_all_reduce_gather_step(rank, size, step_ - (size - 1));
+  }
+  std::span<float> chunk(int index) {
+    const ElementRange range =
+        ring_chunk(static_cast<std::int64_t>(data_.size()), transport_.size_, index);
+    return std::span<float>(data_).subspan(static_cast<std::size_t>(range.begin),
+                                           static_cast<std::size_t>(range.size()));
+  }
+  void post() {
+    const RingPeers peers = ring_peers(transport_.rank_, transport_.size_);
+    const RingGatherStep ring = ring_step();
+    const std::span<float> outgoing = chunk(ring.send_block);
+    incoming_.resize(chunk(ring.receive_block).size());
+    check(MPI_Irecv(incoming_.data(), static_cast<int>(incoming_.size()), MPI_FLOAT,
+                    peers.previous, tag_, transport_.communicator_, &requests_[0]),
+          transport_.rank_, "MPI_Irecv", peers.previous);
+    check(MPI_Isend(outgoing.data(), static_cast<int>(outgoing.size()), MPI_FLOAT, peers.next,
+                    tag_, transport_.communicator_, &requests_[1]),
+          transport_.rank_, "MPI_Isend", peers.next);
+    transport_.bytes_sent_[kind_] += static_cast<std::int64_t>(outgoing.size_bytes());
+    transport_.bytes_received_[kind_] +=
+        static_cast<std::int64_t>(incoming_.size() * sizeof(float));
+  }
+  // The current step has completed: add (reduce-scatter) or copy (all-gather) the received
+  // chunk, then post the next step.
+  void advance() {
+    const std::span<float> target = chunk(ring_step().receive_block);
+    if (step_ < transport_.size_ - 1) {
+      for (std::size_t i = 0; i < target.size(); ++i) target[i] += incoming_[i];
+    } else {
+      std::copy(incoming_.begin(), incoming_.end(), target.begin());
+    }
+    ++step_;
+    if (step_ == steps()) {
+      complete_ = true;
+    } else {
+      post();
+    }
+  }
+
+  MpiTransport& transport_;
+  Traffic kind_;
+  std::vector<float> data_;
+  std::vector<float> incoming_;
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int tag_ = 0;
+  int step_ = 0;
+  bool complete_ = false;
+};
+
+std::unique_ptr<PendingTransfer> MpiTransport::start_all_to_all(
+    const std::vector<std::span<const std::byte>>& send,
+    const std::vector<std::int64_t>& receive_bytes, Traffic kind) {
+  return std::make_unique<MpiPendingAllToAll>(*this, send, receive_bytes, kind);
+}
+
+std::unique_ptr<PendingTransfer> MpiTransport::start_all_reduce_sum(std::vector<float> data,
+                                                                    Traffic kind) {
+  return std::make_unique<MpiPendingAllReduce>(*this, std::move(data), kind);
+}
+
 void MpiTransport::barrier() { check(MPI_Barrier(communicator_), rank_, "MPI_Barrier"); }
 
 double MpiTransport::max_over_ranks(double value) {

@@ -45,6 +45,11 @@ class MpiTransport final : public Transport {
   std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine, Traffic kind,
                                                  TransferTiming& timing) override;
   void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) override;
+  std::unique_ptr<PendingTransfer> start_all_to_all(const std::vector<std::span<const std::byte>>& send,
+                                                    const std::vector<std::int64_t>& receive_bytes,
+                                                    Traffic kind) override;
+  std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data,
+                                                        Traffic kind) override;
 
   const TrafficBytes& bytes_sent() const override { return bytes_sent_; }
   const TrafficBytes& bytes_received() const override { return bytes_received_; }
@@ -57,6 +62,8 @@ class MpiTransport final : public Transport {
   std::vector<std::vector<float>> all_gather_control(std::span<const float> mine) override;
 
  private:
+  friend class MpiPendingAllToAll;
+  friend class MpiPendingAllReduce;
   // One schedule step: sends `payload` to `send_to` while receiving, into `received` (resized to
   // the probed size), what `receive_from` sent with the same tag. Time blocked in MPI_Probe is
   // added to `timing.waiting_seconds`.

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "exec/distributed/distributed_trainer.hpp"
+#include "exec/distributed/rank_engine.hpp"
 #include "exec/distributed/rank_workload.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "strategies/experiment_cli.hpp"
@@ -218,15 +219,23 @@ int run(int argc, char** argv, MpiTransport& transport) {
   options.keep_first_plans = !setup.outputs.plans.empty();
   options.quiet = setup.outputs.quiet;
   DistributedReport report;
+  std::string out_of_memory;
   try {
     report = train_distributed(setup.config, setup.workload->context,
                                std::move(setup.workload->shard), transport, options);
+  } catch (const OutOfMemoryError& error) {
+    // Every rank stopped at the same iteration: a result, as simulate reports such a point.
+    out_of_memory = error.what();
   } catch (const std::exception& error) {
     abort_all_ranks(error.what(), 1);
   }
   if (rank != 0) return 0;
   try {
-    nlohmann::json result = report.to_json();
+    nlohmann::json result = out_of_memory.empty()
+                                ? report.to_json()
+                                : nlohmann::json{{"out_of_memory", true},
+                                                 {"out_of_memory_reason", out_of_memory},
+                                                 {"epoch_seconds", nullptr}};
     result["provenance"] = provenance_json(argc, argv);
     result["provenance"]["versions"]["mpi"] = mpi_library_version();
     result["provenance"]["versions"]["openblas"] = openblas_get_config();
@@ -234,6 +243,12 @@ int run(int argc, char** argv, MpiTransport& transport) {
     result["num_ranks"] = num_ranks;
     result["dataset"] = dataset_summary;
     result["load_seconds"] = setup.load_seconds;
+    if (!out_of_memory.empty()) {
+      write_text_file_atomically(setup.outputs.result, result.dump(2) + "\n");
+      std::printf("out of memory: %s\n", out_of_memory.c_str());
+      return 0;
+    }
+    result["out_of_memory"] = false;
     if (make_strategy(setup.config.distribution.strategy)->full_graph()) {
       result["partition_costs"] = recorded_partition_costs(
           setup.config.distribution,

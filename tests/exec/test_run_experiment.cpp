@@ -236,6 +236,56 @@ TEST(RunExperiment, ARankCountThatDoesNotFitIsRejected) {
   EXPECT_FALSE(std::filesystem::exists(result));
 }
 
+TEST(RunExperiment, PipelinedP3MovesThePlannedBytesAndReportsItsStash) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "pipelined.json";
+  const CommandResult run = run_command(
+      mpiexec(2) + run_experiment() +
+      " --workload cora --batch-size 8 --fanouts 10,5 --epochs 2 --strategy p3 --pipeline true"
+      " --quiet --output " +
+      result.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json json = read_json(result);
+  EXPECT_EQ(json["bytes_match_plans"], true);
+  EXPECT_EQ(json["out_of_memory"], false);
+  EXPECT_EQ(json["config"]["distribution"]["pipeline"], true);
+  for (const auto& rank : json["ranks"]) {
+    EXPECT_GT(rank["stash_peak_bytes"].get<std::int64_t>(), 0);
+    EXPECT_EQ(rank["bytes_sent"]["features"], 0);
+  }
+  EXPECT_GT(json["test_accuracy"].get<double>(), 0.3);
+}
+
+TEST(RunExperiment, PipeliningIsP3s) {
+  const CommandResult run = run_command(mpiexec(2) + run_experiment() +
+                                        " --workload cora --strategy dgl-pull --pipeline true");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("distribution.pipeline"), std::string::npos) << run.output;
+}
+
+// Without sampling DGL-pull's inputs outgrow a small device: every rank stops at the first
+// iteration and the result says out of memory, as simulate reports such a point.
+TEST(RunExperiment, AnIterationBeyondTheDeviceMemoryIsReportedAsOutOfMemory) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "oom.json";
+  const std::string command = mpiexec(2) + run_experiment() +
+                              " --workload cora --batch-size 64 --fanouts -1,-1 --epochs 1"
+                              " --strategy dgl-pull --quiet --output " +
+                              result.string();
+  const CommandResult oom = run_command(command + " --device-memory 2000000");
+  ASSERT_EQ(oom.exit_code, 0) << oom.output;
+  EXPECT_NE(oom.output.find("out of memory: rank"), std::string::npos) << oom.output;
+  const nlohmann::json json = read_json(result);
+  EXPECT_EQ(json["out_of_memory"], true);
+  EXPECT_NE(json["out_of_memory_reason"].get<std::string>().find("device_memory_bytes"),
+            std::string::npos);
+  const CommandResult fits = run_command(command + " --device-memory 2000000000");
+  ASSERT_EQ(fits.exit_code, 0) << fits.output;
+  EXPECT_EQ(read_json(result)["out_of_memory"], false);
+  const CommandResult negative = run_command(command + " --device-memory -1");
+  EXPECT_EQ(negative.exit_code, 2) << negative.output;
+}
+
 TEST(RunExperiment, UnknownOptionIsRejected) {
   const CommandResult run = run_command(mpiexec(2) + run_experiment() + " --strategie p3");
   EXPECT_EQ(run.exit_code, 2) << run.output;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "exec/train/trainer.hpp"
+#include "tests/support/bundled_workload.hpp"
 #include "workloads/workload_config.hpp"
 
 namespace gnnbed {
@@ -70,14 +71,7 @@ TEST(PublishedAccuracy, MiniBatchGraphSageOnCoraReaches78) {
 }
 
 TEST(GeneratedWorkload, CsbmIsLearnableWellAboveChance) {
-  WorkloadConfig config;
-  config.source = "csbm";
-  config.num_nodes = 3000;
-  config.num_classes = 4;
-  config.feature_dim = 32;
-  config.feature_signal = 0.15f;
-  config.homophily = 0.8;
-  const Dataset dataset = load_workload(config);
+  const Dataset dataset = load_workload(testing::learnable_csbm_config());
   TrainingConfig training = kipf_training();
   training.epochs = 100;
   const double accuracy = mean_test_accuracy(dataset, ModelConfig{"sage", 2, 32, 0.5}, training, 1);

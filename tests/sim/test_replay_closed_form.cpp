@@ -291,5 +291,79 @@ TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) 
   expect_relative(result.makespan_seconds, static_cast<double>(bytes) * 1e-9);
 }
 
+// Pipelining (plan.hpp): per iteration, compute c, then an exchange of T seconds, then compute c
+// that needs the exchange. Without pipelining every iteration takes 2c + T; with a pipeline of
+// depth 1 the exchange of iteration k runs while the rank computes the second half of k - 1 and
+// the first half of k + 1, so with T <= c the rank computes without a break: 2nc in all.
+std::vector<std::vector<Plan>> exchange_between_computes(int iterations, int depth,
+                                                         std::int64_t bytes) {
+  std::vector<std::vector<Plan>> all;
+  for (int i = 0; i < iterations; ++i) {
+    std::vector<Plan> plans;
+    for (int r = 0; r < 2; ++r) {
+      Plan plan = empty_plan(r, 2);
+      plan.iteration = i;
+      plan.step = i;
+      plan.pipeline_depth = depth;
+      Op first;
+      first.kind = OpKind::loss;
+      first.label = "first half";
+      first.memory_bytes = 5'000'000;
+      Op exchange = exchange_op("partials", Traffic::activations, 2);
+      exchange.bytes_to[static_cast<std::size_t>(1 - r)] = bytes;
+      exchange.bytes_from[static_cast<std::size_t>(1 - r)] = bytes;
+      exchange.deps = {0};
+      Op second = first;
+      second.label = "second half";
+      second.deps = {1};
+      second.stage = depth;
+      plan.ops = {first, exchange, second};
+      plan.validate();
+      plans.push_back(plan);
+    }
+    all.push_back(plans);
+  }
+  return all;
+}
+
+constexpr int kPipelinedIterations = 4;
+constexpr std::int64_t kHiddenExchangeBytes = 50'000;
+constexpr double kHalfCompute = 3e-6 + 5e6 / 5e10;
+
+TEST(ReplayClosedForm, WithoutPipeliningExchangesAddToCompute) {
+  const double exchange = remote_seconds(static_cast<double>(kHiddenExchangeBytes));
+  const ReplayResult plain = replay_plans(
+      cluster(2, 1), exchange_between_computes(kPipelinedIterations, 0, kHiddenExchangeBytes), {});
+  expect_relative(plain.makespan_seconds, kPipelinedIterations * (2 * kHalfCompute + exchange));
+}
+
+TEST(ReplayClosedForm, PipeliningHidesExchangesOnCpuRanks) {
+  ASSERT_LT(remote_seconds(static_cast<double>(kHiddenExchangeBytes)), kHalfCompute)
+      << "the closed form needs the exchange hidden";
+  const ReplayResult pipelined = replay_plans(
+      cluster(2, 1), exchange_between_computes(kPipelinedIterations, 1, kHiddenExchangeBytes), {});
+  expect_relative(pipelined.makespan_seconds, 2 * kPipelinedIterations * kHalfCompute);
+}
+
+TEST(ReplayClosedForm, PipeliningHidesExchangesOnGpuRanks) {
+  // Compute and network streams are separate actors on GPU ranks anyway.
+  const ReplayResult pipelined =
+      replay_plans(cluster(2, 1, "gpu"),
+                   exchange_between_computes(kPipelinedIterations, 1, kHiddenExchangeBytes), {});
+  expect_relative(pipelined.makespan_seconds, 2 * kPipelinedIterations * kHalfCompute);
+}
+
+// With the exchange longer than the compute it overlaps, the network is the bottleneck: the
+// exchanges run back to back after the first compute, and the last compute follows the last one.
+TEST(ReplayClosedForm, PipeliningIsBoundByTheSlowerOfComputeAndNetwork) {
+  const std::int64_t bytes = 1'000'000;
+  const double exchange = remote_seconds(static_cast<double>(bytes));
+  ASSERT_GT(exchange, 2 * kHalfCompute);
+  const ReplayResult pipelined =
+      replay_plans(cluster(2, 1), exchange_between_computes(kPipelinedIterations, 1, bytes), {});
+  expect_relative(pipelined.makespan_seconds,
+                  kHalfCompute + kPipelinedIterations * exchange + kHalfCompute);
+}
+
 }  // namespace
 }  // namespace gnnbed

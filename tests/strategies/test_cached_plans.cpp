@@ -24,7 +24,8 @@ StrategyContext plain_context(int num_ranks, bool partitioned) {
   return StrategyContext{num_ranks,   ModelSpec(ModelConfig{"sage", 2, 16, 0.5}, 1433, 7),
                          training,    NodePartition::hashed(2708, num_ranks, 3),
                          partitioned, 1433,
-                         {},          {}};
+                         {},          {},
+                         0};
 }
 
 // `context` with the copies a budget of `partitions` of the largest partition buys per rank.

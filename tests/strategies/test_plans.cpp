@@ -25,7 +25,8 @@ StrategyContext context_for(int num_ranks, bool partitioned, const std::string& 
   return StrategyContext{num_ranks,   ModelSpec(ModelConfig{kind, 2, 16, 0.5}, 1433, 7),
                          training,    NodePartition::hashed(2708, num_ranks, 3),
                          partitioned, 1433,
-                         {},          {}};
+                         {},          {},
+                         0};
 }
 
 std::vector<Plan> plans_for(const std::string& strategy, const StrategyContext& context) {

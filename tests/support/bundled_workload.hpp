@@ -20,6 +20,19 @@ inline const Dataset& bundled_workload(const std::string& name) {
   return it->second;
 }
 
+// The CSBM graph of the accuracy tests: learnable well above chance (4 classes, weak features,
+// homophilous edges), small enough to train in seconds.
+inline WorkloadConfig learnable_csbm_config() {
+  WorkloadConfig config;
+  config.source = "csbm";
+  config.num_nodes = 3000;
+  config.num_classes = 4;
+  config.feature_dim = 32;
+  config.feature_signal = 0.15f;
+  config.homophily = 0.8;
+  return config;
+}
+
 // A contextual SBM workload: generated structure, labels and (generated) features.
 inline Dataset csbm_workload(std::int64_t num_nodes, int num_classes, int feature_dim) {
   WorkloadConfig config;
