@@ -33,7 +33,25 @@ if(NOT GNNBED_WITH_CUDA STREQUAL "OFF")
   endif()
   if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
     set(GNNBED_HAVE_CUDA ON)
-    set(GNNBED_CUDA_STATUS "on (CUDA ${CUDAToolkit_VERSION}, NCCL ${NCCL_LIBRARY})")
+    # Hopper (H100/H200) only by default: every extra architecture costs CI another device-code
+    # compilation. Override with -DCMAKE_CUDA_ARCHITECTURES="80;90" for A100s.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    set(CMAKE_CUDA_COMPILER "${CUDAToolkit_NVCC_EXECUTABLE}")
+    # C++17 for device code: CMake 3.25 does not know nvcc 13's C++20 flag, and the one .cu file
+    # (with the constexpr hash it shares with the CPU) needs nothing newer.
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    # The CUDA runtime comes from CUDA::cudart (shared), linked where it is used: CMake's default
+    # (static cudart and cudadevrt, by bare name) fails where it could not detect nvcc's implicit
+    # link directories, as with the pip-style layout of /usr/local/cuda on our machines.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY None)
+    enable_language(CUDA)
+    add_library(gnnbed_nccl INTERFACE)
+    target_include_directories(gnnbed_nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
+    target_link_libraries(gnnbed_nccl INTERFACE ${NCCL_LIBRARY} CUDA::cudart)
+    set(GNNBED_CUDA_STATUS "on (CUDA ${CUDAToolkit_VERSION}, ${CMAKE_CUDA_ARCHITECTURES}, NCCL ${NCCL_LIBRARY})")
   elseif(GNNBED_WITH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "GNNBED_WITH_CUDA=ON but CUDA >= 13 with NCCL was not found "
                         "(looked under CUDAToolkit_ROOT='${CUDAToolkit_ROOT}')")

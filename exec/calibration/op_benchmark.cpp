@@ -95,11 +95,12 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes) {
 }
 
 double OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
-                        Transport& local, Transport& world, SamplesByKind& samples) {
+                        Transport& local, Transport& world, ComputeBackend& backend,
+                        SamplesByKind& samples) {
   const ExperimentConfig config = experiment_of(test_case, seed_);
   const Dataset& data = dataset(test_case.feature_dim, test_case.num_classes);
   const StrategyContext context = make_strategy_context(config, data, 1);
-  RankEngine engine(config, context, data, local);
+  RankEngine engine(config, context, data, local, backend);
   const Stopwatch clock;
   for (int w = 0; w < repetitions.warmup; ++w) engine.run_iteration(1, 0, clock);
 

@@ -1,10 +1,10 @@
 #pragma once
 // Micro-benchmarks of compute ops for calibration, run through the code run_experiment runs:
 // every case is a one-rank training iteration (RankEngine: sampling, the strategy's plan, the
-// PlanExecutor's CPU kernels) on a generated graph with stored features, timed with the
-// nccl-tests discipline: warm-up iterations, a barrier, a timed loop, the mean per op, the maximum
-// over ranks. Every rank runs the same case at the same time (so ranks compete for the machine as
-// they do in training), each on its own one-rank transport.
+// PlanExecutor's kernels on the CPU or CUDA backend) on a generated graph with stored features,
+// timed with the nccl-tests discipline: warm-up iterations, a barrier, a timed loop, the mean per
+// op, the maximum over ranks. Every rank runs the same case at the same time (so ranks compete for
+// the machine as they do in training), each on its own one-rank transport.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/kernels/compute_backend.hpp"
 #include "exec/transport.hpp"
 #include "strategies/cost_fit.hpp"
 #include "strategies/plan.hpp"
@@ -51,10 +52,11 @@ class OpBenchmark {
   OpBenchmark(std::int64_t num_nodes, double average_degree, std::uint64_t seed);
 
   // Collective over `world` (every rank runs the same case); `local` is this rank's one-rank
-  // transport. Appends one sample per costed op of the case's plan to `samples`, with the time
-  // of the slowest rank. Returns the mean iteration time (slowest rank).
+  // transport, `backend` where the ops run (the CPU, or the rank's GPU). Appends one sample per
+  // costed op of the case's plan to `samples`, with the time of the slowest rank. Returns the
+  // mean iteration time (slowest rank).
   double run(const ComputeCase& test_case, const ComputeRepetitions& repetitions, Transport& local,
-             Transport& world, SamplesByKind& samples);
+             Transport& world, ComputeBackend& backend, SamplesByKind& samples);
 
  private:
   // The workload with `feature_dim` stored features and `num_classes` classes (labels unchanged).

@@ -55,7 +55,8 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     throw Error("the strategy context is for " + std::to_string(context.num_ranks) +
                 " ranks, the transport has " + std::to_string(num_ranks));
   }
-  RankEngine engine(config, context, std::move(shard), transport);
+  RankEngine engine(config, context, std::move(shard), transport,
+                    options.backend != nullptr ? *options.backend : cpu_backend());
   const BatchSchedule& schedule = engine.schedule();
   const bool evaluate = config.training.eval_every >= 0;
   std::vector<FeaturePlacement> placements;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/compute_backend.hpp"
 #include "exec/transport.hpp"
 #include "strategies/experiment_config.hpp"
 #include "strategies/partition_costs.hpp"
@@ -80,6 +81,8 @@ struct DistributedOptions {
   bool record_trace = false;  // Chrome trace of the first epoch
   bool keep_first_plans = false;
   bool quiet = false;  // no per-epoch progress line on rank 0
+  // Where the plan's compute ops run; null: the CPU. Must outlive the call.
+  ComputeBackend* backend = nullptr;
 };
 
 // Collective. Every rank passes the same config and context (make_strategy_context) and its own

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "exec/kernels/cpu_kernels.hpp"
 #include "exec/train/trainer.hpp"
 #include "strategies/model_ops.hpp"
 #include "workloads/common/errors.hpp"
@@ -17,8 +16,12 @@ std::span<const std::byte> dense_bytes(const Matrix& m) {
 }  // namespace
 
 PlanExecutor::PlanExecutor(const StrategyContext& context, std::vector<ParameterSpec> parameters,
-                           const LocalStore& store, Transport& transport)
-    : context_(context), specs_(std::move(parameters)), store_(store), transport_(transport) {
+                           const LocalStore& store, Transport& transport, ComputeBackend& backend)
+    : context_(context),
+      specs_(std::move(parameters)),
+      store_(store),
+      transport_(transport),
+      backend_(backend) {
   const ModelSpec& spec = context.model;
   const std::uint64_t seed = model_seed(context.training);
   for (int l = 0; l < spec.num_layers(); ++l) {
@@ -31,6 +34,7 @@ PlanExecutor::PlanExecutor(const StrategyContext& context, std::vector<Parameter
   }
   for (const ParameterSpec& p : specs_) ordered_parameters_.push_back(&parameter(p.name));
   optimizer_ = make_optimizer(context.training);
+  optimizer_->set_backend(backend_);
 }
 
 Parameter& PlanExecutor::parameter(const std::string& name) {
@@ -72,7 +76,7 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
     }
   }
   auto& slot = layers_[key];
-  slot = make_layer(context_.model, op.layer, pointers);
+  slot = make_layer(context_.model, op.layer, pointers, backend_);
   return *slot;
 }
 
@@ -134,6 +138,8 @@ PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
     const double start = clock.seconds();
     try {
       run_op(plan, op, timing);
+      // A GPU backend queues kernels: the op's time must include them.
+      backend_.synchronize();
     } catch (const Error& error) {
       throw Error("rank " + std::to_string(plan.rank) + ", op " + std::to_string(i) + " (" +
                   op.label + "): " + error.what());
@@ -173,7 +179,8 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       scatter(plan, op, false);
       return;
     case OpKind::copy_to_device:
-      // The CPU engine's device is the host: the tensor is already where layers read it.
+      // Tensors live in host matrices on every backend (docs/gpu.md): the CUDA backend moves each
+      // kernel's operands itself, so there is nothing left for this op to move.
       return;
     case OpKind::gather_rows: {
       const auto positions = node_ids(op.inputs[0]);
@@ -193,10 +200,10 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       scatter(plan, op, true);
       return;
     case OpKind::dropout:
-      cpu::dropout_forward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
+      backend_.dropout_forward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
       return;
     case OpKind::dropout_backward:
-      cpu::dropout_backward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
+      backend_.dropout_backward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
       return;
     case OpKind::layer_forward: {
       const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
@@ -204,16 +211,17 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       return;
     }
     case OpKind::relu:
-      cpu::relu_forward(dense(0));
+      backend_.relu_forward(dense(0));
       return;
     case OpKind::relu_backward:
-      cpu::relu_backward(dense(1), dense(0));
+      backend_.relu_backward(dense(1), dense(0));
       return;
     case OpKind::add_partials: {
       Matrix& out = output(0);
       out.copy_from(dense(0));
-      for (std::size_t i = 1; i < op.inputs.size(); ++i) cpu::add_in_place(out, dense(i));
-      for (const std::string& name : op.parameters) cpu::add_row_vector(out, active(name).value);
+      for (std::size_t i = 1; i < op.inputs.size(); ++i) backend_.add_in_place(out, dense(i));
+      for (const std::string& name : op.parameters)
+        backend_.add_row_vector(out, active(name).value);
       return;
     }
     case OpKind::loss: {
@@ -227,9 +235,9 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       std::vector<std::int32_t> labels;
       for (const NodeId v : seeds) labels.push_back(store_.label(v));
       std::int64_t correct = 0;
-      const double mean = cpu::softmax_cross_entropy(logits, labels, grad, correct);
+      const double mean = backend_.softmax_cross_entropy(logits, labels, grad, correct);
       const double rows = static_cast<double>(seeds.size());
-      cpu::scale(grad, static_cast<float>(rows * op.scale));
+      backend_.scale(grad, static_cast<float>(rows * op.scale));
       outcome_.loss += mean * rows * op.scale;
       outcome_.correct += correct;
       return;
@@ -242,7 +250,7 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
     }
     case OpKind::bias_backward:
       for (const std::string& name : op.parameters) {
-        cpu::accumulate_column_sums(dense(0), active(name).grad);
+        backend_.accumulate_column_sums(dense(0), active(name).grad);
       }
       return;
     case OpKind::optimizer_step: {

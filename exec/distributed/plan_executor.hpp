@@ -1,7 +1,8 @@
 #pragma once
-// Runs plans for real on one rank: CPU kernels for compute ops, the Transport for communication
-// ops, the LocalStore for features and labels. Model parameters (full tensors, or this rank's
-// rows of split ones) and the optimizer's state persist across plans. Every op is timed.
+// Runs plans for real on one rank: a ComputeBackend's kernels (CPU or CUDA) for compute ops, the
+// Transport for communication ops, the LocalStore for features and labels. Model parameters (full
+// tensors, or this rank's rows of split ones) and the optimizer's state persist across plans. Every
+// op is timed.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "exec/distributed/local_store.hpp"
+#include "exec/kernels/compute_backend.hpp"
 #include "exec/nn/layers.hpp"
 #include "exec/train/optimizer.hpp"
 #include "exec/transport.hpp"
@@ -46,9 +48,10 @@ struct PlanOutcome {
 class PlanExecutor {
  public:
   // Initial weights: the single-process model's (Glorot, from model_seed(training)), sliced to the
-  // rows this rank holds.
+  // rows this rank holds. Compute ops run on `backend` (which must outlive the executor).
   PlanExecutor(const StrategyContext& context, std::vector<ParameterSpec> parameters,
-               const LocalStore& store, Transport& transport);
+               const LocalStore& store, Transport& transport,
+               ComputeBackend& backend = cpu_backend());
 
   // Runs the plan's ops after its prologue, in order, timing each against `clock`. Parameter
   // gradients are zeroed first; the optimizer step is whatever the plan contains.
@@ -131,6 +134,7 @@ class PlanExecutor {
   std::vector<ParameterSpec> specs_;
   const LocalStore& store_;
   Transport& transport_;
+  ComputeBackend& backend_;
   std::map<std::string, Parameter> parameters_;
   std::map<std::string, Parameter>* active_parameters_ = &parameters_;
   std::vector<Parameter*> ordered_parameters_;  // in specs_ order, for the optimizer

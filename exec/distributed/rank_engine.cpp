@@ -54,15 +54,15 @@ std::vector<std::int64_t> train_counts(const RankShard& shard) {
 }  // namespace
 
 RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
-                       const Dataset& dataset, Transport& transport)
+                       const Dataset& dataset, Transport& transport, ComputeBackend& backend)
     : RankEngine(config, context,
                  cut_shard(dataset, context.partition, transport.rank(),
                            rank_placement(*make_strategy(config.distribution.strategy), context,
                                           transport.rank())),
-                 transport) {}
+                 transport, backend) {}
 
 RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
-                       RankShard shard, Transport& transport)
+                       RankShard shard, Transport& transport, ComputeBackend& backend)
     : context_(context),
       transport_(transport),
       strategy_(make_strategy(config.distribution.strategy)),
@@ -71,7 +71,8 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
                 config.training.batch_size, config.training.seed),
       sampler_(store_, context.partition, config.training.fanouts, sampler_seed(config.training),
                context.structure_partitioned, context.structure_replicas),
-      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport),
+      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport,
+                backend),
       device_memory_bytes_(config.distribution.device_memory_bytes) {
   if (strategy_->full_graph()) {
     local_block_ = std::make_shared<const Block>(local_graph_block(

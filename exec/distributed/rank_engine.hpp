@@ -34,12 +34,12 @@ struct IterationRun {
 class RankEngine {
  public:
   // Runs on the rank's shard, which must hold what the strategy places on the rank (Error
-  // otherwise).
+  // otherwise). Compute ops run on `backend` (which must outlive the engine).
   RankEngine(const ExperimentConfig& config, const StrategyContext& context, RankShard shard,
-             Transport& transport);
+             Transport& transport, ComputeBackend& backend = cpu_backend());
   // Keeps only what the rank holds of `dataset` (the caller may drop it afterwards).
   RankEngine(const ExperimentConfig& config, const StrategyContext& context, const Dataset& dataset,
-             Transport& transport);
+             Transport& transport, ComputeBackend& backend = cpu_backend());
 
   // Collective: every rank runs the same (epoch, iteration).
   IterationRun run_iteration(int epoch, int iteration, const Stopwatch& clock);

@@ -15,8 +15,8 @@ std::string shape(MatrixView m, bool transposed) {
 
 }  // namespace
 
-void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c, float alpha,
-          float beta) {
+GemmShape gemm_shape(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
+                     float beta) {
   const std::int64_t m = transpose_a ? a.cols : a.rows;
   const std::int64_t k = transpose_a ? a.rows : a.cols;
   const std::int64_t k_b = transpose_b ? b.cols : b.rows;
@@ -31,6 +31,12 @@ void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix
     throw Error("gemm: accumulating into " + shape(MatrixView(c), false) + " but the product is " +
                 std::to_string(m) + "x" + std::to_string(n));
   }
+  return {m, n, k};
+}
+
+void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c, float alpha,
+          float beta) {
+  const auto [m, n, k] = gemm_shape(a, transpose_a, b, transpose_b, c, beta);
   if (m == 0 || n == 0) return;
   if (k == 0) {
     if (beta == 0.0f) c.fill(0.0f);

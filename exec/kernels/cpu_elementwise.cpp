@@ -15,10 +15,7 @@ constexpr std::int64_t kEntriesPerHash = 4;  // 16 random bits decide each entry
 // they stay zero whatever the mask, which makes dropout on sparse bag-of-words features cheap.
 void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate, std::uint64_t key,
                    std::int64_t column_offset, bool skip_zero_groups) {
-  if (static_cast<std::int64_t>(row_ids.size()) != x.rows()) {
-    throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
-                std::to_string(x.rows()) + " rows");
-  }
+  check_dropout_rows(x, row_ids);
   if (rate <= 0.0f) return;
   const float scale = 1.0f / (1.0f - rate);
   const auto threshold =
@@ -50,6 +47,26 @@ void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
 }
 
 }  // namespace
+
+void check_dropout_rows(const Matrix& x, std::span<const std::int32_t> row_ids) {
+  if (static_cast<std::int64_t>(row_ids.size()) != x.rows()) {
+    throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
+                std::to_string(x.rows()) + " rows");
+  }
+}
+
+void check_labels(const Matrix& logits, std::span<const std::int32_t> labels) {
+  if (static_cast<std::int64_t>(labels.size()) != logits.rows()) {
+    throw Error("softmax_cross_entropy: " + std::to_string(labels.size()) + " labels for " +
+                std::to_string(logits.rows()) + " rows");
+  }
+  for (const std::int32_t label : labels) {
+    if (label < 0 || label >= logits.cols()) {
+      throw Error("softmax_cross_entropy: label " + std::to_string(label) + " outside [0, " +
+                  std::to_string(logits.cols()) + ")");
+    }
+  }
+}
 
 void relu_forward(Matrix& x) {
   float* values = x.data();
@@ -85,20 +102,11 @@ double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t>
                              Matrix& grad, std::int64_t& correct) {
   const std::int64_t rows = logits.rows();
   const std::int64_t cols = logits.cols();
-  if (static_cast<std::int64_t>(labels.size()) != rows) {
-    throw Error("softmax_cross_entropy: " + std::to_string(labels.size()) + " labels for " +
-                std::to_string(rows) + " rows");
-  }
+  check_labels(logits, labels);
   grad.reset(rows, cols);
   if (rows == 0) {
     correct = 0;
     return 0.0;
-  }
-  for (const std::int32_t label : labels) {
-    if (label < 0 || label >= cols) {
-      throw Error("softmax_cross_entropy: label " + std::to_string(label) + " outside [0, " +
-                  std::to_string(cols) + ")");
-    }
   }
   const double inverse_rows = 1.0 / static_cast<double>(rows);
   double loss = 0.0;

@@ -9,7 +9,32 @@
 
 #include "exec/tensor.hpp"
 
+namespace gnnbed {
+
+// Adam's constants for one step (bias corrections included), so that every backend computes the
+// same update from the same numbers.
+struct AdamStep {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
+  double step_size = 0;    // learning_rate / (1 - beta1^t)
+  double correction2 = 1;  // 1 - beta2^t
+};
+
+}  // namespace gnnbed
+
 namespace gnnbed::cpu {
+
+// The checks every backend makes before running a kernel (they throw Error naming the kernel).
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;  // c is m x n, the inner dimension k
+};
+// Checks gemm's operands and sizes `c` (resized when beta == 0, else it must fit already).
+GemmShape gemm_shape(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
+                     float beta);
+void check_dropout_rows(const Matrix& x, std::span<const std::int32_t> row_ids);
+// One label per row of `logits`, each in [0, cols).
+void check_labels(const Matrix& logits, std::span<const std::int32_t> labels);
 
 // c = alpha * op(a) * op(b) + beta * c, op = transpose when the flag is set. With beta == 0, c is
 // resized to fit; otherwise it must already have the result's shape.
@@ -29,6 +54,9 @@ struct SparseMatrix {
   // The transpose, with the entries of each row in increasing column order (deterministic).
   SparseMatrix transposed() const;
 };
+
+// Checks that `a` can multiply `x` (a.cols == x.rows).
+void check_spmm(const SparseMatrix& a, const Matrix& x);
 
 // y = a * x (y is resized to a.rows x x.cols).
 void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y);
@@ -65,5 +93,11 @@ double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t>
 
 // Number of rows whose arg-max equals the label.
 std::int64_t count_correct(const Matrix& logits, std::span<const std::int32_t> labels);
+
+// One optimiser update of one parameter (spans of equal length; ComputeBackend documents them).
+void sgd_step(std::span<float> value, std::span<const float> grad, std::span<float> velocity,
+              float learning_rate, float momentum);
+void adam_step(std::span<float> value, std::span<const float> grad, std::span<float> first_moment,
+               std::span<float> second_moment, const AdamStep& step);
 
 }  // namespace gnnbed::cpu

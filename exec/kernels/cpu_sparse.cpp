@@ -29,11 +29,15 @@ SparseMatrix SparseMatrix::transposed() const {
   return t;
 }
 
-void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y) {
+void check_spmm(const SparseMatrix& a, const Matrix& x) {
   if (x.rows() != a.cols) {
     throw Error("spmm: sparse matrix has " + std::to_string(a.cols) +
                 " columns but the dense input has " + std::to_string(x.rows()) + " rows");
   }
+}
+
+void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y) {
+  check_spmm(a, x);
   const std::int64_t width = x.cols();
   y.reset(a.rows, width);
 #pragma omp parallel for schedule(dynamic, 256)

@@ -45,11 +45,11 @@ Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& 
   Matrix out;
   if (transform_first_) {
     Matrix transformed;
-    cpu::gemm(h_src, false, weight, false, transformed);
-    cpu::spmm(aggregation_, transformed, out);
+    backend_.gemm(h_src, false, weight, false, transformed);
+    backend_.spmm(aggregation_, transformed, out);
   } else {
-    cpu::spmm(aggregation_, h_src, aggregated_);
-    cpu::gemm(aggregated_, false, weight, false, out);
+    backend_.spmm(aggregation_, h_src, aggregated_);
+    backend_.gemm(aggregated_, false, weight, false, out);
   }
   return out;
 }
@@ -59,61 +59,64 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
   Matrix grad_input;
   if (transform_first_) {
     Matrix grad_transformed;
-    cpu::spmm(aggregation_.transposed(), grad_out, grad_transformed);
-    cpu::gemm(*h_src_, true, grad_transformed, false, weight_grad, 1.0f, 1.0f);
-    if (want_input_grad) cpu::gemm(grad_transformed, false, weight, true, grad_input);
+    backend_.spmm(aggregation_.transposed(), grad_out, grad_transformed);
+    backend_.gemm(*h_src_, true, grad_transformed, false, weight_grad, 1.0f, 1.0f);
+    if (want_input_grad) backend_.gemm(grad_transformed, false, weight, true, grad_input);
   } else {
-    cpu::gemm(aggregated_, true, grad_out, false, weight_grad, 1.0f, 1.0f);
+    backend_.gemm(aggregated_, true, grad_out, false, weight_grad, 1.0f, 1.0f);
     if (want_input_grad) {
       Matrix grad_aggregated;
-      cpu::gemm(grad_out, false, weight, true, grad_aggregated);
-      cpu::spmm(aggregation_.transposed(), grad_aggregated, grad_input);
+      backend_.gemm(grad_out, false, weight, true, grad_aggregated);
+      backend_.spmm(aggregation_.transposed(), grad_aggregated, grad_input);
     }
   }
   return grad_input;
 }
 
-GcnLayer::GcnLayer(bool transform_first, Parameter& weight, Parameter* bias)
-    : weight_(weight), bias_(bias), propagate_(transform_first) {}
+GcnLayer::GcnLayer(bool transform_first, Parameter& weight, Parameter* bias,
+                   ComputeBackend& backend)
+    : weight_(weight), bias_(bias), backend_(backend), propagate_(transform_first, backend) {}
 
 Matrix GcnLayer::forward(const Block& block, const Matrix& h_src) {
   Matrix out = propagate_.forward(gcn_aggregation(block), h_src, weight_.value);
-  if (bias_ != nullptr) cpu::add_row_vector(out, bias_->value);
+  if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
   return out;
 }
 
 Matrix GcnLayer::backward(const Matrix& grad_out, bool want_input_grad) {
-  if (bias_ != nullptr) cpu::accumulate_column_sums(grad_out, bias_->grad);
+  if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
   return propagate_.backward(grad_out, weight_.value, weight_.grad, want_input_grad);
 }
 
 SageLayer::SageLayer(bool transform_first, Parameter& weight_self, Parameter& weight_neigh,
-                     Parameter* bias)
+                     Parameter* bias, ComputeBackend& backend)
     : weight_self_(weight_self),
       weight_neigh_(weight_neigh),
       bias_(bias),
-      neighbours_(transform_first) {}
+      backend_(backend),
+      neighbours_(transform_first, backend) {}
 
 Matrix SageLayer::forward(const Block& block, const Matrix& h_src) {
   num_dst_ = block.num_dst;
   h_src_ = &h_src;
   Matrix out;
-  cpu::gemm(MatrixView(h_src).first_rows(num_dst_), false, weight_self_.value, false, out);
-  cpu::add_in_place(out, neighbours_.forward(mean_aggregation(block), h_src, weight_neigh_.value));
-  if (bias_ != nullptr) cpu::add_row_vector(out, bias_->value);
+  backend_.gemm(MatrixView(h_src).first_rows(num_dst_), false, weight_self_.value, false, out);
+  backend_.add_in_place(out,
+                        neighbours_.forward(mean_aggregation(block), h_src, weight_neigh_.value));
+  if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
   return out;
 }
 
 Matrix SageLayer::backward(const Matrix& grad_out, bool want_input_grad) {
-  if (bias_ != nullptr) cpu::accumulate_column_sums(grad_out, bias_->grad);
-  cpu::gemm(MatrixView(*h_src_).first_rows(num_dst_), true, grad_out, false, weight_self_.grad,
-            1.0f, 1.0f);
+  if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
+  backend_.gemm(MatrixView(*h_src_).first_rows(num_dst_), true, grad_out, false, weight_self_.grad,
+                1.0f, 1.0f);
   Matrix grad_input =
       neighbours_.backward(grad_out, weight_neigh_.value, weight_neigh_.grad, want_input_grad);
   if (want_input_grad) {
     // The destination nodes are the first rows of the source side: their self term adds there.
     Matrix grad_self;
-    cpu::gemm(grad_out, false, weight_self_.value, true, grad_self);
+    backend_.gemm(grad_out, false, weight_self_.value, true, grad_self);
     const std::int64_t count = grad_self.size();
     float* target = grad_input.data();
     const float* source = grad_self.data();
@@ -123,7 +126,8 @@ Matrix SageLayer::backward(const Matrix& grad_out, bool want_input_grad) {
 }
 
 std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
-                                     std::span<Parameter* const> parameters) {
+                                     std::span<Parameter* const> parameters,
+                                     ComputeBackend& backend) {
   const auto shapes = spec.parameters(layer);
   const std::size_t num_weights = shapes.size() - 1;
   if (parameters.size() != num_weights && parameters.size() != shapes.size()) {
@@ -144,9 +148,10 @@ std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
       spec.transforms_first(layer, static_cast<int>(parameters[0]->value.rows()));
   switch (spec.kind()) {
     case ModelKind::gcn:
-      return std::make_unique<GcnLayer>(transform_first, *parameters[0], bias);
+      return std::make_unique<GcnLayer>(transform_first, *parameters[0], bias, backend);
     case ModelKind::sage:
-      return std::make_unique<SageLayer>(transform_first, *parameters[0], *parameters[1], bias);
+      return std::make_unique<SageLayer>(transform_first, *parameters[0], *parameters[1], bias,
+                                         backend);
   }
   throw Error("unknown model kind");
 }

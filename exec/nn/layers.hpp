@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/compute_backend.hpp"
 #include "exec/kernels/cpu_kernels.hpp"
 #include "exec/tensor.hpp"
 #include "strategies/model_spec.hpp"
@@ -40,10 +41,11 @@ Parameter row_slice(const Parameter& parameter, std::int64_t begin, std::int64_t
 
 // y = A h W for a sparse aggregation A (num_dst x num_src), dense h (num_src x in) and W (in x
 // out), multiplied in the cheaper order: (A (h W)) when out < in, else ((A h) W). The part GCN and
-// GraphSAGE's neighbour term share.
+// GraphSAGE's neighbour term share. Kernels run on `backend`, which must outlive the object.
 class AggregateTransform {
  public:
-  explicit AggregateTransform(bool transform_first) : transform_first_(transform_first) {}
+  AggregateTransform(bool transform_first, ComputeBackend& backend)
+      : transform_first_(transform_first), backend_(backend) {}
 
   // Keeps `aggregation` and a reference to `h_src` (which must outlive backward).
   Matrix forward(cpu::SparseMatrix aggregation, const Matrix& h_src, const Matrix& weight);
@@ -53,6 +55,7 @@ class AggregateTransform {
 
  private:
   bool transform_first_;
+  ComputeBackend& backend_;
   cpu::SparseMatrix aggregation_;
   const Matrix* h_src_ = nullptr;
   Matrix aggregated_;  // A h_src (aggregate-first order only)
@@ -72,20 +75,22 @@ class GnnLayer {
 class GcnLayer final : public GnnLayer {
  public:
   // `bias` may be null (a partial layer).
-  GcnLayer(bool transform_first, Parameter& weight, Parameter* bias);
+  GcnLayer(bool transform_first, Parameter& weight, Parameter* bias, ComputeBackend& backend);
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
 
  private:
   Parameter& weight_;
   Parameter* bias_;
+  ComputeBackend& backend_;
   AggregateTransform propagate_;
 };
 
 class SageLayer final : public GnnLayer {
  public:
   // `bias` may be null (a partial layer).
-  SageLayer(bool transform_first, Parameter& weight_self, Parameter& weight_neigh, Parameter* bias);
+  SageLayer(bool transform_first, Parameter& weight_self, Parameter& weight_neigh, Parameter* bias,
+            ComputeBackend& backend);
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
 
@@ -93,14 +98,17 @@ class SageLayer final : public GnnLayer {
   Parameter& weight_self_;
   Parameter& weight_neigh_;
   Parameter* bias_;
+  ComputeBackend& backend_;
   AggregateTransform neighbours_;
   std::int64_t num_dst_ = 0;
   const Matrix* h_src_ = nullptr;
 };
 
 // Layer l of `spec` over `parameters`, given in ModelSpec::parameters(l) order; when the list
-// ends before the bias, the layer is partial (no bias). Throws Error on a shape mismatch.
+// ends before the bias, the layer is partial (no bias). Throws Error on a shape mismatch. The
+// layer's kernels run on `backend` (which must outlive it).
 std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
-                                     std::span<Parameter* const> parameters);
+                                     std::span<Parameter* const> parameters,
+                                     ComputeBackend& backend = cpu_backend());
 
 }  // namespace gnnbed

@@ -6,6 +6,8 @@
 // per-step model. The file records provenance, the fitted model, the network, and every sample
 // with its prediction and residual; a table of the residuals is printed. Calibrate with the
 // OMP_NUM_THREADS you run experiments with: the rates are per rank at that thread count.
+// `--device cuda` times the compute ops on each rank's GPU through the same executor (the CUDA
+// backend), and `--transport nccl` times the transfers over NCCL: a GPU calibration file.
 #include <cblas.h>
 #include <mpi.h>
 #include <omp.h>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <optional>
 
+#include "exec/backends.hpp"
 #include "exec/calibration/op_benchmark.hpp"
 #include "exec/calibration/transport_benchmark.hpp"
 #include "exec/mpi/mpi_transport.hpp"
@@ -33,6 +36,8 @@ constexpr std::int64_t kMiB = 1024 * kKiB;
 
 struct Settings {
   std::string output = "results/calibration.json";
+  std::string device = "cpu";
+  std::string transport = "mpi";
   bool quick = false;
   std::uint64_t seed = 1;
   std::int64_t num_nodes = 0;
@@ -45,6 +50,8 @@ struct Settings {
 
   nlohmann::json to_json(int num_ranks, std::size_t num_cases) const {
     return {{"quick", quick},
+            {"device", device},
+            {"transport", transport},
             {"seed", seed},
             {"ranks", num_ranks},
             {"omp_threads", omp_get_max_threads()},
@@ -68,6 +75,10 @@ std::optional<Settings> parse(int argc, char** argv) {
   options.add_options()("help,h", "show this help")(
       "output,o", po::value<std::string>()->default_value("results/calibration.json"),
       "calibration file (JSON)")("quick", "a few small sizes and repetitions (for tests)")(
+      "device", po::value<std::string>()->default_value("cpu"),
+      "where the compute ops run: cpu, or cuda (a GPU calibration)")(
+      "transport", po::value<std::string>()->default_value("mpi"),
+      "what the transfers are timed over: mpi, or nccl")(
       "seed", po::value<std::uint64_t>()->default_value(1), "graph, weights and sampling")(
       "nodes", po::value<std::int64_t>(),
       "nodes of the generated graph the ops run on (default 262144, so that feature tables and "
@@ -78,6 +89,11 @@ std::optional<Settings> parse(int argc, char** argv) {
   Settings settings;
   settings.output = vm["output"].as<std::string>();
   settings.quick = vm.count("quick") != 0;
+  settings.device = vm["device"].as<std::string>();
+  settings.transport = vm["transport"].as<std::string>();
+  require(settings.device == "cpu" || settings.device == "cuda", "--device", "must be cpu or cuda");
+  require(settings.transport == "mpi" || settings.transport == "nccl", "--transport",
+          "must be mpi or nccl");
   settings.seed = vm["seed"].as<std::uint64_t>();
   settings.num_nodes =
       vm.count("nodes") != 0 ? vm["nodes"].as<std::int64_t>() : (settings.quick ? 4096 : 262144);
@@ -99,14 +115,15 @@ std::optional<Settings> parse(int argc, char** argv) {
   return settings;
 }
 
-// Ranks 0 and 1 as a transport of their own (nothing on other ranks). Collective.
-std::optional<MpiTransport>& pair_transport(std::optional<MpiTransport>& pair, int rank) {
+// Ranks 0 and 1 as a transport of their own, over `transport` (null on other ranks). Collective.
+std::unique_ptr<Transport> pair_transport(const std::string& transport, int rank, int local) {
   MPI_Comm split = MPI_COMM_NULL;
   if (MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &split) != MPI_SUCCESS) {
     throw Error("MPI_Comm_split failed");
   }
+  std::unique_ptr<Transport> pair;
   if (split != MPI_COMM_NULL) {
-    pair.emplace(split);
+    pair = make_data_transport(transport, split, local);
     MPI_Comm_free(&split);
   }
   return pair;
@@ -179,12 +196,21 @@ NetworkCalibration network_to_keep(const std::string& output) {
 int calibrate(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   MpiTransport world;
-  MpiTransport local(MPI_COMM_SELF);
+  MpiTransport self(MPI_COMM_SELF);
   const int rank = world.rank();
   const int num_ranks = world.size();
   const std::optional<Settings> parsed = parse(argc, argv);
   if (!parsed) return 0;
   const Settings& settings = *parsed;
+  const int local = local_rank(MPI_COMM_WORLD);
+  // ConfigError (exit 2, naming the option) when the device is not there.
+  const std::unique_ptr<ComputeBackend> backend = make_compute_backend(settings.device, local);
+  // The collectives' transport: MPI (world itself) or NCCL over the same ranks.
+  std::unique_ptr<Transport> nccl_world;
+  if (settings.transport == "nccl") {
+    nccl_world = make_data_transport(settings.transport, MPI_COMM_WORLD, local);
+  }
+  Transport& collective = nccl_world != nullptr ? *nccl_world : static_cast<Transport&>(world);
   std::optional<NetworkCalibration> kept_network;
   if (num_ranks == 1) kept_network = network_to_keep(settings.output);
 
@@ -192,10 +218,10 @@ int calibrate(int argc, char** argv) {
   const double load_before = load_average();
   if (rank == 0) {
     std::printf(
-        "calibrate: %d ranks, %d OpenMP threads per rank, %zu compute cases on a %lld-node "
-        "graph%s\n",
-        num_ranks, omp_get_max_threads(), cases.size(), static_cast<long long>(settings.num_nodes),
-        settings.quick ? " (quick)" : "");
+        "calibrate: %d ranks, %d OpenMP threads per rank, compute on %s, transfers over %s, %zu "
+        "compute cases on a %lld-node graph%s\n",
+        num_ranks, omp_get_max_threads(), backend->name().c_str(), settings.transport.c_str(),
+        cases.size(), static_cast<long long>(settings.num_nodes), settings.quick ? " (quick)" : "");
     if (load_before > 0.5) {
       std::printf(
           "warning: load average %.2f before calibrating: other processes compete for the "
@@ -215,7 +241,8 @@ int calibrate(int argc, char** argv) {
   try {
     OpBenchmark benchmark(settings.num_nodes, settings.average_degree, settings.seed);
     for (std::size_t c = 0; c < cases.size(); ++c) {
-      const double seconds = benchmark.run(cases[c], settings.compute, local, world, samples);
+      const double seconds =
+          benchmark.run(cases[c], settings.compute, self, world, *backend, samples);
       if (rank == 0) {
         std::printf("[%3zu/%zu] %-40s %9.2f ms/iteration\n", c + 1, cases.size(),
                     cases[c].describe().c_str(), 1e3 * seconds);
@@ -223,14 +250,14 @@ int calibrate(int argc, char** argv) {
       }
     }
     if (num_ranks >= 2) {
-      std::optional<MpiTransport> pair;
-      if (pair_transport(pair, rank)) {
+      const std::unique_ptr<Transport> pair = pair_transport(settings.transport, rank, local);
+      if (pair != nullptr) {
         ping_pongs = ping_pong(*pair, settings.ping_pong_bytes, settings.transfer);
       }
       world.barrier();
-      collectives = time_all_to_all(world, settings.all_to_all_bytes, settings.transfer);
+      collectives = time_all_to_all(collective, settings.all_to_all_bytes, settings.transfer);
       for (CollectiveSample& sample :
-           time_all_reduce(world, settings.all_reduce_bytes, settings.transfer)) {
+           time_all_reduce(collective, settings.all_reduce_bytes, settings.transfer)) {
         collectives.push_back(sample);
       }
     }
@@ -267,6 +294,8 @@ int calibrate(int argc, char** argv) {
   calibration.provenance = provenance_json(argc, argv);
   calibration.provenance["versions"]["mpi"] = mpi_library_version();
   calibration.provenance["versions"]["openblas"] = openblas_get_config();
+  calibration.provenance["versions"]["gpu"] = gpu_stack_version();
+  calibration.provenance["device"] = backend->name();
   calibration.provenance["settings"] = settings.to_json(num_ranks, cases.size());
   calibration.provenance["settings"]["load_average_before"] = load_before;
   calibration.provenance["seconds"] = total.seconds();

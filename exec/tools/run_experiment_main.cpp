@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "exec/backends.hpp"
 #include "exec/distributed/distributed_trainer.hpp"
 #include "exec/distributed/rank_engine.hpp"
 #include "exec/distributed/rank_workload.hpp"
@@ -117,13 +118,16 @@ std::vector<PartitionCostSample> measured_partition_costs(const DistributedRepor
 // message (and sets exit_code) instead of throwing, so that ranks can agree to stop together.
 struct Setup {
   ExperimentConfig config;
-  std::optional<RankWorkload> workload;  // set once the config is known to fit
+  std::unique_ptr<ComputeBackend> backend;  // --device
+  std::string transport = "mpi";            // --transport
+  std::optional<RankWorkload> workload;     // set once the config is known to fit
   Outputs outputs;
   bool help = false;
   double load_seconds = 0;
 };
 
-std::string prepare(int argc, char** argv, int num_ranks, int rank, Setup& setup, int& exit_code) {
+std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_rank, Setup& setup,
+                    int& exit_code) {
   try {
     po::options_description options("mpirun -np N run_experiment [options]");
     options.add_options()("help,h", "show this help")(
@@ -132,8 +136,12 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, Setup& setup
         "csv", po::value<std::string>(), "per-epoch CSV; default: the result's name with .csv")(
         "trace", po::value<std::string>(), "Chrome trace of the first epoch (JSON)")(
         "plans", po::value<std::string>(),
-        "every rank's plan of the first iteration (.json, or .msgpack)")("quiet,q",
-                                                                         "no per-epoch progress");
+        "every rank's plan of the first iteration (.json, or .msgpack)")(
+        "device", po::value<std::string>()->default_value("cpu"),
+        "where compute ops run: cpu, or cuda (ranks on a machine share its GPUs round robin)")(
+        "transport", po::value<std::string>()->default_value("mpi"),
+        "what moves the data: mpi, or nccl (one GPU per rank; needs --device cuda)")(
+        "quiet,q", "no per-epoch progress");
     add_experiment_options(options);
     const auto command_line = parse_command_line(argc, argv, options);
     if (!command_line) {
@@ -157,6 +165,15 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, Setup& setup
     if (vm.count("trace") != 0) setup.outputs.trace = vm["trace"].as<std::string>();
     if (vm.count("plans") != 0) setup.outputs.plans = vm["plans"].as<std::string>();
     setup.outputs.quiet = vm.count("quiet") != 0;
+    setup.transport = vm["transport"].as<std::string>();
+    const std::string device = vm["device"].as<std::string>();
+    if (setup.transport != "mpi" && setup.transport != "nccl") {
+      throw ConfigError("--transport", "'" + setup.transport + "' is not one of: mpi, nccl");
+    }
+    if (setup.transport == "nccl" && device != "cuda") {
+      throw ConfigError("--transport", "nccl moves data between GPUs: it needs --device cuda");
+    }
+    setup.backend = make_compute_backend(device, local_rank);
     const Stopwatch load;
     setup.workload = load_rank_workload(config, num_ranks, rank);
     setup.load_seconds = load.seconds();
@@ -178,7 +195,8 @@ int run(int argc, char** argv, MpiTransport& transport) {
   const int num_ranks = transport.size();
   Setup setup;
   int exit_code = 0;
-  const std::string problem = prepare(argc, argv, num_ranks, rank, setup, exit_code);
+  const std::string problem =
+      prepare(argc, argv, num_ranks, rank, local_rank(MPI_COMM_WORLD), setup, exit_code);
   // Agree before any data-plane traffic: if one rank failed, every rank stops, and rank 0 says why.
   const auto problems =
       transport.gather_to_root(problem.empty() ? "" : std::to_string(exit_code) + " " + problem);
@@ -200,6 +218,17 @@ int run(int argc, char** argv, MpiTransport& transport) {
     return code;
   }
   if (setup.help) return 0;
+  // The data plane: the MPI transport itself, or NCCL on every rank's GPU (collective); MPI stays
+  // the control plane.
+  std::unique_ptr<Transport> nccl;
+  if (setup.transport != "mpi") {
+    try {
+      nccl = make_data_transport(setup.transport, MPI_COMM_WORLD, local_rank(MPI_COMM_WORLD));
+    } catch (const std::exception& error) {
+      abort_all_ranks(error.what(), 1);
+    }
+  }
+  Transport& data = nccl != nullptr ? *nccl : static_cast<Transport&>(transport);
   // The slowest rank's loading time: a sharded run loads a shard per rank.
   setup.load_seconds = transport.max_over_ranks(setup.load_seconds);
   const nlohmann::json dataset_summary = setup.workload->dataset_summary;
@@ -212,17 +241,20 @@ int run(int argc, char** argv, MpiTransport& transport) {
         dataset_summary.at("feature_dim").get<int>(), dataset_summary.at("num_classes").get<int>(),
         setup.config.workload.source == "shards" ? "shards loaded" : "loaded", setup.load_seconds,
         setup.config.distribution.strategy.c_str(), num_ranks);
+    std::printf("compute on %s, data over %s\n", setup.backend->name().c_str(),
+                setup.transport.c_str());
     std::fflush(stdout);
   }
   DistributedOptions options;
   options.record_trace = !setup.outputs.trace.empty();
   options.keep_first_plans = !setup.outputs.plans.empty();
   options.quiet = setup.outputs.quiet;
+  options.backend = setup.backend.get();
   DistributedReport report;
   std::string out_of_memory;
   try {
     report = train_distributed(setup.config, setup.workload->context,
-                               std::move(setup.workload->shard), transport, options);
+                               std::move(setup.workload->shard), data, options);
   } catch (const OutOfMemoryError& error) {
     // Every rank stopped at the same iteration: a result, as simulate reports such a point.
     out_of_memory = error.what();
@@ -239,6 +271,8 @@ int run(int argc, char** argv, MpiTransport& transport) {
     result["provenance"] = provenance_json(argc, argv);
     result["provenance"]["versions"]["mpi"] = mpi_library_version();
     result["provenance"]["versions"]["openblas"] = openblas_get_config();
+    result["provenance"]["versions"]["gpu"] = gpu_stack_version();
+    result["execution"] = {{"device", setup.backend->name()}, {"transport", setup.transport}};
     result["config"] = to_json(setup.config);
     result["num_ranks"] = num_ranks;
     result["dataset"] = dataset_summary;

@@ -27,39 +27,23 @@ void SgdOptimizer::step(std::span<Parameter* const> parameters) {
   const auto lr = static_cast<float>(learning_rate_);
   const auto momentum = static_cast<float>(momentum_);
   for (std::size_t p = 0; p < parameters.size(); ++p) {
-    float* w = parameters[p]->value.data();
-    const float* g = parameters[p]->grad.data();
-    float* v = velocity_[p].data();
-    for (std::int64_t i = 0; i < parameters[p]->value.size(); ++i) {
-      v[i] = momentum * v[i] + g[i];
-      w[i] -= lr * v[i];
-    }
+    backend().sgd_step(parameters[p]->value.values(), parameters[p]->grad.values(), velocity_[p],
+                       lr, momentum);
   }
 }
 
 AdamOptimizer::AdamOptimizer(double learning_rate) : learning_rate_(learning_rate) {}
 
 void AdamOptimizer::step(std::span<Parameter* const> parameters) {
-  constexpr double kBeta1 = 0.9;
-  constexpr double kBeta2 = 0.999;
-  constexpr double kEpsilon = 1e-8;
   size_state(first_moment_, parameters);
   size_state(second_moment_, parameters);
   ++steps_;
-  const double correction1 = 1.0 - std::pow(kBeta1, static_cast<double>(steps_));
-  const double correction2 = 1.0 - std::pow(kBeta2, static_cast<double>(steps_));
-  const double step_size = learning_rate_ / correction1;
+  AdamStep step;  // beta1 0.9, beta2 0.999, epsilon 1e-8
+  step.correction2 = 1.0 - std::pow(step.beta2, static_cast<double>(steps_));
+  step.step_size = learning_rate_ / (1.0 - std::pow(step.beta1, static_cast<double>(steps_)));
   for (std::size_t p = 0; p < parameters.size(); ++p) {
-    float* w = parameters[p]->value.data();
-    const float* g = parameters[p]->grad.data();
-    float* m = first_moment_[p].data();
-    float* v = second_moment_[p].data();
-    for (std::int64_t i = 0; i < parameters[p]->value.size(); ++i) {
-      m[i] = static_cast<float>(kBeta1 * m[i] + (1.0 - kBeta1) * g[i]);
-      v[i] = static_cast<float>(kBeta2 * v[i] + (1.0 - kBeta2) * g[i] * g[i]);
-      const double denominator = std::sqrt(v[i] / correction2) + kEpsilon;
-      w[i] = static_cast<float>(w[i] - step_size * m[i] / denominator);
-    }
+    backend().adam_step(parameters[p]->value.values(), parameters[p]->grad.values(),
+                        first_moment_[p], second_moment_[p], step);
   }
 }
 

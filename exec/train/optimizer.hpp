@@ -4,6 +4,7 @@
 #include <span>
 #include <vector>
 
+#include "exec/kernels/compute_backend.hpp"
 #include "exec/nn/layers.hpp"
 #include "strategies/training_config.hpp"
 
@@ -15,6 +16,15 @@ class Optimizer {
   // Updates every parameter from its grad. The parameter list must be the same (same order) at
   // every call.
   virtual void step(std::span<Parameter* const> parameters) = 0;
+
+  // Where the updates run (the CPU unless set; the backend must outlive the optimiser).
+  void set_backend(ComputeBackend& backend) { backend_ = &backend; }
+
+ protected:
+  ComputeBackend& backend() { return *backend_; }
+
+ private:
+  ComputeBackend* backend_ = &cpu_backend();
 };
 
 // Plain SGD, with optional momentum (v = momentum * v + g; w -= lr * v).

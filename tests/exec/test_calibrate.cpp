@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "exec/backends.hpp"
 #include "strategies/cost_model.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -102,6 +103,17 @@ TEST(Calibrate, RejectsAGraphTooSmallForItsBatches) {
   const CommandResult run = run_command(calibrate(1) + " --nodes 100 --output /nonexistent/x");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("--nodes"), std::string::npos) << run.output;
+}
+
+// A GPU calibration where there is no GPU: exit 2 naming the option, nothing written.
+TEST(Calibrate, RejectsCudaWithoutADevice) {
+  if (cuda_devices().count > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  const TemporaryDirectory dir;
+  const auto file = dir.path() / "calibration.json";
+  const CommandResult run = run_command(calibrate(1) + " --device cuda --output " + file.string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("configuration field '--device'"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(file));
 }
 
 }  // namespace

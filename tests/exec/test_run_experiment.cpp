@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "exec/backends.hpp"
 #include "strategies/plan.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -405,6 +406,29 @@ TEST(RunExperiment, ShardsCutForAnotherStrategyAreRejected) {
       << run.output;
   EXPECT_NE(run.output.find("--feature-layout columns"), std::string::npos) << run.output;
   EXPECT_FALSE(std::filesystem::exists(result));
+}
+
+// --device cuda where there is no GPU (or no CUDA in the build) stops every rank with exit 2 and
+// a message naming the option; --transport nccl needs --device cuda. (On a machine with a GPU the
+// first check does not apply: tests/mpi/test_gpu_distributed.cpp runs there.)
+TEST(RunExperiment, CudaWithoutADeviceIsRejectedNamingTheOption) {
+  if (cuda_devices().count > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "r.json";
+  const CommandResult run =
+      run_command(mpiexec(2) + run_experiment() +
+                  " --workload cora --epochs 1 --device cuda --output " + result.string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("configuration field '--device'"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("needs a CUDA device"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(result));
+}
+
+TEST(RunExperiment, NcclWithoutCudaIsRejectedNamingTheOption) {
+  const CommandResult run =
+      run_command(mpiexec(2) + run_experiment() + " --workload cora --epochs 1 --transport nccl");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("configuration field '--transport'"), std::string::npos) << run.output;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "exec/train/optimizer.hpp"
 #include "exec/train/trainer.hpp"
 #include "tests/support/bundled_workload.hpp"
+#include "tests/support/single_process_iteration.hpp"
 
 namespace gnnbed {
 namespace {
@@ -81,85 +82,9 @@ TEST(DistributedSampling, OverPartitionedStructureDrawsTheSingleProcessSamples) 
             predicted_sent);
 }
 
-// One iteration of `config` on every rank gives the single-process loss, gradients and updated
-// weights, and the transport moves exactly the plan's bytes.
 void expect_single_process_iteration(const ExperimentConfig& config) {
-  const std::string& strategy = config.distribution.strategy;
   MpiTransport transport;
-  const StrategyContext context = make_strategy_context(config, cora(), transport.size());
-  RankEngine engine(config, context, cora(), transport);
-  const TrafficBytes sent_before = transport.bytes_sent();
-  const TrafficBytes received_before = transport.bytes_received();
-  const Stopwatch clock;
-  // An iteration in the middle of an epoch, so that every rank has seeds (Cora has 140).
-  const int epoch = 1;
-  const int iteration = 1;
-  const IterationRun run = engine.run_iteration(epoch, iteration, clock);
-
-  const TrafficBytes sent = transport.bytes_sent() - sent_before;
-  const TrafficBytes received = transport.bytes_received() - received_before;
-  EXPECT_EQ(sent, run.plan.bytes_sent()) << "bytes sent: transport vs plan";
-  EXPECT_EQ(received, run.plan.bytes_received()) << "bytes received: transport vs plan";
-  if (strategy == "p3") {
-    EXPECT_EQ(sent[Traffic::features], 0);
-  }
-
-  const double loss = transport.sum_over_ranks(run.outcome.loss);
-  // The plan ended with the optimizer step: gradients (with weight decay added) and new weights.
-  const std::vector<Parameter> gradients = engine.executor().gather_full_parameters(true);
-  const std::vector<Parameter> weights = engine.executor().gather_full_parameters(false);
-
-  // The reference: one process, the initial weights, every rank's mini-batch in turn.
-  const ModelSpec& spec = context.model;
-  Model reference(spec, model_seed(config.training));
-  reference.zero_grad();
-  const NeighborSampler sampler(cora().graph, config.training.fanouts,
-                                sampler_seed(config.training));
-  // Every rank's seeds: the engine's schedule lists its own rank's only.
-  const BatchSchedule schedule(cora().split.train, context.partition, config.training.batch_size,
-                               config.training.seed);
-  const double scale = 1.0 / static_cast<double>(schedule.seeds_in_iteration(epoch, iteration));
-  double reference_loss = 0;
-  for (int r = 0; r < transport.size(); ++r) {
-    const MiniBatch batch =
-        sampler.sample(schedule.seeds(r, epoch, iteration), schedule.batch_key(epoch, iteration));
-    reference_loss += accumulate_gradients(reference, *cora().features, cora().labels.span(), batch,
-                                           scale, schedule.dropout_key(epoch, iteration))
-                          .loss;
-  }
-  EXPECT_NEAR(loss, reference_loss, 1e-5 * std::abs(reference_loss));
-  const std::vector<Parameter*> reference_parameters = reference.parameters();
-  apply_weight_decay(reference_parameters, config.training);
-  const std::vector<Parameter> reference_gradients = [&] {
-    std::vector<Parameter> copy;
-    for (const Parameter* p : reference_parameters) copy.push_back(*p);
-    return copy;
-  }();
-  make_optimizer(config.training)->step(reference_parameters);
-  for (const Parameter* updated : reference_parameters) {
-    const auto match = std::find_if(weights.begin(), weights.end(),
-                                    [&](const Parameter& p) { return p.name == updated->name; });
-    ASSERT_NE(match, weights.end()) << updated->name;
-    for (std::int64_t i = 0; i < updated->value.size(); ++i) {
-      ASSERT_NEAR(match->value.data()[i], updated->value.data()[i], 1e-5)
-          << "weights after the step: " << updated->name << " entry " << i;
-    }
-  }
-  for (const Parameter& expected_gradient : reference_gradients) {
-    const Parameter* expected = &expected_gradient;
-    const auto match = std::find_if(gradients.begin(), gradients.end(),
-                                    [&](const Parameter& p) { return p.name == expected->name; });
-    ASSERT_NE(match, gradients.end()) << expected->name;
-    ASSERT_EQ(match->grad.size(), expected->grad.size()) << expected->name;
-    double largest = 0;
-    for (std::int64_t i = 0; i < expected->grad.size(); ++i)
-      largest = std::max(largest, std::abs(static_cast<double>(expected->grad.data()[i])));
-    ASSERT_GT(largest, 0) << expected->name << ": an all-zero gradient would make this check empty";
-    for (std::int64_t i = 0; i < expected->grad.size(); ++i) {
-      ASSERT_NEAR(match->grad.data()[i], expected->grad.data()[i], 1e-6 + 1e-4 * largest)
-          << expected->name << " entry " << i;
-    }
-  }
+  testing::expect_single_process_iteration(config, cora(), transport, cpu_backend());
 }
 
 class OneIteration

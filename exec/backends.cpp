@@ -1,0 +1,110 @@
+#include "exec/backends.hpp"
+
+#include "exec/mpi/mpi_transport.hpp"
+#include "workloads/common/errors.hpp"
+
+#ifdef GNNBED_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "exec/cuda/cuda_backend.hpp"
+#include "exec/nccl/nccl_transport.hpp"
+#endif
+
+namespace gnnbed {
+
+bool cuda_built() {
+#ifdef GNNBED_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+CudaDevices cuda_devices() {
+#ifdef GNNBED_HAVE_CUDA
+  int count = 0;
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess) {
+    return {0, std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(code)};
+  }
+  if (count == 0) return {0, "no CUDA device is visible to this process"};
+  return {count, ""};
+#else
+  return {0,
+          "this build has no CUDA backend (configured with GNNBED_WITH_CUDA=OFF, or CUDA 13 "
+          "and NCCL were not found)"};
+#endif
+}
+
+int device_for_local_rank(int local_rank, int device_count) {
+  if (device_count <= 0) throw Error("device_for_local_rank: no devices");
+  return local_rank % device_count;
+}
+
+int local_rank(MPI_Comm communicator) {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(communicator, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+      MPI_SUCCESS) {
+    throw Error("local_rank: MPI_Comm_split_type failed");
+  }
+  int rank = 0;
+  MPI_Comm_rank(node, &rank);
+  MPI_Comm_free(&node);
+  return rank;
+}
+
+namespace {
+
+// The device a rank uses, or ConfigError naming `field` and why there is none.
+int usable_device(int local_rank, const std::string& field, const std::string& what) {
+  const CudaDevices devices = cuda_devices();
+  if (devices.count == 0)
+    throw ConfigError(field, what + " needs a CUDA device: " + devices.problem);
+  return device_for_local_rank(local_rank, devices.count);
+}
+
+}  // namespace
+
+std::unique_ptr<ComputeBackend> make_compute_backend(const std::string& device, int local_rank,
+                                                     const std::string& field) {
+  if (device == "cpu") return make_cpu_backend();
+  if (device == "cuda") {
+    // Throws in a build without CUDA (cuda_devices() then reports none, and says why).
+    const int gpu = usable_device(local_rank, field, "'cuda'");
+#ifdef GNNBED_HAVE_CUDA
+    return make_cuda_backend(gpu);
+#else
+    throw Error("unreachable: device " + std::to_string(gpu) + " in a build without CUDA");
+#endif
+  }
+  throw ConfigError(field, "'" + device + "' is not one of: cpu, cuda");
+}
+
+std::unique_ptr<Transport> make_data_transport(const std::string& transport, MPI_Comm communicator,
+                                               int local_rank, const std::string& field) {
+  if (transport == "mpi") return std::make_unique<MpiTransport>(communicator);
+  if (transport == "nccl") {
+    const int gpu = usable_device(local_rank, field, "'nccl'");
+#ifdef GNNBED_HAVE_CUDA
+    return std::make_unique<NcclTransport>(communicator, gpu);
+#else
+    throw Error("unreachable: device " + std::to_string(gpu) + " in a build without CUDA");
+#endif
+  }
+  throw ConfigError(field, "'" + transport + "' is not one of: mpi, nccl");
+}
+
+std::string gpu_stack_version() {
+#ifdef GNNBED_HAVE_CUDA
+  int runtime = 0;
+  const std::string cuda =
+      cudaRuntimeGetVersion(&runtime) == cudaSuccess
+          ? std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10)
+          : "unknown";
+  return "CUDA runtime " + cuda + ", " + nccl_library_version();
+#else
+  return "none";
+#endif
+}
+
+}  // namespace gnnbed

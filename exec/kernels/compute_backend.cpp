@@ -1,0 +1,57 @@
+#include "exec/kernels/compute_backend.hpp"
+
+namespace gnnbed {
+namespace {
+
+class CpuBackend final : public ComputeBackend {
+ public:
+  std::string name() const override { return "cpu"; }
+  bool is_gpu() const override { return false; }
+  void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c, float alpha,
+            float beta) override {
+    cpu::gemm(a, transpose_a, b, transpose_b, c, alpha, beta);
+  }
+  void spmm(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) override { cpu::spmm(a, x, y); }
+  void add_row_vector(Matrix& y, const Matrix& bias) override { cpu::add_row_vector(y, bias); }
+  void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) override {
+    cpu::accumulate_column_sums(grad, bias_grad);
+  }
+  void scale(Matrix& x, float factor) override { cpu::scale(x, factor); }
+  void add_in_place(Matrix& y, const Matrix& x) override { cpu::add_in_place(y, x); }
+  void relu_forward(Matrix& x) override { cpu::relu_forward(x); }
+  void relu_backward(const Matrix& output, Matrix& grad) override {
+    cpu::relu_backward(output, grad);
+  }
+  void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
+                       std::uint64_t key, std::int64_t column_offset) override {
+    cpu::dropout_forward(x, row_ids, rate, key, column_offset);
+  }
+  void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
+                        std::uint64_t key, std::int64_t column_offset) override {
+    cpu::dropout_backward(grad, row_ids, rate, key, column_offset);
+  }
+  double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,
+                               Matrix& grad, std::int64_t& correct) override {
+    return cpu::softmax_cross_entropy(logits, labels, grad, correct);
+  }
+  void sgd_step(std::span<float> value, std::span<const float> grad, std::span<float> velocity,
+                float learning_rate, float momentum) override {
+    cpu::sgd_step(value, grad, velocity, learning_rate, momentum);
+  }
+  void adam_step(std::span<float> value, std::span<const float> grad, std::span<float> first_moment,
+                 std::span<float> second_moment, const AdamStep& step) override {
+    cpu::adam_step(value, grad, first_moment, second_moment, step);
+  }
+  void synchronize() override {}
+};
+
+}  // namespace
+
+ComputeBackend& cpu_backend() {
+  static CpuBackend backend;
+  return backend;
+}
+
+std::unique_ptr<ComputeBackend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace gnnbed

@@ -1,0 +1,245 @@
+// Every ComputeBackend kernel against the cpu:: kernel it must match, one body for every backend
+// (DGL's convention): built once for the CPU backend (label unit, which checks that routing the
+// kernels through the interface changes nothing) and once for CUDA (label gpu, built where CUDA
+// is, skipped without a device). GNNBED_TEST_DEVICE names the backend.
+//
+// Tolerances: element-wise kernels, the CSR aggregation, dropout and the optimisers must match
+// bit for bit (same operations in the same order; cuda_kernels.cu is compiled with -fmad=false);
+// cuBLAS sums products in another order, so gemm is compared within float32 rounding; softmax
+// cross-entropy within double rounding of exp/log.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "exec/backends.hpp"
+#include "exec/kernels/cpu_kernels.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/random.hpp"
+
+#ifndef GNNBED_TEST_DEVICE
+#error "GNNBED_TEST_DEVICE must name the backend under test (\"cpu\" or \"cuda\")"
+#endif
+
+namespace gnnbed {
+namespace {
+
+class BackendKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string device = GNNBED_TEST_DEVICE;
+    if (device != "cpu") {
+      const CudaDevices devices = cuda_devices();
+      if (devices.count == 0) GTEST_SKIP() << "no CUDA device: " << devices.problem;
+    }
+    backend_ = make_compute_backend(device, 0);
+  }
+  ComputeBackend& backend() { return *backend_; }
+
+ private:
+  std::unique_ptr<ComputeBackend> backend_;
+};
+
+void expect_identical(const Matrix& actual, const Matrix& expected, const std::string& what) {
+  ASSERT_EQ(actual.rows(), expected.rows()) << what;
+  ASSERT_EQ(actual.cols(), expected.cols()) << what;
+  for (std::int64_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ(actual.data()[i], expected.data()[i]) << what << " entry " << i;
+  }
+}
+
+// Within float32 rounding of a sum of `terms` products of entries of magnitude <= 1.
+void expect_close(const Matrix& actual, const Matrix& expected, double tolerance,
+                  const std::string& what) {
+  ASSERT_EQ(actual.rows(), expected.rows()) << what;
+  ASSERT_EQ(actual.cols(), expected.cols()) << what;
+  for (std::int64_t i = 0; i < expected.size(); ++i) {
+    ASSERT_NEAR(actual.data()[i], expected.data()[i], tolerance) << what << " entry " << i;
+  }
+}
+
+// A random CSR matrix with rows of 0..max_degree entries (some rows empty).
+cpu::SparseMatrix random_sparse(std::int64_t rows, std::int64_t cols, int max_degree,
+                                std::uint64_t seed) {
+  cpu::SparseMatrix a;
+  a.rows = rows;
+  a.cols = cols;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto degree = static_cast<std::int64_t>(hash_mix(seed, r) % (max_degree + 1));
+    for (std::int64_t e = 0; e < degree; ++e) {
+      a.columns.push_back(static_cast<std::int32_t>(hash_mix(seed, r, e, 1) % cols));
+      a.weights.push_back(unit_float(hash_mix(seed, r, e, 2)));
+    }
+    a.offsets.push_back(a.nonzeros());
+  }
+  return a;
+}
+
+TEST_F(BackendKernels, GemmMatchesTheCpuForEveryTransposeAndAccumulation) {
+  // Odd sizes, larger than one cuBLAS tile, so that edge handling is exercised.
+  const std::int64_t m = 67, k = 133, n = 45;
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      const Matrix a = uniform_matrix(ta ? k : m, ta ? m : k, -1, 1, 1);
+      const Matrix b = uniform_matrix(tb ? n : k, tb ? k : n, -1, 1, 2);
+      Matrix expected;
+      Matrix actual;
+      cpu::gemm(a, ta, b, tb, expected);
+      backend().gemm(a, ta, b, tb, actual);
+      const std::string what =
+          std::string("gemm ta=") + (ta ? "1" : "0") + " tb=" + (tb ? "1" : "0");
+      expect_close(actual, expected, 1e-5 * static_cast<double>(k), what);
+      // Accumulation: c = 0.5 a b + 1 c.
+      cpu::gemm(a, ta, b, tb, expected, 0.5f, 1.0f);
+      backend().gemm(a, ta, b, tb, actual, 0.5f, 1.0f);
+      expect_close(actual, expected, 2e-5 * static_cast<double>(k), what + " accumulating");
+    }
+  }
+  // A view of the first rows (what GraphSAGE's self term multiplies).
+  const Matrix h = uniform_matrix(50, 16, -1, 1, 3);
+  const Matrix w = uniform_matrix(16, 8, -1, 1, 4);
+  Matrix expected;
+  Matrix actual;
+  cpu::gemm(MatrixView(h).first_rows(20), false, w, false, expected);
+  backend().gemm(MatrixView(h).first_rows(20), false, w, false, actual);
+  expect_close(actual, expected, 1e-4, "gemm on a row prefix");
+  Matrix wrong(3, 3);
+  EXPECT_THROW(backend().gemm(h, false, h, false, wrong), Error);
+}
+
+TEST_F(BackendKernels, AggregationMatchesTheCpuExactly) {
+  const cpu::SparseMatrix a = random_sparse(300, 500, 12, 5);
+  for (const std::int64_t width : {1, 7, 32, 100}) {
+    const Matrix x = uniform_matrix(500, width, -1, 1, 6);
+    Matrix expected;
+    Matrix actual;
+    cpu::spmm(a, x, expected);
+    backend().spmm(a, x, actual);
+    expect_identical(actual, expected, "spmm width " + std::to_string(width));
+    // The transpose, as backward passes use it.
+    const Matrix g = uniform_matrix(300, width, -1, 1, 7);
+    cpu::spmm(a.transposed(), g, expected);
+    backend().spmm(a.transposed(), g, actual);
+    expect_identical(actual, expected, "transposed spmm width " + std::to_string(width));
+  }
+  const Matrix wrong(499, 4);
+  Matrix out;
+  EXPECT_THROW(backend().spmm(a, wrong, out), Error);
+}
+
+TEST_F(BackendKernels, ElementWiseKernelsMatchTheCpuExactly) {
+  const Matrix x = uniform_matrix(123, 37, -1, 1, 8);
+  const Matrix other = uniform_matrix(123, 37, -1, 1, 9);
+  const Matrix bias = uniform_matrix(1, 37, -1, 1, 10);
+  Matrix expected;
+  Matrix actual;
+
+  expected.copy_from(x);
+  actual.copy_from(x);
+  cpu::add_row_vector(expected, bias);
+  backend().add_row_vector(actual, bias);
+  expect_identical(actual, expected, "add_row_vector");
+
+  Matrix expected_sums = uniform_matrix(1, 37, -1, 1, 11);
+  Matrix actual_sums;
+  actual_sums.copy_from(expected_sums);
+  cpu::accumulate_column_sums(x, expected_sums);
+  backend().accumulate_column_sums(x, actual_sums);
+  expect_identical(actual_sums, expected_sums, "accumulate_column_sums");
+
+  cpu::scale(expected, 0.3f);
+  backend().scale(actual, 0.3f);
+  expect_identical(actual, expected, "scale");
+
+  cpu::add_in_place(expected, other);
+  backend().add_in_place(actual, other);
+  expect_identical(actual, expected, "add_in_place");
+
+  cpu::relu_forward(expected);
+  backend().relu_forward(actual);
+  expect_identical(actual, expected, "relu_forward");
+
+  Matrix expected_grad;
+  Matrix actual_grad;
+  expected_grad.copy_from(other);
+  actual_grad.copy_from(other);
+  cpu::relu_backward(expected, expected_grad);
+  backend().relu_backward(actual, actual_grad);
+  expect_identical(actual_grad, expected_grad, "relu_backward");
+  EXPECT_THROW(backend().add_in_place(actual, bias), Error);
+}
+
+TEST_F(BackendKernels, DropoutMaskIsTheCpuMaskBitForBit) {
+  // Sparse-ish input (zero groups, which the CPU skips), a column offset that is not a multiple
+  // of the hash group, and row ids out of order.
+  Matrix x = uniform_matrix(64, 29, -1, 1, 12);
+  for (std::int64_t i = 0; i < x.size(); i += 3) x.data()[i] = 0.0f;
+  for (std::int64_t j = 0; j < 8; ++j) x(5, j) = 0.0f;
+  std::vector<std::int32_t> ids(64);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(1000 - 7 * i);
+  for (const std::int64_t offset : {0, 3, 130}) {
+    Matrix expected;
+    Matrix actual;
+    expected.copy_from(x);
+    actual.copy_from(x);
+    cpu::dropout_forward(expected, ids, 0.4f, 77, offset);
+    backend().dropout_forward(actual, ids, 0.4f, 77, offset);
+    expect_identical(actual, expected, "dropout_forward offset " + std::to_string(offset));
+    cpu::dropout_backward(expected, ids, 0.4f, 77, offset);
+    backend().dropout_backward(actual, ids, 0.4f, 77, offset);
+    expect_identical(actual, expected, "dropout_backward offset " + std::to_string(offset));
+  }
+  Matrix y;
+  y.copy_from(x);
+  EXPECT_THROW(backend().dropout_forward(y, std::span(ids).first(3), 0.5f, 1), Error);
+}
+
+TEST_F(BackendKernels, SoftmaxCrossEntropyMatchesTheCpu) {
+  const Matrix logits = uniform_matrix(257, 11, -4, 4, 13);
+  std::vector<std::int32_t> labels(257);
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i * 5 % 11);
+  Matrix expected_grad;
+  Matrix actual_grad;
+  std::int64_t expected_correct = -1;
+  std::int64_t actual_correct = -1;
+  const double expected =
+      cpu::softmax_cross_entropy(logits, labels, expected_grad, expected_correct);
+  const double actual =
+      backend().softmax_cross_entropy(logits, labels, actual_grad, actual_correct);
+  EXPECT_NEAR(actual, expected, 1e-12 * std::abs(expected));
+  EXPECT_EQ(actual_correct, expected_correct);
+  expect_close(actual_grad, expected_grad, 1e-7, "softmax_cross_entropy gradient");
+  labels[3] = 11;
+  EXPECT_THROW(backend().softmax_cross_entropy(logits, labels, actual_grad, actual_correct), Error);
+  // No rows: zero loss, an empty gradient of the logits' width.
+  const Matrix none(0, 11);
+  EXPECT_EQ(backend().softmax_cross_entropy(none, {}, actual_grad, actual_correct), 0.0);
+  EXPECT_EQ(actual_grad.cols(), 11);
+}
+
+TEST_F(BackendKernels, OptimizerStepsMatchTheCpuExactly) {
+  const std::size_t count = 1000;
+  const Matrix start = uniform_matrix(1, static_cast<std::int64_t>(count), -1, 1, 14);
+  std::vector<float> expected(start.values().begin(), start.values().end());
+  std::vector<float> actual = expected;
+  std::vector<float> expected_m(count, 0.0f), actual_m(count, 0.0f);
+  std::vector<float> expected_v(count, 0.0f), actual_v(count, 0.0f);
+  for (int t = 1; t <= 3; ++t) {
+    const Matrix grad = uniform_matrix(1, static_cast<std::int64_t>(count), -1, 1, 20 + t);
+    AdamStep step;
+    step.correction2 = 1.0 - std::pow(step.beta2, t);
+    step.step_size = 0.01 / (1.0 - std::pow(step.beta1, t));
+    cpu::adam_step(expected, grad.values(), expected_m, expected_v, step);
+    backend().adam_step(actual, grad.values(), actual_m, actual_v, step);
+    cpu::sgd_step(expected, grad.values(), expected_m, 0.1f, 0.9f);
+    backend().sgd_step(actual, grad.values(), actual_m, 0.1f, 0.9f);
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    ASSERT_EQ(actual[i], expected[i]) << "value " << i;
+    ASSERT_EQ(actual_m[i], expected_m[i]) << "first moment / velocity " << i;
+    ASSERT_EQ(actual_v[i], expected_v[i]) << "second moment " << i;
+  }
+}
+
+}  // namespace
+}  // namespace gnnbed
