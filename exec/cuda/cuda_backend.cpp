@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,12 @@ class CudaBackend final : public ComputeBackend {
     if (k == 0) {
       if (beta == 0.0f) c.fill(0.0f);
       return;
+    }
+    // cuBLAS's 32-bit interface takes int dimensions and leading dimensions.
+    for (const std::int64_t extent : {m, n, k, a.cols, b.cols}) {
+      if (extent > std::numeric_limits<int>::max()) {
+        throw Error("gemm: dimension " + std::to_string(extent) + " exceeds cuBLAS's int range");
+      }
     }
     const float* a_device = upload(a.data, a.rows * a.cols, kFirst);
     const float* b_device = upload(b.data, b.rows * b.cols, kSecond);
