@@ -6,19 +6,13 @@
 #include "exec/distributed/distributed_trainer.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "tests/support/bundled_workload.hpp"
+#include "tests/support/p3_experiment.hpp"
 
 namespace gnnbed {
 namespace {
 
 ExperimentConfig pipelined_p3(int batch_size) {
-  ExperimentConfig config;
-  config.workload.source = "cora";
-  config.model = ModelConfig{"sage", 2, 16, 0.5};
-  config.training.batch_size = batch_size;
-  config.training.fanouts = {25, 10};
-  config.distribution.strategy = "p3";
-  config.distribution.pipeline = true;
-  return config;
+  return testing::p3_cora_experiment(batch_size, {25, 10}, true);
 }
 
 // Pipelined P3 reaches the accuracy of P3 without pipelining, within 1 point (mean over seeds).
