@@ -12,6 +12,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import style  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
 
 COLOURS = {"dgl-pull": "tab:blue", "p3": "tab:orange", "roc": "tab:green"}
 PART_COLOURS = {"sampling": "#4c72b0", "copy": "#dd8452", "compute": "#55a868",
@@ -61,7 +64,16 @@ def series_label(plot, value):
     return plot.get("series_labels", {}).get(value, value)
 
 
+def plain_log_axes(ax):
+    """Log axes labelled with plain numbers (2, 8, 32; 0.1, 1, 10), minor ticks unlabelled."""
+    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+        if scale == "log":
+            axis.set_major_formatter(PLAIN)
+            axis.set_minor_formatter(NullFormatter())
+
+
 def finish(fig, ax, plot, stem):
+    plain_log_axes(ax)
     ax.set_title(plot.get("title", ""))
     if plot.get("legend", True) and ax.get_legend_handles_labels()[0]:
         ax.legend(loc=plot.get("legend_loc", "best"))
