@@ -15,6 +15,8 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
+# Minor ticks of a log axis: only 2 and 5 between the decades (all of them crowd the axis).
+SPARSE = FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else "")
 
 COLOURS = {"dgl-pull": "tab:blue", "p3": "tab:orange", "roc": "tab:green"}
 PART_COLOURS = {"sampling": "#4c72b0", "copy": "#dd8452", "compute": "#55a868",
@@ -65,11 +67,14 @@ def series_label(plot, value):
 
 
 def plain_log_axes(ax):
-    """Log axes labelled with plain numbers (2, 8, 32; 0.1, 1, 10), minor ticks unlabelled."""
-    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+    """Log axes labelled with plain numbers (2, 8, 32; 0.1, 1, 10); base-10 minor ticks at 2
+    and 5 labelled when the axis spans less than two decades."""
+    for axis, scale, limits in ((ax.xaxis, ax.get_xscale(), ax.get_xlim()),
+                                (ax.yaxis, ax.get_yscale(), ax.get_ylim())):
         if scale == "log":
             axis.set_major_formatter(PLAIN)
-            axis.set_minor_formatter(NullFormatter())
+            narrow = limits[0] > 0 and limits[1] / limits[0] < 100
+            axis.set_minor_formatter(SPARSE if narrow else NullFormatter())
 
 
 def finish(fig, ax, plot, stem):
@@ -272,7 +277,7 @@ def timeline(figure, raw, stem):
         ax.set_ylabel("busy")
         ax.set_title(f"{name}: GPU compute busy {100 * data['busy_fraction']:.0f} % of "
                      f"{data['end']:.2f} s", fontsize=8)
-    axes[-1, 0].set_xlabel(f"simulated time (s); busy share per {horizon / 100 * 1e3:.3g} ms window")
+    axes[-1, 0].set_xlabel(f"simulated time (s); {horizon / 100 * 1e3:.3g} ms windows")
     fig.tight_layout()
     style.save(fig, stem)
 
