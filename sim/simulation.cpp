@@ -54,6 +54,19 @@ nlohmann::json parts_json(const std::array<double, kNumSimulatedParts>& seconds)
 }
 
 
+// Charges one iteration's plans (every rank's, iterations in order) to their ranks' device
+// memory, then drops their index data: the replay needs their sizes only.
+void charge_device_memory(std::vector<Plan>& plans, std::vector<DeviceMemory>& devices,
+                          std::vector<RankMemory>& memory) {
+  for (Plan& plan : plans) {
+    RankMemory& rank = memory[static_cast<std::size_t>(plan.rank)];
+    const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
+    rank.stash_bytes = pipeline_stash_bytes(plan);
+    rank.device_peak_bytes = std::max(rank.device_peak_bytes, peak);
+    drop_index_data(plan);
+  }
+}
+
 // Replays the planned iterations and fills the result's times, bytes and busy times, scaled from
 // the replayed iterations to the epoch (result.iterations_per_epoch, iterations_simulated).
 void replay_into(SimulationResult& result, const ClusterSpec& cluster,
@@ -127,13 +140,7 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   for (int i = 0; i < result.iterations_simulated; ++i) {
     std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,
                                              sampler_seed(config.training), epoch, i);
-    for (Plan& plan : plans) {
-      RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
-      const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
-      memory.stash_bytes = pipeline_stash_bytes(plan);
-      memory.device_peak_bytes = std::max(memory.device_peak_bytes, peak);
-      drop_index_data(plan);
-    }
+    charge_device_memory(plans, devices, result.memory);
     iterations.push_back(std::move(plans));
     if (options.progress) options.progress(i + 1, result.iterations_simulated);
   }
@@ -194,14 +201,8 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
                                             std::to_string(group.size()) + " plans for " +
                                             std::to_string(num_ranks) + " ranks");
     }
-    for (Plan& plan : group) {
-      plan.validate();
-      RankMemory& memory = result.memory[static_cast<std::size_t>(plan.rank)];
-      const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
-      memory.stash_bytes = pipeline_stash_bytes(plan);
-      memory.device_peak_bytes = std::max(memory.device_peak_bytes, peak);
-      drop_index_data(plan);
-    }
+    for (const Plan& plan : group) plan.validate();
+    charge_device_memory(group, devices, result.memory);
     iterations.push_back(std::move(group));
   }
   result.iterations_simulated = static_cast<int>(iterations.size());
