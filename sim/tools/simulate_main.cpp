@@ -88,6 +88,7 @@ struct Setup {
   std::vector<std::string> cluster_settings;
   std::string calibration_file;
   std::string replay_plans;  // recorded plans to replay instead of planning the experiment
+  std::vector<Plan> recorded_plans;  // read once, before the points' processes fork
   int iterations_per_epoch = 0;
   std::vector<Point> points;
   SimulationOptions options;
@@ -131,14 +132,13 @@ nlohmann::json run_point(const Setup& setup, const Point& point, std::size_t ind
   for (const auto& [field, value] : point.assignments) document["assignments"][field] = value;
   SimulationResult result;
   if (!setup.replay_plans.empty()) {
-    std::vector<Plan> plans = read_plans(setup.replay_plans);
+    const std::vector<Plan>& plans = setup.recorded_plans;
     document["strategy"] = plans.empty() ? "" : plans.front().strategy;
     document["config"] = nullptr;
     document["replayed_plans"] = {{"file", setup.replay_plans},
                                   {"plans", plans.size()},
                                   {"measured_durations", setup.options.use_measured_durations}};
-    result = simulate_recorded_plans(std::move(plans), cluster, setup.iterations_per_epoch,
-                                     setup.options);
+    result = simulate_recorded_plans(plans, cluster, setup.iterations_per_epoch, setup.options);
   } else {
     const ExperimentConfig config = point_config(setup, point);
     const Stopwatch loading;
@@ -331,14 +331,19 @@ int simulate_main(int argc, char** argv) {
       require(is_cluster_field(sweep.field), "sweep " + sweep.field,
               "only cluster.* fields can be swept when replaying recorded plans");
     }
+    setup.recorded_plans = read_plans(setup.replay_plans);
   }
   setup.options.use_measured_durations = vm.count("measured-durations") != 0;
   require(!setup.options.use_measured_durations || !setup.replay_plans.empty(),
           "measured-durations", "needs --replay-plans (only recorded plans carry durations)");
   setup.iterations_per_epoch = vm["iterations-per-epoch"].as<int>();
   require(setup.iterations_per_epoch >= 0, "iterations-per-epoch", "must not be negative");
+  require(setup.iterations_per_epoch == 0 || !setup.replay_plans.empty(), "iterations-per-epoch",
+          "needs --replay-plans (planned epochs know their iterations)");
   setup.options.iterations = vm["iterations"].as<int>();
   require(setup.options.iterations >= 0, "iterations", "must not be negative");
+  require(setup.options.iterations == 0 || setup.replay_plans.empty(), "iterations",
+          "does not apply to --replay-plans, which replays every recorded iteration");
   setup.jobs = vm["jobs"].as<int>();
   require(setup.jobs >= 1, "jobs", "must be at least 1");
   setup.output = vm["output"].as<std::string>();

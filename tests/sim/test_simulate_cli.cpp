@@ -187,6 +187,15 @@ TEST(SimulateCli, RecordedPlansThatDoNotFitTheClusterAreRejected) {
   EXPECT_EQ(not_recorded.exit_code, 2);
   EXPECT_NE(not_recorded.output.find("needs --replay-plans"), std::string::npos)
       << not_recorded.output;
+  const CommandResult extrapolated = run_command(simulate() + two_ranks + " --replay-plans " +
+                                                 plans + " --iterations 1 --quiet -o " + output);
+  EXPECT_EQ(extrapolated.exit_code, 2);
+  EXPECT_NE(extrapolated.output.find("'iterations'"), std::string::npos) << extrapolated.output;
+  const CommandResult planned_scaled = run_command(
+      simulate() + " --workload cora --iterations-per-epoch 3 --quiet -o " + output);
+  EXPECT_EQ(planned_scaled.exit_code, 2);
+  EXPECT_NE(planned_scaled.output.find("'iterations-per-epoch'"), std::string::npos)
+      << planned_scaled.output;
   const CommandResult model_sweep = run_command(simulate() + two_ranks + " --replay-plans " +
                                                 plans + " --sweep model.hidden=8,16 -o " + output);
   EXPECT_EQ(model_sweep.exit_code, 2);
