@@ -27,8 +27,9 @@ usage: experiments/validate_emulated_cluster.sh [options]
   --epochs N          epochs per measured run, the first a warm-up (default 5; the table takes the median of the others)
   --output DIR        results directory (default results/validation)
   --build DIR         build directory (default $GNNBED_BUILD_DIR or build)
-  --bandwidth-check   first|all|none: MPI ping-pong (calibrate --quick) through the shaped link
-                      at the first rate or at every rate (default first)
+  --bandwidth-check   first|all|none: MPI ping-pong (calibrate --quick) and exchanges one way
+                      and both ways (bench_link_exchange) through the shaped link at the first
+                      rate or at every rate (default first)
   --clean-stale       delete existing gnnbed-v* namespaces and the bridge instead of refusing
   --quick             smoke run: 1 Gbit/s, hidden 16, 2 ranks, both strategies
   -h, --help          this help
@@ -74,6 +75,7 @@ case "$bandwidth_check" in first | all | none) ;; *) fail "--bandwidth-check: fi
 run_experiment="$build/exec/run_experiment"
 simulate="$build/sim/simulate"
 calibrate="$build/exec/calibrate"
+link_bench="$build/experiments/bench_link_exchange"
 for tool in "$run_experiment" "$simulate"; do [[ -x "$tool" ]] || fail "$tool is not built"; done
 [[ -z "$calibration" || -f "$calibration" ]] || fail "no calibration file $calibration"
 for tool in ip tc mpirun; do command -v "$tool" > /dev/null || fail "$tool not found"; done
@@ -273,6 +275,15 @@ for rate in "${rate_values[@]}"; do
       /usr/bin/python3 "$root/experiments/validation_table.py" --link "$output/link-${rate}gbps.json"
     else
       echo "  (no $calibrate: bandwidth check skipped)"
+    fi
+    # What training's exchanges get: both directions at once after a pause (it computes between
+    # them) run well below the one-way rate on these links (docs/validation.md).
+    if [[ -x "$link_bench" ]]; then
+      mpirun_in_cluster 2 "$link_bench" --sizes-mib 1,16 --pause-ms 0,250 --repetitions 5 \
+        > "$output/logs/link-exchange-${rate}gbps.txt" 2>&1 ||
+        fail "link exchange benchmark failed: $output/logs/link-exchange-${rate}gbps.txt"
+      grep -v '^{' "$output/logs/link-exchange-${rate}gbps.txt" | sed 's/^/  /'
+      grep '^{' "$output/logs/link-exchange-${rate}gbps.txt" > "$output/link-exchange-${rate}gbps.json"
     fi
   fi
   first_rate=0

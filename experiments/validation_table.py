@@ -52,7 +52,11 @@ def measured_bytes_sent_per_rank(run):
     totals = []
     for rank in run["ranks"]:
         sent = rank["bytes_sent"]
-        totals.append(sum(sent.values()) if isinstance(sent, dict) else sum(sent))
+        if isinstance(sent, dict):
+            # Per traffic kind, with their sum under "total": not to be counted twice.
+            totals.append(sent["total"] if "total" in sent else sum(sent.values()))
+        else:
+            totals.append(sum(sent))
     return statistics.mean(totals) / epochs
 
 
@@ -144,10 +148,15 @@ def main():
     os.replace(os.path.join(args.output, "validation.csv.tmp"),
                os.path.join(args.output, "validation.csv"))
     links = {}
+    exchanges = {}
     for name in sorted(os.listdir(args.output)):
-        if name.startswith("link-") and name.endswith("gbps.json"):
-            links[name[len("link-"):-len("gbps.json")]] = link_check(
-                os.path.join(args.output, name))
+        if not name.endswith("gbps.json"):
+            continue
+        path = os.path.join(args.output, name)
+        if name.startswith("link-exchange-"):
+            exchanges[name[len("link-exchange-"):-len("gbps.json")]] = json.load(open(path))["results"]
+        elif name.startswith("link-"):
+            links[name[len("link-"):-len("gbps.json")]] = link_check(path)
     document = {
         "provenance": {
             "command": args.command,
@@ -161,6 +170,7 @@ def main():
         },
         "calibration": args.calibration,
         "link_checks": links,
+        "link_exchanges": exchanges,
         "rows": table,
     }
     with open(os.path.join(args.output, "validation.json.tmp"), "w") as f:

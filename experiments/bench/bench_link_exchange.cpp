@@ -1,0 +1,132 @@
+// bench_link_exchange: what a link between two ranks delivers to the transport training uses
+// (MpiTransport's pairwise all-to-all), one way and both ways at once, with and without a pause
+// before each exchange. Training pauses between exchanges (it computes), and on the emulated
+// cluster's shaped links an exchange in both directions after a pause runs well below the rate a
+// back-to-back or one-way benchmark reports (docs/validation.md): this shows by how much.
+//
+//   mpirun -np 2 bench_link_exchange [--sizes-mib 1,4,16] [--pause-ms 0,250] [--repetitions 10]
+//
+// Prints one line per (size, pause, direction) on rank 0, then one JSON line.
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "exec/mpi/mpi_transport.hpp"
+#include "workloads/common/errors.hpp"
+#include "workloads/common/json_config.hpp"
+#include "workloads/common/provenance.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace po = boost::program_options;
+using namespace gnnbed;
+
+namespace {
+
+constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+
+struct Measurement {
+  double seconds_per_exchange = 0;
+  double waiting_seconds_per_exchange = 0;
+};
+
+// `both`: each rank sends `bytes` to the other; otherwise only rank 0 sends. The pause sleeps (as
+// a rank that computes leaves the link idle); only the exchanges are timed, slowest rank.
+Measurement measure(MpiTransport& transport, std::int64_t bytes, bool both, double pause_seconds,
+                    int repetitions) {
+  const int peer = 1 - transport.rank();
+  const std::vector<std::byte> payload(static_cast<std::size_t>(bytes), std::byte{1});
+  std::vector<std::span<const std::byte>> send(2);
+  if (both || transport.rank() == 0) send[static_cast<std::size_t>(peer)] = payload;
+  std::vector<std::vector<std::byte>> received;
+  TransferTiming warmup;
+  transport.all_to_all_into(send, received, Traffic::features, warmup);
+  TransferTiming timing;
+  double exchange_seconds = 0;
+  for (int r = 0; r < repetitions; ++r) {
+    transport.barrier();
+    std::this_thread::sleep_for(std::chrono::duration<double>(pause_seconds));
+    const Stopwatch watch;
+    transport.all_to_all_into(send, received, Traffic::features, timing);
+    exchange_seconds += watch.seconds();
+  }
+  return {transport.max_over_ranks(exchange_seconds / repetitions),
+          transport.max_over_ranks(timing.waiting_seconds / repetitions)};
+}
+
+int bench_main(int argc, char** argv) {
+  MpiSession session(&argc, &argv);
+  MpiTransport transport;
+  po::options_description options("mpirun -np 2 bench_link_exchange [options]");
+  options.add_options()("help,h", "show this help")(
+      "sizes-mib", po::value<std::string>()->default_value("1,4,16"), "message sizes (MiB)")(
+      "pause-ms", po::value<std::string>()->default_value("0,250"),
+      "pause before each exchange (ms): 0 is back to back")(
+      "repetitions", po::value<int>()->default_value(10), "timed exchanges per point");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, options), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    if (transport.rank() == 0) std::cout << options;
+    return 0;
+  }
+  if (transport.size() != 2) {
+    throw Error("bench_link_exchange: needs 2 ranks, not " + std::to_string(transport.size()));
+  }
+  std::vector<int> sizes_mib;
+  std::vector<int> pauses_ms;
+  const nlohmann::json lists = {{"sizes-mib", vm["sizes-mib"].as<std::string>()},
+                                {"pause-ms", vm["pause-ms"].as<std::string>()}};
+  JsonFieldReader reader(lists, "");
+  reader.read("sizes-mib", sizes_mib);
+  reader.read("pause-ms", pauses_ms);
+  const int repetitions = vm["repetitions"].as<int>();
+  require(repetitions > 0, "repetitions", "must be positive");
+  for (const int size : sizes_mib) require(size > 0, "sizes-mib", "must be positive");
+  for (const int pause : pauses_ms) require(pause >= 0, "pause-ms", "must be at least 0");
+
+  nlohmann::json rows = nlohmann::json::array();
+  for (const int size_mib : sizes_mib) {
+    const auto bytes = static_cast<std::int64_t>(size_mib * kBytesPerMiB);
+    for (const int pause_ms : pauses_ms) {
+      for (const bool both : {false, true}) {
+        const Measurement m = measure(transport, bytes, both, pause_ms * 1e-3, repetitions);
+        const double gbps = 8.0 * static_cast<double>(bytes) / m.seconds_per_exchange / 1e9;
+        if (transport.rank() == 0) {
+          std::printf("%4d MiB, pause %4d ms, %-9s: %9.3f ms per exchange, %6.3f Gbit/s per "
+                      "direction (waiting %.3f ms)\n",
+                      size_mib, pause_ms, both ? "both ways" : "one way",
+                      1e3 * m.seconds_per_exchange, gbps, 1e3 * m.waiting_seconds_per_exchange);
+          std::fflush(stdout);
+        }
+        rows.push_back({{"bytes", bytes},
+                        {"pause_seconds", pause_ms * 1e-3},
+                        {"both_ways", both},
+                        {"seconds_per_exchange", m.seconds_per_exchange},
+                        {"waiting_seconds_per_exchange", m.waiting_seconds_per_exchange},
+                        {"gbps_per_direction", gbps}});
+      }
+    }
+  }
+  if (transport.rank() == 0) {
+    std::cout << nlohmann::json{{"bench", "link_exchange"},
+                                {"provenance", provenance_json(argc, argv)},
+                                {"results", rows}}
+                     .dump()
+              << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "bench_link_exchange: " << error.what() << "\n";
+    return 2;
+  }
+}
