@@ -32,7 +32,8 @@ per_machine=(--batch-size 4000 --cluster-set ranks_per_machine=1
   --cluster-set host.cost_model.gather_features.memory_bytes_per_second=1.6e10)
 for op in layer_forward layer_backward; do
   per_machine+=(--cluster-set "device.cost_model.$op.dense_flops_per_second=1.6e13"
-                --cluster-set "device.cost_model.$op.sparse_flops_per_second=4.8e11")
+                --cluster-set "device.cost_model.$op.sparse_flops_per_second=4.8e11"
+                --cluster-set "device.cost_model.$op.memory_bytes_per_second=1.6e12")
 done
 "$build/sim/simulate" "${common[@]}" --scale "$scale" "${per_machine[@]}" \
   --sweep distribution.pipeline=false,true --output "$out/per_machine.json"

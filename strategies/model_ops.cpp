@@ -100,8 +100,8 @@ int ModelEmitter::forward_layer(int layer, int block_tensor, int input) {
   forward_op.inputs = {block_tensor, input};
   forward_op.outputs = {z};
   forward_op.layer = layer;
-  set_flops(forward_op,
-            spec_.forward_flops(layer, block.num_dst, block.num_src(), block.num_edges()));
+  set_layer_work(forward_op,
+                 spec_.forward_work(layer, block.num_dst, block.num_src(), block.num_edges()));
   builder_.add_op(std::move(forward_op));
   if (spec_.layer(layer).relu) {
     Op relu;
@@ -156,8 +156,8 @@ int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
   op.inputs = {grad_output, trace.block, trace.input};
   op.layer = layer;
   op.input_grad = input_grad;
-  set_flops(op, spec_.backward_flops(layer, block.num_dst, block.num_src(), block.num_edges(),
-                                     input_grad));
+  set_layer_work(op, spec_.backward_work(layer, block.num_dst, block.num_src(),
+                                         block.num_edges(), input_grad));
   int grad_input = -1;
   if (input_grad) {
     grad_input = builder_.add_dense("layer" + std::to_string(layer) + ".in.grad", block.num_src(),
@@ -169,9 +169,10 @@ int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
   return grad_input;
 }
 
-void set_flops(Op& op, const ModelSpec::Flops& flops) {
-  op.flops = flops.total();
-  op.sparse_flops = flops.sparse;
+void set_layer_work(Op& op, const ModelSpec::LayerWork& work) {
+  op.flops = work.total_flops();
+  op.sparse_flops = work.sparse_flops;
+  op.memory_bytes = static_cast<std::int64_t>(work.memory_bytes);
 }
 
 int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label) {

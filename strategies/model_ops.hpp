@@ -77,8 +77,9 @@ class ModelEmitter {
   std::vector<int> gradient_ops_;
 };
 
-// Sets a layer op's work: total FLOPs and the part spent aggregating over edges.
-void set_flops(Op& op, const ModelSpec::Flops& flops);
+// Sets a layer op's work: total FLOPs, the part spent aggregating over edges, and the bytes its
+// dense products stream.
+void set_layer_work(Op& op, const ModelSpec::LayerWork& work);
 
 // Moves a host tensor (gathered input features) to the device before layers read it, in place.
 int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label);

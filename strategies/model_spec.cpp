@@ -62,8 +62,8 @@ std::int64_t ModelSpec::num_parameters() const {
   return total;
 }
 
-ModelSpec::Flops ModelSpec::forward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
-                                          std::int64_t num_edges, int in_width) const {
+ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::int64_t num_src,
+                                             std::int64_t num_edges, int in_width) const {
   const double in = in_width >= 0 ? in_width : layer(l).in_dim;
   const double out = layer(l).out_dim;
   const bool transform_first = transforms_first(l, in_width);
@@ -71,27 +71,33 @@ ModelSpec::Flops ModelSpec::forward_flops(int l, std::int64_t num_dst, std::int6
   // The neighbour transform runs over every source row when it comes first, else over the
   // aggregated destination rows.
   const double neighbour_rows = static_cast<double>(transform_first ? num_src : num_dst);
-  Flops flops;
-  if (kind_ == ModelKind::gcn) {
-    flops.dense = 2.0 * neighbour_rows * in * out;
-    flops.sparse = 2.0 * static_cast<double>(num_edges + num_dst) * width;
-  } else {
-    flops.dense = 2.0 * static_cast<double>(num_dst) * in * out + 2.0 * neighbour_rows * in * out;
-    flops.sparse = 2.0 * static_cast<double>(num_edges) * width;
-  }
-  return flops;
+  // GraphSAGE also transforms the destinations' own rows.
+  const double transformed_rows =
+      kind_ == ModelKind::gcn ? neighbour_rows : neighbour_rows + static_cast<double>(num_dst);
+  LayerWork work;
+  work.dense_flops = 2.0 * transformed_rows * in * out;
+  work.memory_bytes = static_cast<double>(sizeof(float)) * transformed_rows * (in + out);
+  const double aggregated = static_cast<double>(num_edges) +
+                            (kind_ == ModelKind::gcn ? static_cast<double>(num_dst) : 0.0);
+  work.sparse_flops = 2.0 * aggregated * width;
+  return work;
 }
 
-ModelSpec::Flops ModelSpec::backward_flops(int l, std::int64_t num_dst, std::int64_t num_src,
-                                           std::int64_t num_edges, bool input_grad,
-                                           int in_width) const {
-  const Flops forward = forward_flops(l, num_dst, num_src, num_edges, in_width);
-  Flops flops;
-  flops.dense = input_grad ? 2.0 * forward.dense : forward.dense;
+ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::int64_t num_src,
+                                              std::int64_t num_edges, bool input_grad,
+                                              int in_width) const {
+  const LayerWork forward = forward_work(l, num_dst, num_src, num_edges, in_width);
+  // The weight gradient streams the forward's rows again (inputs and output gradients); the input
+  // gradient as many more (output gradients read, input gradients written).
+  const double products = input_grad ? 2.0 : 1.0;
+  LayerWork work;
+  work.dense_flops = products * forward.dense_flops;
+  work.memory_bytes = products * forward.memory_bytes;
   // Transforming first, the transposed aggregation feeds the weight gradient; aggregating first,
   // it only carries the input gradient.
-  flops.sparse = (transforms_first(l, in_width) || input_grad) ? forward.sparse : 0.0;
-  return flops;
+  work.sparse_flops =
+      (transforms_first(l, in_width) || input_grad) ? forward.sparse_flops : 0.0;
+  return work;
 }
 
 }  // namespace gnnbed

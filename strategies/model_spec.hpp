@@ -57,21 +57,25 @@ class ModelSpec {
     return layer(l).out_dim < (in_width >= 0 ? in_width : layer(l).in_dim);
   }
 
-  // Multiply-adds counted as 2 FLOPs, split into dense weight products and sparse aggregation
-  // (one multiply-add per edge and column; GCN adds a self loop per destination).
-  struct Flops {
-    double dense = 0;
-    double sparse = 0;
-    double total() const { return dense + sparse; }
+  // A layer's work. Multiply-adds count as 2 FLOPs, split into dense weight products and sparse
+  // aggregation (one multiply-add per edge and column; GCN adds a self loop per destination).
+  // `memory_bytes` is what the dense products stream: their input rows read and output rows
+  // written (the weights stay in cache). A narrow product (few input or output columns) does few
+  // FLOPs per byte and is bound by these bytes rather than by its FLOPs.
+  struct LayerWork {
+    double dense_flops = 0;
+    double sparse_flops = 0;
+    double memory_bytes = 0;
+    double total_flops() const { return dense_flops + sparse_flops; }
   };
   // `in_width` < in_dim counts a partial layer over that many input columns (P3's first layer
   // on one rank's feature slice); -1 means the whole input.
-  Flops forward_flops(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
-                      int in_width = -1) const;
+  LayerWork forward_work(int l, std::int64_t num_dst, std::int64_t num_src,
+                         std::int64_t num_edges, int in_width = -1) const;
   // Weight gradients always; the input gradient (dense products and, when aggregating first,
   // the transposed aggregation) only with `input_grad` (every layer but the first).
-  Flops backward_flops(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
-                       bool input_grad, int in_width = -1) const;
+  LayerWork backward_work(int l, std::int64_t num_dst, std::int64_t num_src,
+                          std::int64_t num_edges, bool input_grad, int in_width = -1) const;
 
  private:
   ModelKind kind_;

@@ -200,8 +200,8 @@ class P3Strategy final : public Strategy {
         forward.column_begin = range.begin;
         forward.column_end = range.end;
         forward.parameters = weight_names;
-        set_flops(forward, spec.forward_flops(0, block.num_dst, block.num_src(), block.num_edges(),
-                                              static_cast<int>(width)));
+        set_layer_work(forward, spec.forward_work(0, block.num_dst, block.num_src(),
+                                                  block.num_edges(), static_cast<int>(width)));
         first_weight_readers.push_back(builder.add_op(std::move(forward)));
         slices[slot].push_back(slice);
         partials[slot].push_back(partial);
@@ -333,9 +333,9 @@ class P3Strategy final : public Strategy {
         backward.column_begin = range.begin;
         backward.column_end = range.end;
         backward.parameters = weight_names;
-        set_flops(backward,
-                  spec.backward_flops(0, block.num_dst, block.num_src(), block.num_edges(), false,
-                                      static_cast<int>(range.end - range.begin)));
+        set_layer_work(backward,
+                       spec.backward_work(0, block.num_dst, block.num_src(), block.num_edges(),
+                                          false, static_cast<int>(range.end - range.begin)));
         gradient_ops.push_back(builder.add_op(std::move(backward)));
       }
     }

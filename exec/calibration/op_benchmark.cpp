@@ -25,12 +25,14 @@ ExperimentConfig experiment_of(const ComputeCase& test_case, std::uint64_t seed)
 }  // namespace
 
 std::string ComputeCase::describe() const {
-  return strategy + " " + model + " F" + std::to_string(feature_dim) + " H" +
-         std::to_string(hidden) + " C" + std::to_string(num_classes) + " b" +
-         std::to_string(batch_size) + " f" + nlohmann::json(fanouts).dump();
+  std::string text = strategy + " " + model + " F" + std::to_string(feature_dim) + " H" +
+                     std::to_string(hidden) + " C" + std::to_string(num_classes) + " b" +
+                     std::to_string(batch_size) + " f" + nlohmann::json(fanouts).dump();
+  if (ranks > 1) text.append(" ").append(std::to_string(ranks)).append(" ranks");
+  return text;
 }
 
-std::vector<ComputeCase> compute_cases(bool quick) {
+std::vector<ComputeCase> compute_cases(bool quick, int world_ranks) {
   // (features, hidden, classes): the first layer aggregates first (32 -> 128) or multiplies first
   // (256 -> 16, 512 -> 64); the second multiplies first (-> 4) or aggregates first (16 -> 32).
   struct Widths {
@@ -60,6 +62,22 @@ std::vector<ComputeCase> compute_cases(bool quick) {
   // multiplication orders of the first layer.
   for (const Widths& w : {widths.front(), widths[quick ? 1 : 2]}) {
     cases.push_back({"roc", "gcn", w.features, w.hidden, w.classes, 0, {-1, -1}});
+  }
+  // Distributed dgl-pull: its input block is assembled from local rows and rows received from
+  // every other rank, which one-rank iterations never do.
+  if (world_ranks > 1) {
+    for (const char* model : quick ? std::vector<const char*>{"gcn"}
+                                   : std::vector<const char*>{"gcn", "sage"}) {
+      for (const Widths& w : quick ? std::vector<Widths>{widths.front()}
+                                   : std::vector<Widths>{widths[1], widths[3]}) {
+        for (const int batch : quick ? std::vector<int>{256} : std::vector<int>{512, 2048}) {
+          ComputeCase c{"dgl-pull", model, w.features, w.hidden, w.classes, batch,
+                        quick ? std::vector<int>{10, 5} : std::vector<int>{15, 10}};
+          c.ranks = world_ranks;
+          cases.push_back(std::move(c));
+        }
+      }
+    }
   }
   return cases;
 }
@@ -97,10 +115,15 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes) {
 double OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
                         Transport& local, Transport& world, ComputeBackend& backend,
                         SamplesByKind& samples) {
+  if (test_case.ranks != 1 && test_case.ranks != world.size()) {
+    throw Error("calibration case '" + test_case.describe() + "' is for " +
+                std::to_string(test_case.ranks) + " ranks, not 1 or the " +
+                std::to_string(world.size()) + " calibrating");
+  }
   const ExperimentConfig config = experiment_of(test_case, seed_);
   const Dataset& data = dataset(test_case.feature_dim, test_case.num_classes);
-  const StrategyContext context = make_strategy_context(config, data, 1);
-  RankEngine engine(config, context, data, local, backend);
+  const StrategyContext context = make_strategy_context(config, data, test_case.ranks);
+  RankEngine engine(config, context, data, test_case.ranks == 1 ? local : world, backend);
   const Stopwatch clock;
   for (int w = 0; w < repetitions.warmup; ++w) engine.run_iteration(1, 0, clock);
 
@@ -121,6 +144,12 @@ double OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& 
   op_seconds[0] = sample_seconds;  // the prologue's `sample` op
 
   const Plan& plan = run.plan;
+  // The per-op maxima below are one collective per op: every rank must have as many.
+  const auto num_ops = static_cast<double>(plan.ops.size());
+  if (world.max_over_ranks(num_ops) != -world.max_over_ranks(-num_ops)) {
+    throw Error("calibration case '" + test_case.describe() +
+                "': the ranks' plans have different numbers of ops");
+  }
   const std::string name = test_case.describe();
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];

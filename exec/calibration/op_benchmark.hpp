@@ -29,14 +29,19 @@ struct ComputeCase {
   int num_classes = 0;  // the last layer's width
   int batch_size = 0;
   std::vector<int> fanouts;
+  // The ranks the plans are made for: 1 (every rank runs a one-rank iteration on its own), or all
+  // the calibrating ranks together (a distributed iteration, whose assembly scatters rows that
+  // arrived over the transport, out of cache, among local ones).
+  int ranks = 1;
 
-  std::string describe() const;  // "dgl-pull sage F256 H16 C4 b512 f[15,10]"
+  std::string describe() const;  // "dgl-pull sage F256 H16 C4 b512 f[15,10]" (+ " 2 ranks")
 };
 
 // The cases calibrate runs: both strategies and models, widths that put each layer's weight
 // product before and after aggregation, and batch sizes and fanouts from a few dozen to thousands
-// of nodes. `quick`: a few small cases (for tests).
-std::vector<ComputeCase> compute_cases(bool quick);
+// of nodes; with `world_ranks` > 1, also dgl-pull iterations over all of them. `quick`: a few
+// small cases (for tests).
+std::vector<ComputeCase> compute_cases(bool quick, int world_ranks);
 
 struct ComputeRepetitions {
   int warmup = 2;
@@ -52,7 +57,7 @@ class OpBenchmark {
   OpBenchmark(std::int64_t num_nodes, double average_degree, std::uint64_t seed);
 
   // Collective over `world` (every rank runs the same case); `local` is this rank's one-rank
-  // transport, `backend` where the ops run (the CPU, or the rank's GPU). Appends one sample per
+  // transport (the case's transport unless it spans the world), `backend` where the ops run (the CPU, or the rank's GPU). Appends one sample per
   // costed op of the case's plan to `samples`, with the time of the slowest rank. Returns the
   // mean iteration time (slowest rank).
   double run(const ComputeCase& test_case, const ComputeRepetitions& repetitions, Transport& local,

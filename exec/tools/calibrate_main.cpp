@@ -214,7 +214,7 @@ int calibrate(int argc, char** argv) {
   std::optional<NetworkCalibration> kept_network;
   if (num_ranks == 1) kept_network = network_to_keep(settings.output);
 
-  const std::vector<ComputeCase> cases = compute_cases(settings.quick);
+  const std::vector<ComputeCase> cases = compute_cases(settings.quick, num_ranks);
   const double load_before = load_average();
   if (rank == 0) {
     std::printf(

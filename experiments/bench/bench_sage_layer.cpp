@@ -72,10 +72,10 @@ int bench_main(int argc, char** argv) {
       layer->forward(block, input);
       layer->backward(grad_out, input_grad);
     });
-    const auto forward = spec.forward_flops(l, block.num_dst, block.num_src(), block.num_edges());
+    const auto forward = spec.forward_work(l, block.num_dst, block.num_src(), block.num_edges());
     const auto backward =
-        spec.backward_flops(l, block.num_dst, block.num_src(), block.num_edges(), input_grad);
-    const double gflops = (forward.total() + backward.total()) / total_seconds / 1e9;
+        spec.backward_work(l, block.num_dst, block.num_src(), block.num_edges(), input_grad);
+    const double gflops = (forward.total_flops() + backward.total_flops()) / total_seconds / 1e9;
     std::printf(
         "  layer %d (%d -> %d): %lld dst, %lld src, %lld edges: forward %.3f ms, "
         "forward+backward %.3f ms, %.2f GFLOP/s\n",
@@ -90,7 +90,7 @@ int bench_main(int argc, char** argv) {
                        {"num_edges", block.num_edges()},
                        {"forward_seconds", forward_seconds},
                        {"forward_backward_seconds", total_seconds},
-                       {"flops", forward.total() + backward.total()},
+                       {"flops", forward.total_flops() + backward.total_flops()},
                        {"gflops_per_second", gflops}});
   }
   const Matrix a = uniform_matrix(1024, 1024, -1.0f, 1.0f, 1);

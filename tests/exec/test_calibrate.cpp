@@ -30,7 +30,7 @@ TEST(Calibrate, WritesAFileWithEveryCostedKindAndTheNetwork) {
   const auto file = dir.path() / "calibration.json";
   const CommandResult run = run_command(calibrate(2) + " --output " + file.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("[ 18/18]"), std::string::npos) << "progress per case\n" << run.output;
+  EXPECT_NE(run.output.find("[ 19/19]"), std::string::npos) << "progress per case\n" << run.output;
   EXPECT_NE(run.output.find("max|res|"), std::string::npos) << "residual table\n" << run.output;
 
   const Calibration calibration = read_calibration(file);
@@ -62,6 +62,15 @@ TEST(Calibrate, WritesAFileWithEveryCostedKindAndTheNetwork) {
   EXPECT_GT(calibration.cost_model.cost(OpKind::layer_forward)->sparse_flops_per_second, 0);
   EXPECT_GT(calibration.cost_model.cost(OpKind::sample)->sampled_edges_per_second, 0);
   EXPECT_GT(calibration.cost_model.cost(OpKind::gather_features)->memory_bytes_per_second, 0);
+  // The layers' memory term, and the distributed case's assembly of received rows.
+  EXPECT_GT(calibration.cost_model.cost(OpKind::layer_forward)->memory_bytes_per_second, 0);
+  bool distributed_assembly = false;
+  for (const auto& sample : calibration.fits["scatter_rows"]["samples"]) {
+    if (sample["label"].get<std::string>().find("2 ranks") != std::string::npos) {
+      distributed_assembly = true;
+    }
+  }
+  EXPECT_TRUE(distributed_assembly) << calibration.fits["scatter_rows"].dump();
 
   EXPECT_GT(calibration.network.latency_seconds, 0);
   EXPECT_GT(calibration.network.bandwidth_bytes_per_second, 0);
