@@ -66,7 +66,15 @@ int ModelEmitter::dropout_op(OpKind kind, int tensor, int ids, int layer,
   op.rate = spec_.dropout();
   op.column_begin = column_offset;
   op.column_end = column_offset + builder_.tensor(tensor).cols;
-  op.memory_bytes = 2 * builder_.tensor(tensor).bytes();
+  // Work: the entries a hash decides (as FLOPs), every byte read, the hashed ones written back.
+  // Forward dropout skips groups of zeros, and on the input features (bag-of-words: mostly
+  // zeros) that is most of them; activations and gradients count as dense.
+  const TensorSpec& spec = builder_.tensor(tensor);
+  const double hashed =
+      kind == OpKind::dropout && layer == 0 ? spec_.input_nonzero_group_fraction() : 1.0;
+  op.flops = hashed * static_cast<double>(spec.rows * spec.cols);
+  op.memory_bytes =
+      spec.bytes() + static_cast<std::int64_t>(hashed * static_cast<double>(spec.bytes()));
   return builder_.add_op(std::move(op));
 }
 
@@ -156,8 +164,8 @@ int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
   op.inputs = {grad_output, trace.block, trace.input};
   op.layer = layer;
   op.input_grad = input_grad;
-  set_layer_work(op, spec_.backward_work(layer, block.num_dst, block.num_src(),
-                                         block.num_edges(), input_grad));
+  set_layer_work(op, spec_.backward_work(layer, block.num_dst, block.num_src(), block.num_edges(),
+                                         input_grad));
   int grad_input = -1;
   if (input_grad) {
     grad_input = builder_.add_dense("layer" + std::to_string(layer) + ".in.grad", block.num_src(),

@@ -62,6 +62,12 @@ std::int64_t ModelSpec::num_parameters() const {
   return total;
 }
 
+void ModelSpec::set_input_nonzero_group_fraction(double fraction) {
+  require(fraction >= 0 && fraction <= 1, "features",
+          "nonzero group fraction must be in [0, 1], not " + std::to_string(fraction));
+  input_nonzero_group_fraction_ = fraction;
+}
+
 ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::int64_t num_src,
                                              std::int64_t num_edges, int in_width) const {
   const double in = in_width >= 0 ? in_width : layer(l).in_dim;
@@ -95,8 +101,7 @@ ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::
   work.memory_bytes = products * forward.memory_bytes;
   // Transforming first, the transposed aggregation feeds the weight gradient; aggregating first,
   // it only carries the input gradient.
-  work.sparse_flops =
-      (transforms_first(l, in_width) || input_grad) ? forward.sparse_flops : 0.0;
+  work.sparse_flops = (transforms_first(l, in_width) || input_grad) ? forward.sparse_flops : 0.0;
   return work;
 }
 

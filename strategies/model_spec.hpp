@@ -50,6 +50,12 @@ class ModelSpec {
   std::vector<ParameterShape> parameters(int l) const;
   std::int64_t num_parameters() const;
 
+  // The fraction of the input features' groups of kDropoutGroupEntries entries that hold a
+  // nonzero (FeatureStore::nonzero_group_fraction): the first layer's dropout hashes only those.
+  double input_nonzero_group_fraction() const { return input_nonzero_group_fraction_; }
+  // ConfigError unless 0 <= fraction <= 1.
+  void set_input_nonzero_group_fraction(double fraction);
+
   // True when layer l multiplies by its weights before aggregating (out < in): the kernels
   // aggregate at the narrower width. `in_width` >= 0 is the input width of a partial layer (a
   // slice of the input columns), which decides the order for it.
@@ -70,17 +76,18 @@ class ModelSpec {
   };
   // `in_width` < in_dim counts a partial layer over that many input columns (P3's first layer
   // on one rank's feature slice); -1 means the whole input.
-  LayerWork forward_work(int l, std::int64_t num_dst, std::int64_t num_src,
-                         std::int64_t num_edges, int in_width = -1) const;
+  LayerWork forward_work(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
+                         int in_width = -1) const;
   // Weight gradients always; the input gradient (dense products and, when aggregating first,
   // the transposed aggregation) only with `input_grad` (every layer but the first).
-  LayerWork backward_work(int l, std::int64_t num_dst, std::int64_t num_src,
-                          std::int64_t num_edges, bool input_grad, int in_width = -1) const;
+  LayerWork backward_work(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
+                          bool input_grad, int in_width = -1) const;
 
  private:
   ModelKind kind_;
   double dropout_;
   std::vector<LayerShape> layers_;
+  double input_nonzero_group_fraction_ = 1.0;
 };
 
 }  // namespace gnnbed

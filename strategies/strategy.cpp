@@ -65,6 +65,9 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
   NodePartition partition = partition_nodes(config.distribution, dataset.graph, num_ranks);
   StrategyContext context = make_strategy_context(config, std::move(partition),
                                                   dataset.feature_dim(), dataset.num_classes);
+  if (dataset.features != nullptr) {
+    context.model.set_input_nonzero_group_fraction(dataset.features->nonzero_group_fraction());
+  }
   if (config.distribution.cache_budget_bytes > 0) {
     add_replicas(context, config.distribution, *make_strategy(config.distribution.strategy),
                  partition_sizes(dataset.graph, context.partition));

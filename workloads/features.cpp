@@ -43,6 +43,25 @@ void StoredFeatures::gather(std::span<const NodeId> nodes, int column_begin, int
   }
 }
 
+double StoredFeatures::nonzero_group_fraction() const {
+  if (num_nodes_ == 0 || dim_ == 0) return 1.0;
+  const std::int64_t groups_per_row = (dim_ + kDropoutGroupEntries - 1) / kDropoutGroupEntries;
+  std::int64_t nonzero_groups = 0;
+  for (std::int64_t v = 0; v < num_nodes_; ++v) {
+    const std::span<const float> values = row(static_cast<NodeId>(v));
+    for (std::int64_t begin = 0; begin < dim_; begin += kDropoutGroupEntries) {
+      const std::int64_t end = std::min<std::int64_t>(dim_, begin + kDropoutGroupEntries);
+      for (std::int64_t j = begin; j < end; ++j) {
+        if (values[static_cast<std::size_t>(j)] != 0.0f) {
+          ++nonzero_groups;
+          break;
+        }
+      }
+    }
+  }
+  return static_cast<double>(nonzero_groups) / static_cast<double>(num_nodes_ * groups_per_row);
+}
+
 std::int64_t StoredFeatures::stored_bytes() const {
   return static_cast<std::int64_t>(values_.size() * sizeof(float));
 }

@@ -15,6 +15,11 @@
 
 namespace gnnbed {
 
+// Dropout decides this many consecutive entries of a row (groups aligned on the feature matrix's
+// columns) with one hash, and leaves the groups that are all zero alone: exec's kernel does so,
+// and the plans charge dropout by the groups it hashes.
+inline constexpr int kDropoutGroupEntries = 4;
+
 class FeatureStore {
  public:
   virtual ~FeatureStore() = default;
@@ -33,6 +38,11 @@ class FeatureStore {
   // What the features are, for results and summaries.
   virtual nlohmann::json describe() const = 0;
 
+  // The fraction of the rows' groups of kDropoutGroupEntries entries that hold a nonzero entry:
+  // about 0.05 for bag-of-words features, 1 for dense ones. 1 unless the store knows better
+  // (computed features are dense).
+  virtual double nonzero_group_fraction() const { return 1.0; }
+
   void gather(std::span<const NodeId> nodes, float* out) const { gather(nodes, 0, dim(), out); }
 };
 
@@ -48,6 +58,8 @@ class StoredFeatures final : public FeatureStore {
               float* out) const override;
   std::int64_t stored_bytes() const override;
   nlohmann::json describe() const override;
+  // One pass over the stored values.
+  double nonzero_group_fraction() const override;
 
   std::span<const float> values() const { return values_.span(); }
   std::span<const float> row(NodeId v) const {

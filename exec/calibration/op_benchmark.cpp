@@ -1,8 +1,11 @@
 #include "exec/calibration/op_benchmark.hpp"
 
+#include <cstdio>
+
 #include "exec/distributed/rank_engine.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/strategy.hpp"
+#include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/generators.hpp"
 
@@ -28,6 +31,11 @@ std::string ComputeCase::describe() const {
   std::string text = strategy + " " + model + " F" + std::to_string(feature_dim) + " H" +
                      std::to_string(hidden) + " C" + std::to_string(num_classes) + " b" +
                      std::to_string(batch_size) + " f" + nlohmann::json(fanouts).dump();
+  if (feature_density < 1) {
+    char density[32];
+    std::snprintf(density, sizeof(density), " d%g", feature_density);
+    text.append(density);
+  }
   if (ranks > 1) text.append(" ").append(std::to_string(ranks)).append(" ranks");
   return text;
 }
@@ -63,15 +71,30 @@ std::vector<ComputeCase> compute_cases(bool quick, int world_ranks) {
   for (const Widths& w : {widths.front(), widths[quick ? 1 : 2]}) {
     cases.push_back({"roc", "gcn", w.features, w.hidden, w.classes, 0, {-1, -1}});
   }
+  // Sparse features, as bag-of-words datasets have (Cora: 1.3 % nonzero): the first layer's
+  // dropout hashes only the groups holding a nonzero.
+  for (const char* model :
+       quick ? std::vector<const char*>{"gcn"} : std::vector<const char*>{"gcn", "sage"}) {
+    for (const int batch : quick ? std::vector<int>{32} : std::vector<int>{64, 512}) {
+      ComputeCase c{"dgl-pull", model, quick ? 256 : 1024, 16, 8, batch, {10, 5}};
+      c.feature_density = 0.02;
+      cases.push_back(std::move(c));
+    }
+  }
   // Distributed dgl-pull: its input block is assembled from local rows and rows received from
   // every other rank, which one-rank iterations never do.
   if (world_ranks > 1) {
-    for (const char* model : quick ? std::vector<const char*>{"gcn"}
-                                   : std::vector<const char*>{"gcn", "sage"}) {
+    for (const char* model :
+         quick ? std::vector<const char*>{"gcn"} : std::vector<const char*>{"gcn", "sage"}) {
       for (const Widths& w : quick ? std::vector<Widths>{widths.front()}
                                    : std::vector<Widths>{widths[1], widths[3]}) {
         for (const int batch : quick ? std::vector<int>{256} : std::vector<int>{512, 2048}) {
-          ComputeCase c{"dgl-pull", model, w.features, w.hidden, w.classes, batch,
+          ComputeCase c{"dgl-pull",
+                        model,
+                        w.features,
+                        w.hidden,
+                        w.classes,
+                        batch,
                         quick ? std::vector<int>{10, 5} : std::vector<int>{15, 10}};
           c.ranks = world_ranks;
           cases.push_back(std::move(c));
@@ -95,8 +118,8 @@ OpBenchmark::OpBenchmark(std::int64_t num_nodes, double average_degree, std::uin
   base_ = generate_csbm(params);
 }
 
-const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes) {
-  const auto key = std::make_pair(feature_dim, num_classes);
+const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double density) {
+  const auto key = std::make_tuple(feature_dim, num_classes, density);
   const auto found = datasets_.find(key);
   if (found != datasets_.end()) return found->second;
   // Stored features, as loaded workloads have them: generated ones cost a hash per entry read.
@@ -105,6 +128,13 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes) {
   for (std::size_t v = 0; v < all.size(); ++v) all[v] = static_cast<NodeId>(v);
   std::vector<float> values(all.size() * static_cast<std::size_t>(feature_dim));
   generated.gather(all, values.data());
+  if (density < 1) {
+    // A seeded density fraction of the entries keeps its value; the others become zero.
+    const auto kept = static_cast<std::uint64_t>(density * 65536.0);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if ((hash_mix(seed_, 0xde75, static_cast<std::uint64_t>(i)) & 0xffff) >= kept) values[i] = 0;
+    }
+  }
   Dataset dataset = base_;
   dataset.features = std::make_shared<StoredFeatures>(base_.num_nodes(), feature_dim,
                                                       SharedArray<float>(std::move(values)));
@@ -121,7 +151,8 @@ double OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& 
                 std::to_string(world.size()) + " calibrating");
   }
   const ExperimentConfig config = experiment_of(test_case, seed_);
-  const Dataset& data = dataset(test_case.feature_dim, test_case.num_classes);
+  const Dataset& data =
+      dataset(test_case.feature_dim, test_case.num_classes, test_case.feature_density);
   const StrategyContext context = make_strategy_context(config, data, test_case.ranks);
   RankEngine engine(config, context, data, test_case.ranks == 1 ? local : world, backend);
   const Stopwatch clock;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,8 +34,12 @@ struct ComputeCase {
   // the calibrating ranks together (a distributed iteration, whose assembly scatters rows that
   // arrived over the transport, out of cache, among local ones).
   int ranks = 1;
+  // The fraction of feature entries that are nonzero: 1, or a bag-of-words-like few percent
+  // (dropout skips groups of zeros; these cases tell its hashing and its bytes apart).
+  double feature_density = 1;
 
-  std::string describe() const;  // "dgl-pull sage F256 H16 C4 b512 f[15,10]" (+ " 2 ranks")
+  std::string describe() const;  // "dgl-pull sage F256 H16 C4 b512 f[15,10]" (+ " d0.02",
+                                 // " 2 ranks")
 };
 
 // The cases calibrate runs: both strategies and models, widths that put each layer's weight
@@ -57,19 +62,20 @@ class OpBenchmark {
   OpBenchmark(std::int64_t num_nodes, double average_degree, std::uint64_t seed);
 
   // Collective over `world` (every rank runs the same case); `local` is this rank's one-rank
-  // transport (the case's transport unless it spans the world), `backend` where the ops run (the CPU, or the rank's GPU). Appends one sample per
-  // costed op of the case's plan to `samples`, with the time of the slowest rank. Returns the
-  // mean iteration time (slowest rank).
+  // transport (the case's transport unless it spans the world), `backend` where the ops run (the
+  // CPU, or the rank's GPU). Appends one sample per costed op of the case's plan to `samples`, with
+  // the time of the slowest rank. Returns the mean iteration time (slowest rank).
   double run(const ComputeCase& test_case, const ComputeRepetitions& repetitions, Transport& local,
              Transport& world, ComputeBackend& backend, SamplesByKind& samples);
 
  private:
-  // The workload with `feature_dim` stored features and `num_classes` classes (labels unchanged).
-  const Dataset& dataset(int feature_dim, int num_classes);
+  // The workload with `feature_dim` stored features of `density` and `num_classes` classes
+  // (labels unchanged).
+  const Dataset& dataset(int feature_dim, int num_classes, double density);
 
   Dataset base_;
   std::uint64_t seed_;
-  std::map<std::pair<int, int>, Dataset> datasets_;
+  std::map<std::tuple<int, int, double>, Dataset> datasets_;
 };
 
 }  // namespace gnnbed

@@ -4,11 +4,12 @@
 #include "exec/kernels/cpu_kernels.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
+#include "workloads/features.hpp"
 
 namespace gnnbed::cpu {
 namespace {
 
-constexpr std::int64_t kEntriesPerHash = 4;  // 16 random bits decide each entry
+constexpr std::int64_t kEntriesPerHash = kDropoutGroupEntries;  // 16 random bits decide each entry
 
 // Applies inverted dropout to `x` in place. One 64-bit hash decides four consecutive entries of a
 // row. With `skip_zero_groups` (forward only), groups of zeros are left alone without hashing:

@@ -95,10 +95,11 @@ int bench_main(int argc, char** argv) {
         const Measurement m = measure(transport, bytes, both, pause_ms * 1e-3, repetitions);
         const double gbps = 8.0 * static_cast<double>(bytes) / m.seconds_per_exchange / 1e9;
         if (transport.rank() == 0) {
-          std::printf("%4d MiB, pause %4d ms, %-9s: %9.3f ms per exchange, %6.3f Gbit/s per "
-                      "direction (waiting %.3f ms)\n",
-                      size_mib, pause_ms, both ? "both ways" : "one way",
-                      1e3 * m.seconds_per_exchange, gbps, 1e3 * m.waiting_seconds_per_exchange);
+          std::printf(
+              "%4d MiB, pause %4d ms, %-9s: %9.3f ms per exchange, %6.3f Gbit/s per "
+              "direction (waiting %.3f ms)\n",
+              size_mib, pause_ms, both ? "both ways" : "one way", 1e3 * m.seconds_per_exchange,
+              gbps, 1e3 * m.waiting_seconds_per_exchange);
           std::fflush(stdout);
         }
         rows.push_back({{"bytes", bytes},

@@ -22,10 +22,14 @@ StrategyContext context_for(int num_ranks, bool partitioned, const std::string& 
   TrainingConfig training;
   training.batch_size = 16;
   training.fanouts = {10, 5};
-  return StrategyContext{num_ranks,   ModelSpec(ModelConfig{kind, 2, 16, 0.5}, 1433, 7),
-                         training,    NodePartition::hashed(2708, num_ranks, 3),
-                         partitioned, 1433,
-                         {},          {},
+  return StrategyContext{num_ranks,
+                         ModelSpec(ModelConfig{kind, 2, 16, 0.5}, 1433, 7),
+                         training,
+                         NodePartition::hashed(2708, num_ranks, 3),
+                         partitioned,
+                         1433,
+                         {},
+                         {},
                          0};
 }
 
@@ -128,6 +132,32 @@ TEST(P3Plan, MovesNoFeaturesAndTheDerivedActivationAndGradientBytes) {
       }
     }
   }
+}
+
+// The first layer's forward dropout hashes only the features' groups holding a nonzero (Cora's
+// bag of words: a few percent of them), and reads every byte; every other dropout is dense.
+TEST(DglPullPlan, DropoutWorkFollowsTheFeaturesDensity) {
+  const double fraction = cora().features->nonzero_group_fraction();
+  EXPECT_GT(fraction, 0.0);
+  EXPECT_LT(fraction, 0.2);
+  StrategyContext context = context_for(2, false);
+  context.model.set_input_nonzero_group_fraction(fraction);
+  int checked = 0;
+  for (const Plan& plan : plans_for("dgl-pull", context)) {
+    for (const Op& op : plan.ops) {
+      if (op.kind != OpKind::dropout && op.kind != OpKind::dropout_backward) continue;
+      const TensorSpec& tensor = plan.tensors[static_cast<std::size_t>(op.inputs[0])];
+      const double entries = static_cast<double>(tensor.rows * tensor.cols);
+      const double hashed = op.kind == OpKind::dropout && op.layer == 0 ? fraction : 1.0;
+      EXPECT_DOUBLE_EQ(op.flops, hashed * entries) << op.label;
+      EXPECT_EQ(op.memory_bytes, tensor.bytes() + static_cast<std::int64_t>(
+                                                      hashed * static_cast<double>(tensor.bytes())))
+          << op.label;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 6);
+  EXPECT_THROW(context.model.set_input_nonzero_group_fraction(1.5), ConfigError);
 }
 
 TEST(DglPullPlan, AllReducesEveryParameterOverTheRing) {

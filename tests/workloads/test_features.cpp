@@ -47,6 +47,20 @@ TEST(StoredFeatures, GatherRowsAndColumnRanges) {
   EXPECT_EQ(store.describe().at("row_normalized"), false);
 }
 
+// Dropout skips groups of kDropoutGroupEntries zeros; the fraction it hashes is counted per row,
+// the last group of a row possibly shorter.
+TEST(StoredFeatures, CountsTheGroupsHoldingANonzero) {
+  // 2 rows of 6 columns: groups [0, 4) and [4, 6).
+  const StoredFeatures store(2, 6,
+                             SharedArray(std::vector<float>{0, 0, 0, 0, 5, 0,  //
+                                                            0, 0, 7, 0, 0, -1}));
+  EXPECT_DOUBLE_EQ(store.nonzero_group_fraction(), 3.0 / 4.0);
+  const StoredFeatures zeros(2, 3, SharedArray(std::vector<float>(6, 0.0f)));
+  EXPECT_DOUBLE_EQ(zeros.nonzero_group_fraction(), 0.0);
+  const GeneratedFeatures generated(8, SharedArray(std::vector<std::int32_t>{0, 1}), 1.0f, 3);
+  EXPECT_DOUBLE_EQ(generated.nonzero_group_fraction(), 1.0);
+}
+
 TEST(StoredFeatures, RejectsBadShapesAndColumns) {
   EXPECT_THROW(StoredFeatures(3, 4, SharedArray(std::vector<float>(11))), Error);
   EXPECT_THROW(StoredFeatures(0, 0, SharedArray(std::vector<float>())), Error);
