@@ -15,11 +15,6 @@
 
 namespace gnnbed {
 
-// Dropout decides this many consecutive entries of a row (groups aligned on the feature matrix's
-// columns) with one hash, and leaves the groups that are all zero alone: exec's kernel does so,
-// and the plans charge dropout by the groups it hashes.
-inline constexpr int kDropoutGroupEntries = 4;
-
 class FeatureStore {
  public:
   virtual ~FeatureStore() = default;

@@ -72,8 +72,6 @@ __global__ void relu_backward_kernel(const float* output, float* grad, std::int6
   }
 }
 
-// Entries per 64-bit hash, as in cpu_elementwise.cpp.
-constexpr std::int64_t kEntriesPerHash = 4;
 
 __global__ void dropout_kernel(float* x, std::int64_t rows, std::int64_t cols,
                                const std::int32_t* row_ids, std::uint64_t threshold, float scale,
@@ -82,8 +80,8 @@ __global__ void dropout_kernel(float* x, std::int64_t rows, std::int64_t cols,
     const std::int64_t global = i % cols + column_offset;
     const auto id = static_cast<std::uint64_t>(row_ids[i / cols]);
     const std::uint64_t bits =
-        hash_mix(key, id, static_cast<std::uint64_t>(global / kEntriesPerHash)) >>
-        (16 * (global % kEntriesPerHash));
+        hash_mix(key, id, static_cast<std::uint64_t>(global / kDropoutGroupEntries)) >>
+        (16 * (global % kDropoutGroupEntries));
     x[i] = (bits & 0xffff) >= threshold ? x[i] * scale : 0.0f;
   }
 }

@@ -4,12 +4,9 @@
 #include "exec/kernels/cpu_kernels.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
-#include "workloads/features.hpp"
 
 namespace gnnbed::cpu {
 namespace {
-
-constexpr std::int64_t kEntriesPerHash = kDropoutGroupEntries;  // 16 random bits decide each entry
 
 // Applies inverted dropout to `x` in place. One 64-bit hash decides four consecutive entries of a
 // row. With `skip_zero_groups` (forward only), groups of zeros are left alone without hashing:
@@ -27,19 +24,19 @@ void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
     float* row = x.row(i);
     const auto id = static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]);
     // Column j of this matrix is column j + column_offset of the full feature matrix; the groups
-    // of kEntriesPerHash are aligned on the full matrix's columns.
+    // of kDropoutGroupEntries are aligned on the full matrix's columns.
     std::int64_t j = 0;
     while (j < cols) {
       const std::int64_t global = j + column_offset;
-      const std::int64_t group = global / kEntriesPerHash;
-      const std::int64_t end = std::min(cols, (group + 1) * kEntriesPerHash - column_offset);
+      const std::int64_t group = global / kDropoutGroupEntries;
+      const std::int64_t end = std::min(cols, (group + 1) * kDropoutGroupEntries - column_offset);
       if (skip_zero_groups &&
           std::all_of(row + j, row + end, [](float value) { return value == 0.0f; })) {
         j = end;
         continue;
       }
-      std::uint64_t bits =
-          hash_mix(key, id, static_cast<std::uint64_t>(group)) >> (16 * (global % kEntriesPerHash));
+      std::uint64_t bits = hash_mix(key, id, static_cast<std::uint64_t>(group)) >>
+                           (16 * (global % kDropoutGroupEntries));
       for (; j < end; ++j, bits >>= 16) {
         row[j] = (bits & 0xffff) >= threshold ? row[j] * scale : 0.0f;
       }

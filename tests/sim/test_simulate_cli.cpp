@@ -3,6 +3,8 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "strategies/plan.hpp"
 #include "tests/support/test_support.hpp"
@@ -155,12 +157,21 @@ TEST(SimulateCli, ReplaysRecordedPlansWithTheirMeasuredDurations) {
   EXPECT_NEAR(point["result"]["epoch_seconds"].get<double>(), 0.120, 1e-12);
 
   // Without --measured-durations the cost model times the same plans.
-  const CommandResult modelled = run_command(simulate() + cluster + " --replay-plans " + plans +
-                                             " --quiet -o " + output);
+  const CommandResult modelled =
+      run_command(simulate() + cluster + " --replay-plans " + plans + " --quiet -o " + output);
   ASSERT_EQ(modelled.exit_code, 0) << modelled.output;
-  EXPECT_GT(std::abs(read_json(output)["points"][0]["result"]["simulated_seconds"].get<double>() -
-                     0.040),
-            1e-6);
+  EXPECT_GT(
+      std::abs(read_json(output)["points"][0]["result"]["simulated_seconds"].get<double>() - 0.040),
+      1e-6);
+}
+
+// `arguments` to simulate exit 2 with every one of `messages` in their output.
+void expect_rejected(const std::string& arguments, const std::vector<std::string>& messages) {
+  const CommandResult run = run_command(simulate() + arguments);
+  EXPECT_EQ(run.exit_code, 2) << arguments;
+  for (const std::string& message : messages) {
+    EXPECT_NE(run.output.find(message), std::string::npos) << arguments << ": " << run.output;
+  }
 }
 
 TEST(SimulateCli, RecordedPlansThatDoNotFitTheClusterAreRejected) {
@@ -171,34 +182,18 @@ TEST(SimulateCli, RecordedPlansThatDoNotFitTheClusterAreRejected) {
   const std::string output = (dir.path() / "replayed.json").string();
   const std::string two_ranks =
       " --cluster this-machine --cluster-set machines=2 --cluster-set ranks_per_machine=1";
-  const CommandResult missing =
-      run_command(simulate() + two_ranks + " --replay-plans " + plans + " --quiet -o " + output);
-  EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.output.find("'replay-plans'"), std::string::npos) << missing.output;
-  EXPECT_NE(missing.output.find("iteration 1 has no plan of rank 1"), std::string::npos)
-      << missing.output;
-  const CommandResult other_size = run_command(simulate() + " --cluster p3-cluster --replay-plans " +
-                                               plans + " --quiet -o " + output);
-  EXPECT_EQ(other_size.exit_code, 2);
-  EXPECT_NE(other_size.output.find("made for 2 ranks, the cluster has 16"), std::string::npos)
-      << other_size.output;
-  const CommandResult not_recorded =
-      run_command(simulate() + " --workload cora --measured-durations --quiet -o " + output);
-  EXPECT_EQ(not_recorded.exit_code, 2);
-  EXPECT_NE(not_recorded.output.find("needs --replay-plans"), std::string::npos)
-      << not_recorded.output;
-  const CommandResult extrapolated = run_command(simulate() + two_ranks + " --replay-plans " +
-                                                 plans + " --iterations 1 --quiet -o " + output);
-  EXPECT_EQ(extrapolated.exit_code, 2);
-  EXPECT_NE(extrapolated.output.find("'iterations'"), std::string::npos) << extrapolated.output;
-  const CommandResult planned_scaled = run_command(
-      simulate() + " --workload cora --iterations-per-epoch 3 --quiet -o " + output);
-  EXPECT_EQ(planned_scaled.exit_code, 2);
-  EXPECT_NE(planned_scaled.output.find("'iterations-per-epoch'"), std::string::npos)
-      << planned_scaled.output;
-  const CommandResult model_sweep = run_command(simulate() + two_ranks + " --replay-plans " +
-                                                plans + " --sweep model.hidden=8,16 -o " + output);
-  EXPECT_EQ(model_sweep.exit_code, 2);
+  expect_rejected(two_ranks + " --replay-plans " + plans + " --quiet -o " + output,
+                  {"'replay-plans'", "iteration 1 has no plan of rank 1"});
+  expect_rejected(" --cluster p3-cluster --replay-plans " + plans + " --quiet -o " + output,
+                  {"made for 2 ranks, the cluster has 16"});
+  expect_rejected(" --workload cora --measured-durations --quiet -o " + output,
+                  {"needs --replay-plans"});
+  expect_rejected(two_ranks + " --replay-plans " + plans + " --iterations 1 --quiet -o " + output,
+                  {"'iterations'"});
+  expect_rejected(" --workload cora --iterations-per-epoch 3 --quiet -o " + output,
+                  {"'iterations-per-epoch'"});
+  expect_rejected(
+      two_ranks + " --replay-plans " + plans + " --sweep model.hidden=8,16 -o " + output, {});
   EXPECT_FALSE(std::filesystem::exists(output));
 }
 

@@ -24,6 +24,11 @@ constexpr std::uint64_t hash_mix(std::uint64_t seed, std::uint64_t first, Rest..
 }
 
 // Uniform float in [0, 1) from the top 24 bits of a hash.
+// Dropout decides this many consecutive entries of a row (groups aligned on the feature matrix's
+// columns) with 16 bits each of one hash_mix value, and leaves the groups that are all zero alone:
+// the CPU and CUDA kernels do so, and the plans charge dropout by the groups it hashes.
+inline constexpr int kDropoutGroupEntries = 4;
+
 constexpr float unit_float(std::uint64_t bits) {
   return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
 }
