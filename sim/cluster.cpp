@@ -62,6 +62,7 @@ void read_network(const nlohmann::json& object, ClusterSpec& cluster) {
   JsonFieldReader reader(object, "network");
   reader.read("topology", cluster.topology);
   reader.read("model", cluster.network_model);
+  reader.read("crosstraffic", cluster.crosstraffic);
   if (const nlohmann::json* tree = reader.child("fat_tree"); tree != nullptr && !tree->is_null()) {
     JsonFieldReader tree_reader(*tree, "network.fat_tree");
     for (const auto& [key, counts] :
@@ -192,7 +193,8 @@ nlohmann::json ClusterSpec::to_json() const {
        {{"bandwidth_gbps", nic.bandwidth_bytes_per_second * kBitsPerByte / kGiga},
         {"latency_seconds", nic.latency_seconds},
         {"cpu_seconds_per_byte", nic_cpu_seconds_per_byte}}},
-      {"network", {{"topology", topology}, {"model", network_model}}}};
+      {"network",
+       {{"topology", topology}, {"model", network_model}, {"crosstraffic", uses_crosstraffic()}}}};
   if (peer_link) document["peer_link"] = gnnbed::to_json(*peer_link);
   if (shared_cores > 0) document["shared_cores"] = shared_cores;
   if (topology == "fat-tree") {

@@ -55,6 +55,13 @@ struct ClusterSpec {
   std::string topology = "switch";  // "switch" or "fat-tree"
   FatTreeSpec fat_tree;
   std::string network_model = "LV08";  // SimGrid's network/model
+  // TCP's acknowledgements load the reverse path of every transfer (SimGrid's
+  // network/crosstraffic; LV08 and SMPI only, CM02 models RDMA without it). They tie every flow
+  // to the flows its two ends receive and send, so all of a collective's flows share one system
+  // of equations, re-solved at each completion: off, a 512-machine all-to-all replays 3x faster
+  // (docs/simulator.md).
+  bool crosstraffic = true;
+  bool uses_crosstraffic() const { return crosstraffic && network_model != "CM02"; }
 
   // When positive, the machines are emulated on one physical host with this many cores (the
   // validation cluster: one network namespace per rank): every rank's computation shares them.

@@ -62,14 +62,14 @@ std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::N
 }  // namespace
 
 nlohmann::json configure_network_model(const ClusterSpec& cluster) {
-  // With CM02 and no cross traffic a transfer takes exactly latency + size / bandwidth: the
+  // With CM02 (no cross traffic) a transfer takes exactly latency + size / bandwidth: the
   // closed form the tests check. The TCP window bound (gamma / 2 latency) would cap fast links
   // with long latencies below their bandwidth; RDMA fabrics have no such window.
-  const bool closed_form = cluster.network_model == "CM02";
-  const nlohmann::json settings = {{"network/model", cluster.network_model},
-                                   {"network/crosstraffic", closed_form ? "0" : "1"},
-                                   {"network/TCP-gamma", "1e12"},
-                                   {"surf/precision", "1e-12"}};
+  const nlohmann::json settings = {
+      {"network/model", cluster.network_model},
+      {"network/crosstraffic", cluster.uses_crosstraffic() ? "1" : "0"},
+      {"network/TCP-gamma", "1e12"},
+      {"surf/precision", "1e-12"}};
   for (const auto& [key, value] : settings.items()) {
     sg4::Engine::set_config(key + ":" + value.get<std::string>());
   }

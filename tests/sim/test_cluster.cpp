@@ -53,6 +53,11 @@ TEST(Cluster, OverridesApplyBeforeValidation) {
   EXPECT_DOUBLE_EQ(cluster.nic.bandwidth_bytes_per_second, 25e9 / 8);
   EXPECT_EQ(cluster.num_ranks(), 64);
   EXPECT_EQ(cluster.network_model, "CM02");
+  EXPECT_FALSE(cluster.uses_crosstraffic());  // RDMA: no acknowledgements on the reverse path
+  const ClusterSpec quiet = load_cluster("p3-cluster", {"network.crosstraffic=false"});
+  EXPECT_TRUE(load_cluster("p3-cluster", {}).uses_crosstraffic());
+  EXPECT_FALSE(quiet.uses_crosstraffic());
+  EXPECT_FALSE(cluster_from_json(quiet.to_json(), "round trip").uses_crosstraffic());
   const ClusterSpec emulated =
       load_cluster("emulated-cluster", {"shared_cores=2", "nic.cpu_seconds_per_byte=5e-10"});
   EXPECT_EQ(emulated.shared_cores, 2);
@@ -76,6 +81,8 @@ TEST(Cluster, BadValuesNameTheField) {
   EXPECT_NE(error_of("fat-tree-cloud", {"machines=32"}).find("network.fat_tree.down"),
             std::string::npos);
   EXPECT_NE(error_of("p3-cluster", {"nic"}).find("FIELD=VALUE"), std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"network.crosstraffic=3"}).find("network.crosstraffic"),
+            std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"shared_cores=-1"}).find("shared_cores"),
             std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"nic.cpu_seconds_per_byte=-1e-9"})

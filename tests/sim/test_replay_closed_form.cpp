@@ -291,6 +291,47 @@ TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) 
   expect_relative(result.makespan_seconds, static_cast<double>(bytes) * 1e-9);
 }
 
+// Two machines exchange `bytes` both ways at once under LV08, with or without TCP's cross
+// traffic (cluster.hpp: network.crosstraffic).
+ReplayResult exchange_both_ways_lv08(std::int64_t bytes, bool crosstraffic) {
+  std::vector<Plan> plans;
+  for (int r = 0; r < 2; ++r) {
+    Plan plan = empty_plan(r, 2);
+    Op op = exchange_op("features", Traffic::features, 2);
+    op.bytes_to[static_cast<std::size_t>(1 - r)] = bytes;
+    op.bytes_from[static_cast<std::size_t>(1 - r)] = bytes;
+    plan.ops.push_back(op);
+    plans.push_back(plan);
+  }
+  const ClusterSpec spec =
+      cluster(2, 1, "cpu", {{"network", {{"model", "LV08"}, {"crosstraffic", crosstraffic}}}});
+  return replay_plans(spec, one_iteration(plans), {});
+}
+
+// LV08's factors (SimGrid's defaults): latencies x 13.01, bandwidth x 0.97.
+constexpr double kLv08LatencyFactor = 13.01;
+constexpr double kLv08BandwidthFactor = 0.97;
+constexpr std::int64_t kBothWaysBytes = 3'000'000;
+
+double lv08_one_way_seconds(double bytes) {
+  return kLv08LatencyFactor * (2 * kDeviceLatency + 2 * kNicLatency) +
+         bytes / (kLv08BandwidthFactor * std::min(kDeviceBandwidth, kNicBandwidth));
+}
+
+TEST(ReplayClosedForm, WithoutCrossTrafficBothWaysTakeTheOneWayTime) {
+  // Split-duplex links: the two directions do not meet.
+  const ReplayResult result = exchange_both_ways_lv08(kBothWaysBytes, false);
+  expect_relative(result.makespan_seconds,
+                  lv08_one_way_seconds(static_cast<double>(kBothWaysBytes)));
+}
+
+TEST(ReplayClosedForm, CrossTrafficLoadsTheReversePath) {
+  // Each direction's acknowledgements share the links of the other direction's data.
+  const ReplayResult result = exchange_both_ways_lv08(kBothWaysBytes, true);
+  EXPECT_GT(result.makespan_seconds,
+            1.01 * lv08_one_way_seconds(static_cast<double>(kBothWaysBytes)));
+}
+
 // Pipelining (plan.hpp): per iteration, compute c, then an exchange of T seconds, then compute c
 // that needs the exchange. Without pipelining every iteration takes 2c + T; with a pipeline of
 // depth 1 the exchange of iteration k runs while the rank computes the second half of k - 1 and
