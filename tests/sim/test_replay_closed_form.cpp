@@ -69,18 +69,26 @@ void expect_relative(double actual, double expected) {
 
 std::vector<std::vector<Plan>> one_iteration(std::vector<Plan> plans) { return {std::move(plans)}; }
 
-TEST(ReplayClosedForm, PointToPointTransfer) {
-  const std::int64_t bytes = 3'000'000;
+// One iteration in which rank 0 sends `bytes_from_0` to rank 1 and rank 1 `bytes_from_1` to rank
+// 0, as one exchange (a message of 0 bytes where nothing goes, as in MPI).
+std::vector<std::vector<Plan>> two_rank_exchange(std::int64_t bytes_from_0,
+                                                 std::int64_t bytes_from_1) {
   std::vector<Plan> plans;
   for (int r = 0; r < 2; ++r) {
     Plan plan = empty_plan(r, 2);
     Op op = exchange_op("features", Traffic::features, 2);
-    op.bytes_to[static_cast<std::size_t>(1 - r)] = r == 0 ? bytes : 0;
-    op.bytes_from[static_cast<std::size_t>(r)] = 0;
+    const auto peer = static_cast<std::size_t>(1 - r);
+    op.bytes_to[peer] = r == 0 ? bytes_from_0 : bytes_from_1;
+    op.bytes_from[peer] = r == 0 ? bytes_from_1 : bytes_from_0;
     plan.ops.push_back(op);
     plans.push_back(plan);
   }
-  const ReplayResult result = replay_plans(cluster(2, 1), one_iteration(plans), {});
+  return one_iteration(std::move(plans));
+}
+
+TEST(ReplayClosedForm, PointToPointTransfer) {
+  const std::int64_t bytes = 3'000'000;
+  const ReplayResult result = replay_plans(cluster(2, 1), two_rank_exchange(bytes, 0), {});
   expect_relative(result.makespan_seconds, remote_seconds(static_cast<double>(bytes)));
   EXPECT_EQ(result.ranks[0].sent[Traffic::features], bytes);
   EXPECT_EQ(result.communications, 2);  // the empty reply is a zero-byte message, as in MPI
@@ -277,16 +285,8 @@ TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) 
   // 1 ns of CPU per byte at each end (1 GB/s) is slower than the 10 Gbit/s route, and runs
   // concurrently with the transfer: the transfer takes bytes * 1 ns.
   const std::int64_t bytes = 3'000'000;
-  std::vector<Plan> plans;
-  for (int r = 0; r < 2; ++r) {
-    Plan plan = empty_plan(r, 2);
-    Op op = exchange_op("features", Traffic::features, 2);
-    op.bytes_to[static_cast<std::size_t>(1 - r)] = r == 0 ? bytes : 0;
-    plan.ops.push_back(op);
-    plans.push_back(plan);
-  }
   const ClusterSpec spec = cluster(2, 1, "cpu", {{"nic", {{"cpu_seconds_per_byte", 1e-9}}}});
-  const ReplayResult result = replay_plans(spec, one_iteration(plans), {});
+  const ReplayResult result = replay_plans(spec, two_rank_exchange(bytes, 0), {});
   ASSERT_GT(static_cast<double>(bytes) * 1e-9, remote_seconds(static_cast<double>(bytes)));
   expect_relative(result.makespan_seconds, static_cast<double>(bytes) * 1e-9);
 }
@@ -294,18 +294,9 @@ TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) 
 // Two machines exchange `bytes` both ways at once under LV08, with or without TCP's cross
 // traffic (cluster.hpp: network.crosstraffic).
 ReplayResult exchange_both_ways_lv08(std::int64_t bytes, bool crosstraffic) {
-  std::vector<Plan> plans;
-  for (int r = 0; r < 2; ++r) {
-    Plan plan = empty_plan(r, 2);
-    Op op = exchange_op("features", Traffic::features, 2);
-    op.bytes_to[static_cast<std::size_t>(1 - r)] = bytes;
-    op.bytes_from[static_cast<std::size_t>(1 - r)] = bytes;
-    plan.ops.push_back(op);
-    plans.push_back(plan);
-  }
   const ClusterSpec spec =
       cluster(2, 1, "cpu", {{"network", {{"model", "LV08"}, {"crosstraffic", crosstraffic}}}});
-  return replay_plans(spec, one_iteration(plans), {});
+  return replay_plans(spec, two_rank_exchange(bytes, bytes), {});
 }
 
 // LV08's factors (SimGrid's defaults): latencies x 13.01, bandwidth x 0.97.
