@@ -58,7 +58,7 @@ struct ClusterSpec {
   // TCP's acknowledgements load the reverse path of every transfer (SimGrid's
   // network/crosstraffic; LV08 and SMPI only, CM02 models RDMA without it). They tie every flow
   // to the flows its two ends receive and send, so all of a collective's flows share one system
-  // of equations, re-solved at each completion: off, a 512-machine all-to-all replays 3x faster
+  // of equations, re-solved at each completion: off, a 512-machine iteration replays 2.9x faster
   // (docs/simulator.md).
   bool crosstraffic = true;
   bool uses_crosstraffic() const { return crosstraffic && network_model != "CM02"; }
