@@ -53,18 +53,15 @@ nlohmann::json parts_json(const std::array<double, kNumSimulatedParts>& seconds)
   return object;
 }
 
-
 // Charges one iteration's plans (every rank's, iterations in order) to their ranks' device
 // memory, then drops their index data: the replay needs their sizes only.
-void charge_device_memory(std::vector<Plan>& plans, std::vector<DeviceMemory>& devices,
+void charge_device_memory(Plan& plan, std::vector<DeviceMemory>& devices,
                           std::vector<RankMemory>& memory) {
-  for (Plan& plan : plans) {
-    RankMemory& rank = memory[static_cast<std::size_t>(plan.rank)];
-    const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
-    rank.stash_bytes = pipeline_stash_bytes(plan);
-    rank.device_peak_bytes = std::max(rank.device_peak_bytes, peak);
-    drop_index_data(plan);
-  }
+  RankMemory& rank = memory[static_cast<std::size_t>(plan.rank)];
+  const std::int64_t peak = devices[static_cast<std::size_t>(plan.rank)].add(plan);
+  rank.stash_bytes = pipeline_stash_bytes(plan);
+  rank.device_peak_bytes = std::max(rank.device_peak_bytes, peak);
+  drop_index_data(plan);
 }
 
 // Replays the planned iterations and fills the result's times, bytes and busy times, scaled from
@@ -110,8 +107,6 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
 
 }  // namespace
 
-
-
 SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
                                      const ClusterSpec& cluster, const SimulationOptions& options) {
   SimulationResult result;
@@ -138,10 +133,9 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   std::vector<std::vector<Plan>> iterations;
   std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
   for (int i = 0; i < result.iterations_simulated; ++i) {
-    std::vector<Plan> plans = plan_iteration(*strategy, context, dataset.graph, schedule,
-                                             sampler_seed(config.training), epoch, i);
-    charge_device_memory(plans, devices, result.memory);
-    iterations.push_back(std::move(plans));
+    iterations.push_back(plan_iteration(
+        *strategy, context, dataset.graph, schedule, sampler_seed(config.training), epoch, i,
+        [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
     if (options.progress) options.progress(i + 1, result.iterations_simulated);
   }
   result.planning_seconds = planning.seconds();
@@ -174,8 +168,7 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
     if (plan.num_ranks != num_ranks) {
       throw ConfigError("replay-plans", "the plan of rank " + std::to_string(plan.rank) +
                                             " was made for " + std::to_string(plan.num_ranks) +
-                                            " ranks, the cluster has " +
-                                            std::to_string(num_ranks));
+                                            " ranks, the cluster has " + std::to_string(num_ranks));
     }
     by_iteration[{plan.epoch, plan.iteration}].push_back(std::move(plan));
   }
@@ -189,8 +182,8 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
               [](const Plan& a, const Plan& b) { return a.rank < b.rank; });
     for (int r = 0; r < num_ranks; ++r) {
       if (static_cast<int>(group.size()) <= r || group[static_cast<std::size_t>(r)].rank != r) {
-        throw ConfigError("replay-plans", "epoch " + std::to_string(when.first) +
-                                              " iteration " + std::to_string(when.second) +
+        throw ConfigError("replay-plans", "epoch " + std::to_string(when.first) + " iteration " +
+                                              std::to_string(when.second) +
                                               " has no plan of rank " + std::to_string(r) +
                                               " (or two of another)");
       }
@@ -201,13 +194,15 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
                                             std::to_string(group.size()) + " plans for " +
                                             std::to_string(num_ranks) + " ranks");
     }
-    for (const Plan& plan : group) plan.validate();
-    charge_device_memory(group, devices, result.memory);
+    for (Plan& plan : group) {
+      plan.validate();
+      charge_device_memory(plan, devices, result.memory);
+    }
     iterations.push_back(std::move(group));
   }
   result.iterations_simulated = static_cast<int>(iterations.size());
-  result.iterations_per_epoch = iterations_per_epoch > 0 ? iterations_per_epoch
-                                                         : result.iterations_simulated;
+  result.iterations_per_epoch =
+      iterations_per_epoch > 0 ? iterations_per_epoch : result.iterations_simulated;
   result.out_of_memory_reason = memory_problem(cluster, result.memory);
   result.out_of_memory = !result.out_of_memory_reason.empty();
   if (result.out_of_memory) return result;

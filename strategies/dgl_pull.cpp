@@ -39,13 +39,13 @@ class DglPullStrategy final : public Strategy {
   // ids of the input nodes whose rows this rank does not hold, in input order.
   Announcement announce(const StrategyContext& context,
                         const RankIteration& iteration) const override {
-    Announcement requests(static_cast<std::size_t>(context.num_ranks));
+    std::vector<std::vector<std::int32_t>> requests(static_cast<std::size_t>(context.num_ranks));
     for (const NodeId v : iteration.batch.input_nodes()) {
       const int server =
           context.feature_replicas.server(iteration.rank, context.partition.owner(v));
       if (server != iteration.rank) requests[static_cast<std::size_t>(server)].push_back(v);
     }
-    return requests;
+    return Announcement(std::move(requests));
   }
 
   Plan plan(const StrategyContext& context, const RankIteration& iteration,

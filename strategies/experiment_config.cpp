@@ -77,7 +77,7 @@ const std::vector<ExperimentOption>& experiment_options() {
        "file or directory for planetoid-tsv, edge-list, ogb, binary, shards"},
       {"scale", "workload.scale", "preset scale factor (node, edge and split counts)"},
       {"features", "workload.features", "auto, generated, stored or none"},
-      {"model", "model.kind", "gcn or sage"},
+      {"model", "model.kind", "gcn, sage or sgc"},
       {"layers", "model.num_layers", "number of GNN layers"},
       {"hidden", "model.hidden", "hidden width"},
       {"dropout", "model.dropout", "dropout before every layer"},

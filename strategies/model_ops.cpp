@@ -111,17 +111,29 @@ int ModelEmitter::forward_layer(int layer, int block_tensor, int input) {
   set_layer_work(forward_op,
                  spec_.forward_work(layer, block.num_dst, block.num_src(), block.num_edges()));
   builder_.add_op(std::move(forward_op));
-  if (spec_.layer(layer).relu) {
-    Op relu;
-    relu.kind = OpKind::relu;
-    relu.label = "layer" + std::to_string(layer) + ".relu";
-    relu.inputs = {z};
-    relu.outputs = {z};
-    relu.memory_bytes = 2 * builder_.tensor(z).bytes();
-    builder_.add_op(std::move(relu));
-  }
+  if (spec_.layer(layer).relu) relu(layer, z);
   trace.output = z;
   return z;
+}
+
+int ModelEmitter::relu(int layer, int z) {
+  Op op;
+  op.kind = OpKind::relu;
+  op.label = "layer" + std::to_string(layer) + ".relu";
+  op.inputs = {z};
+  op.outputs = {z};
+  op.memory_bytes = 2 * builder_.tensor(z).bytes();
+  return builder_.add_op(std::move(op));
+}
+
+int ModelEmitter::relu_backward(int layer, int grad, int z) {
+  Op op;
+  op.kind = OpKind::relu_backward;
+  op.label = "layer" + std::to_string(layer) + ".relu_backward";
+  op.inputs = {grad, z};
+  op.outputs = {grad};
+  op.memory_bytes = 3 * builder_.tensor(grad).bytes();
+  return builder_.add_op(std::move(op));
 }
 
 int ModelEmitter::loss(int logits, int seeds, double scale) {
@@ -149,15 +161,7 @@ int ModelEmitter::backward(int grad_logits, int bottom_layer, bool bottom_input_
 int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
   const LayerTrace& trace = traces_[static_cast<std::size_t>(layer)];
   const Block& block = block_of(builder_, trace.block);
-  if (spec_.layer(layer).relu) {
-    Op relu;
-    relu.kind = OpKind::relu_backward;
-    relu.label = "layer" + std::to_string(layer) + ".relu_backward";
-    relu.inputs = {grad_output, trace.output};
-    relu.outputs = {grad_output};
-    relu.memory_bytes = 3 * builder_.tensor(grad_output).bytes();
-    builder_.add_op(std::move(relu));
-  }
+  if (spec_.layer(layer).relu) relu_backward(layer, grad_output, trace.output);
   Op op;
   op.kind = OpKind::layer_backward;
   op.label = "layer" + std::to_string(layer) + ".backward";

@@ -52,6 +52,11 @@ class ModelEmitter {
   int forward_layer(int layer, int block, int input);
   int backward_layer(int layer, int grad_output, bool input_grad);
 
+  // Layer `layer`'s ReLU on its output `z`, in place, and its backward on the gradient `grad`
+  // (masked where `z` is not positive).
+  int relu(int layer, int z);
+  int relu_backward(int layer, int grad, int z);
+
   // The ops that added to parameter gradients (for the all-reduce's dependencies).
   const std::vector<int>& gradient_ops() const { return gradient_ops_; }
 

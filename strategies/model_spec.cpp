@@ -27,8 +27,10 @@ nlohmann::json to_json(const ModelConfig& config) {
 
 ModelSpec::ModelSpec(const ModelConfig& config, int input_dim, int num_classes)
     : dropout_(config.dropout) {
-  require_one_of("model.kind", config.kind, {"gcn", "sage"});
-  kind_ = config.kind == "gcn" ? ModelKind::gcn : ModelKind::sage;
+  require_one_of("model.kind", config.kind, {"gcn", "sage", "sgc"});
+  kind_ = config.kind == "gcn"    ? ModelKind::gcn
+          : config.kind == "sage" ? ModelKind::sage
+                                  : ModelKind::sgc;
   require(config.num_layers >= 1, "model.num_layers", "must be at least 1");
   require(config.hidden >= 1, "model.hidden", "must be at least 1");
   require(config.dropout >= 0 && config.dropout < 1, "model.dropout", "must lie in [0, 1)");
@@ -36,22 +38,38 @@ ModelSpec::ModelSpec(const ModelConfig& config, int input_dim, int num_classes)
   require(num_classes >= 2, "workload.num_classes", "the model needs at least 2 classes");
   for (int l = 0; l < config.num_layers; ++l) {
     const bool last = l == config.num_layers - 1;
-    layers_.push_back(
-        {l == 0 ? input_dim : config.hidden, last ? num_classes : config.hidden, !last});
+    if (kind_ == ModelKind::sgc) {
+      layers_.push_back({l == 0 ? input_dim : num_classes, num_classes, false, last});
+    } else {
+      layers_.push_back(
+          {l == 0 ? input_dim : config.hidden, last ? num_classes : config.hidden, !last, true});
+    }
   }
 }
 
 std::vector<ParameterShape> ModelSpec::parameters(int l) const {
   const LayerShape& shape = layer(l);
   std::vector<ParameterShape> shapes;
-  if (kind_ == ModelKind::gcn) {
-    shapes.push_back({"W", shape.in_dim, shape.out_dim, true});
-  } else {
+  if (kind_ == ModelKind::sage) {
     shapes.push_back({"W_self", shape.in_dim, shape.out_dim, true});
     shapes.push_back({"W_neigh", shape.in_dim, shape.out_dim, true});
+  } else if (kind_ == ModelKind::gcn || l == 0) {
+    shapes.push_back({"W", shape.in_dim, shape.out_dim, true});
   }
-  shapes.push_back({"b", 1, shape.out_dim, false});
+  if (shape.bias) shapes.push_back({"b", 1, shape.out_dim, false});
   return shapes;
+}
+
+int ModelSpec::num_weights(int l) const {
+  switch (kind_) {
+    case ModelKind::gcn:
+      return 1;
+    case ModelKind::sage:
+      return 2;
+    case ModelKind::sgc:
+      return l == 0 ? 1 : 0;
+  }
+  return 0;
 }
 
 std::int64_t ModelSpec::num_parameters() const {
@@ -77,14 +95,16 @@ ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::i
   // The neighbour transform runs over every source row when it comes first, else over the
   // aggregated destination rows.
   const double neighbour_rows = static_cast<double>(transform_first ? num_src : num_dst);
-  // GraphSAGE also transforms the destinations' own rows.
-  const double transformed_rows =
-      kind_ == ModelKind::gcn ? neighbour_rows : neighbour_rows + static_cast<double>(num_dst);
+  // GraphSAGE also transforms the destinations' own rows; SGC's propagation-only layers transform
+  // none.
+  const double transformed_rows = kind_ == ModelKind::sage
+                                      ? neighbour_rows + static_cast<double>(num_dst)
+                                      : (num_weights(l) > 0 ? neighbour_rows : 0.0);
   LayerWork work;
   work.dense_flops = 2.0 * transformed_rows * in * out;
   work.memory_bytes = static_cast<double>(sizeof(float)) * transformed_rows * (in + out);
-  const double aggregated = static_cast<double>(num_edges) +
-                            (kind_ == ModelKind::gcn ? static_cast<double>(num_dst) : 0.0);
+  const double aggregated =
+      static_cast<double>(num_edges) + (gcn_normalised() ? static_cast<double>(num_dst) : 0.0);
   work.sparse_flops = 2.0 * aggregated * width;
   return work;
 }

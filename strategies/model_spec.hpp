@@ -12,13 +12,19 @@ namespace gnnbed {
 enum class ModelKind {
   gcn,   // Kipf & Welling: h'_v = sum_{u in N(v) + v} h_u W / sqrt(d_u d_v) + b
   sage,  // GraphSAGE-mean: h'_v = h_v W_self + mean_{u in N(v)} h_u W_neigh + b
+  // SGC (Wu et al., "Simplifying Graph Convolutional Networks", 2019; P3's "SGCN"): K rounds of
+  // GCN propagation and one linear map, with no nonlinearity between, logits = A^K X W + b. The
+  // map commutes with the propagation, so it is applied in the first layer, where it narrows the
+  // features to the classes: layer 0 is h_v = sum_{u in N(v) + v} x_u W / sqrt(d_u d_v), layers
+  // 1..K-1 propagate only, and the last adds b. Hidden size does not apply.
+  sgc,
 };
 
 struct ModelConfig {
-  std::string kind = "gcn";  // "gcn" or "sage"
-  int num_layers = 2;
-  int hidden = 16;       // width of every hidden layer
-  double dropout = 0.5;  // before every layer, as Kipf & Welling apply it
+  std::string kind = "gcn";  // "gcn", "sage" or "sgc"
+  int num_layers = 2;        // SGC: the propagation steps K
+  int hidden = 16;           // width of every hidden layer (not SGC's)
+  double dropout = 0.5;      // before every layer, as Kipf & Welling apply it
 };
 
 ModelConfig model_config_from_json(const nlohmann::json& object, const ModelConfig& defaults,
@@ -28,7 +34,8 @@ nlohmann::json to_json(const ModelConfig& config);
 struct LayerShape {
   int in_dim = 0;
   int out_dim = 0;
-  bool relu = false;  // ReLU after the layer (all but the last)
+  bool relu = false;  // ReLU after the layer (all but the last; none in SGC)
+  bool bias = true;   // adds a bias (every layer; SGC's last only)
 };
 
 struct ParameterShape {
@@ -47,7 +54,11 @@ class ModelSpec {
   double dropout() const { return dropout_; }
   int num_layers() const { return static_cast<int>(layers_.size()); }
   const LayerShape& layer(int l) const { return layers_[static_cast<std::size_t>(l)]; }
+  // Layer l's weights, then its bias when it has one (LayerShape::bias). SGC's middle layers have
+  // none.
   std::vector<ParameterShape> parameters(int l) const;
+  // The number of weight matrices of layer l (parameters(l) less the bias).
+  int num_weights(int l) const;
   std::int64_t num_parameters() const;
 
   // The fraction of the input features' groups of kDropoutGroupEntries entries that hold a
@@ -58,10 +69,14 @@ class ModelSpec {
 
   // True when layer l multiplies by its weights before aggregating (out < in): the kernels
   // aggregate at the narrower width. `in_width` >= 0 is the input width of a partial layer (a
-  // slice of the input columns), which decides the order for it.
+  // slice of the input columns), which decides the order for it. False for a layer without
+  // weights.
   bool transforms_first(int l, int in_width = -1) const {
-    return layer(l).out_dim < (in_width >= 0 ? in_width : layer(l).in_dim);
+    return num_weights(l) > 0 && layer(l).out_dim < (in_width >= 0 ? in_width : layer(l).in_dim);
   }
+  // Whether layers aggregate with GCN's symmetric normalisation (1 / sqrt(d_u d_v), self loops),
+  // which needs every node's degree in the whole graph.
+  bool gcn_normalised() const { return kind_ != ModelKind::sage; }
 
   // A layer's work. Multiply-adds count as 2 FLOPs, split into dense weight products and sparse
   // aggregation (one multiply-add per edge and column; GCN adds a self loop per destination).

@@ -27,6 +27,8 @@
 // fewer ranks and fewer partial activations come back; a group of one runs the first layer data
 // parallel. The first layer's weights are then held whole by every rank and all-reduced with the
 // others, since every group computes gradients for every column.
+#include <algorithm>
+
 #include "strategies/block_codec.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/strategy.hpp"
@@ -45,12 +47,18 @@ struct ColumnRange {
 
 // The columns whose partial activations `rank` computes for `owner`'s mini-batch: the slices it
 // serves to `owner`, adjacent ones merged (without caching: the rank's own slice, for every
-// owner). Empty when it computes none.
+// owner). Empty when it computes none, as for a rank without columns: with more ranks than
+// feature columns, the first layer of every batch runs on the ranks that hold one (or, with
+// feature copies, on the members of the owner's group that do).
 std::vector<ColumnRange> columns_computed(const StrategyContext& context, int rank, int owner) {
   const FeatureColumnSplit split(context.feature_dim, context.num_ranks);
+  // A rank serves only slices it holds; looking at those alone keeps planning every rank of a
+  // thousand linear in the ranks per peer.
+  std::vector<int> held = context.feature_replicas.cached(rank);
+  held.insert(std::lower_bound(held.begin(), held.end(), rank), rank);
   std::vector<ColumnRange> ranges;
-  for (int part = 0; part < context.num_ranks; ++part) {
-    if (context.feature_replicas.server(owner, part) != rank) continue;
+  for (const int part : held) {
+    if (split.width(part) == 0 || context.feature_replicas.server(owner, part) != rank) continue;
     if (!ranges.empty() && ranges.back().end == split.begin(part)) {
       ranges.back().end = split.end(part);
     } else {
@@ -61,10 +69,7 @@ std::vector<ColumnRange> columns_computed(const StrategyContext& context, int ra
 }
 
 bool computes_for(const StrategyContext& context, int rank, int owner) {
-  for (int part = 0; part < context.num_ranks; ++part) {
-    if (context.feature_replicas.server(owner, part) == rank) return true;
-  }
-  return false;
+  return !columns_computed(context, rank, owner).empty();
 }
 
 class P3Strategy final : public Strategy {
@@ -73,10 +78,6 @@ class P3Strategy final : public Strategy {
 
   void check(const StrategyContext& context) const override {
     require(context.feature_dim >= 1, "workload.features", "p3 needs node features");
-    require(context.num_ranks <= context.feature_dim, "ranks",
-            "p3 splits the " + std::to_string(context.feature_dim) +
-                " feature columns across ranks, so it runs on at most that many ranks, not " +
-                std::to_string(context.num_ranks));
     require(context.partition.num_parts() == context.num_ranks, "partition",
             "has " + std::to_string(context.partition.num_parts()) + " parts for " +
                 std::to_string(context.num_ranks) + " ranks");
@@ -107,11 +108,12 @@ class P3Strategy final : public Strategy {
   // The first layer's computation graph, to every rank that computes partial activations for it.
   Announcement announce(const StrategyContext& context,
                         const RankIteration& iteration) const override {
-    const std::vector<std::int32_t> encoded = encode_block(iteration.batch.blocks.front());
+    const auto encoded = std::make_shared<const std::vector<std::int32_t>>(
+        encode_block(iteration.batch.blocks.front()));
     Announcement pushes(static_cast<std::size_t>(context.num_ranks));
     for (int q = 0; q < context.num_ranks; ++q) {
       if (q != iteration.rank && computes_for(context, q, iteration.rank))
-        pushes[static_cast<std::size_t>(q)] = encoded;
+        pushes.set(static_cast<std::size_t>(q), encoded);
     }
     return pushes;
   }
@@ -242,6 +244,7 @@ class P3Strategy final : public Strategy {
     if (pipelined) builder.set_stage(1);
 
     const std::string bias = parameter_name(0, "b");
+    const bool has_bias = spec.layer(0).bias;
     const int first_out = builder.add_dense("layer0.out", own_first.num_dst, hidden);
     Op sum;
     sum.kind = OpKind::add_partials;
@@ -251,7 +254,7 @@ class P3Strategy final : public Strategy {
       if (t >= 0) sum.inputs.push_back(t);
     }
     sum.outputs = {first_out};
-    sum.parameters = {bias};
+    if (has_bias) sum.parameters = {bias};
     sum.memory_bytes =
         static_cast<std::int64_t>(sum.inputs.size() + 1) * builder.tensor(first_out).bytes();
     builder.add_op(std::move(sum));
@@ -262,33 +265,24 @@ class P3Strategy final : public Strategy {
     if (spec.num_layers() == 1) {
       grad_first_out = model.loss(first_out, own.seeds, iteration.loss_scale);
     } else {
-      Op relu;
-      relu.kind = OpKind::relu;
-      relu.label = "layer0.relu";
-      relu.inputs = {first_out};
-      relu.outputs = {first_out};
-      relu.memory_bytes = 2 * builder.tensor(first_out).bytes();
-      builder.add_op(std::move(relu));
+      const bool relu = spec.layer(0).relu;
+      if (relu) model.relu(0, first_out);
       const std::vector<int> upper_blocks(own.blocks.begin() + 1, own.blocks.end());
       const int logits = model.forward(upper_blocks, first_out, 1);
       const int grad = model.loss(logits, own.seeds, iteration.loss_scale);
       grad_first_out = model.backward(grad, 1, true);
-      Op relu_backward;
-      relu_backward.kind = OpKind::relu_backward;
-      relu_backward.label = "layer0.relu_backward";
-      relu_backward.inputs = {grad_first_out, first_out};
-      relu_backward.outputs = {grad_first_out};
-      relu_backward.memory_bytes = 3 * builder.tensor(grad_first_out).bytes();
-      builder.add_op(std::move(relu_backward));
+      if (relu) model.relu_backward(0, grad_first_out, first_out);
       gradient_ops = model.gradient_ops();
     }
-    Op bias_grad;
-    bias_grad.kind = OpKind::bias_backward;
-    bias_grad.label = "layer0.bias_backward";
-    bias_grad.inputs = {grad_first_out};
-    bias_grad.parameters = {bias};
-    bias_grad.memory_bytes = builder.tensor(grad_first_out).bytes();
-    gradient_ops.push_back(builder.add_op(std::move(bias_grad)));
+    if (has_bias) {
+      Op bias_grad;
+      bias_grad.kind = OpKind::bias_backward;
+      bias_grad.label = "layer0.bias_backward";
+      bias_grad.inputs = {grad_first_out};
+      bias_grad.parameters = {bias};
+      bias_grad.memory_bytes = builder.tensor(grad_first_out).bytes();
+      gradient_ops.push_back(builder.add_op(std::move(bias_grad)));
+    }
 
     // Push the first layer's activation gradient to every rank that computed partial activations
     // for this batch.
@@ -363,8 +357,8 @@ class P3Strategy final : public Strategy {
   // every iteration (ranks without seeds run empty batches), so the optimizer step of an earlier
   // plan is at the same index `step` (engines check that it is an optimizer step). Iterations
   // before the epoch's first have drained and need no dependency.
-  static void add_iteration_deps(Plan& plan, const std::vector<int>& first_weight_readers,
-                                 int step, int depth) {
+  static void add_iteration_deps(Plan& plan, const std::vector<int>& first_weight_readers, int step,
+                                 int depth) {
     // Mini-batch t starts with the weights after step t - depth - 1 (versions count steps).
     if (plan.iteration >= depth + 1) {
       for (const int op : first_weight_readers) {
@@ -372,7 +366,8 @@ class P3Strategy final : public Strategy {
       }
     }
     // Steps apply in order.
-    if (plan.iteration >= 1) plan.ops[static_cast<std::size_t>(step)].iteration_deps.push_back({1, step});
+    if (plan.iteration >= 1)
+      plan.ops[static_cast<std::size_t>(step)].iteration_deps.push_back({1, step});
     plan.validate();
   }
 

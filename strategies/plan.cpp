@@ -445,12 +445,19 @@ int PlanBuilder::add_tensor(TensorSpec tensor) {
 }
 
 int PlanBuilder::add_index(std::string name, std::vector<std::int32_t> values) {
+  return add_index(std::move(name),
+                   std::make_shared<const std::vector<std::int32_t>>(std::move(values)));
+}
+
+int PlanBuilder::add_index(std::string name,
+                           std::shared_ptr<const std::vector<std::int32_t>> values) {
+  if (!values) throw Error("plan: index tensor '" + name + "' has no values");
   TensorSpec tensor;
   tensor.name = std::move(name);
   tensor.kind = TensorKind::index;
-  tensor.rows = static_cast<std::int64_t>(values.size());
+  tensor.rows = static_cast<std::int64_t>(values->size());
   tensor.cols = 1;
-  tensor.index = std::make_shared<const std::vector<std::int32_t>>(std::move(values));
+  tensor.index = std::move(values);
   return add_tensor(std::move(tensor));
 }
 

@@ -122,7 +122,7 @@ struct Op {
   OpKind kind = OpKind::sample;
   Stream stream = Stream::compute;
   std::string label;
-  std::vector<int> deps;     // ops that must finish first (all earlier in the plan)
+  std::vector<int> deps;  // ops that must finish first (all earlier in the plan)
   // Pipelined plans (Plan::pipeline_depth > 0): ops of earlier iterations that must finish first,
   // and the pipeline stage the op belongs to (0 ... pipeline_depth; see Plan).
   std::vector<IterationDep> iteration_deps;
@@ -180,9 +180,7 @@ struct Plan {
   std::int64_t step = 0;   // global optimizer step of this mini-batch, counted from 0
   // The optimizer steps whose result this mini-batch's weights include: step - pipeline_depth,
   // and 0 before the first steps.
-  std::int64_t weight_version() const {
-    return std::max<std::int64_t>(0, step - pipeline_depth);
-  }
+  std::int64_t weight_version() const { return std::max<std::int64_t>(0, step - pipeline_depth); }
   std::vector<TensorSpec> tensors;
   std::vector<ParameterSpec> parameters;
   std::vector<Op> ops;
@@ -229,6 +227,8 @@ class PlanBuilder {
 
   int add_tensor(TensorSpec tensor);
   int add_index(std::string name, std::vector<std::int32_t> values);
+  // An index tensor over values the caller shares (an announcement's payload), not copied.
+  int add_index(std::string name, std::shared_ptr<const std::vector<std::int32_t>> values);
   int add_block(std::string name, Block block);
   int add_dense(std::string name, std::int64_t rows, std::int64_t cols);
   void add_parameter(ParameterSpec parameter);

@@ -22,13 +22,14 @@ namespace {
 // The halo grouped by owner: the nodes each peer owns (ids, in source order) and where they sit
 // among the block's sources.
 struct Halo {
-  Announcement ids;
+  std::vector<std::vector<std::int32_t>> ids;
   std::vector<std::vector<std::int32_t>> positions;
 };
 
 Halo halo_of(const StrategyContext& context, const Block& block, int rank) {
   const auto num_ranks = static_cast<std::size_t>(context.num_ranks);
-  Halo halo{Announcement(num_ranks), std::vector<std::vector<std::int32_t>>(num_ranks)};
+  Halo halo{std::vector<std::vector<std::int32_t>>(num_ranks),
+            std::vector<std::vector<std::int32_t>>(num_ranks)};
   for (std::int64_t s = block.num_dst; s < block.num_src(); ++s) {
     const NodeId v = block.src_nodes[static_cast<std::size_t>(s)];
     const int owner = context.partition.owner(v);
@@ -142,7 +143,7 @@ class RocStrategy final : public Strategy {
   // To each owner: the ids of its nodes in this rank's halo, in source order.
   Announcement announce(const StrategyContext& context,
                         const RankIteration& iteration) const override {
-    return halo_of(context, local_block(iteration), iteration.rank).ids;
+    return Announcement(halo_of(context, local_block(iteration), iteration.rank).ids);
   }
 
   Plan plan(const StrategyContext& context, const RankIteration& iteration,
@@ -165,7 +166,8 @@ class RocStrategy final : public Strategy {
     shared.block = iteration.local_block;
     const int graph = builder.add_tensor(std::move(shared));
     const Halo halo = halo_of(context, block, rank);
-    const AnnouncementTensors announced = add_announcement(builder, halo.ids, received, rank);
+    const Announcement requests(halo.ids);
+    const AnnouncementTensors announced = add_announcement(builder, requests, received, rank);
     builder.end_prologue();
 
     // Row positions every layer reuses: the rank's own rows, each peer's halo rows among the
@@ -193,7 +195,7 @@ class RocStrategy final : public Strategy {
     builder.add_op(
         gather_features_op("gather own features", own_ids, own_features, 0, dim, num_own));
     const std::vector<int> pulled =
-        emit_feature_pull(builder, "pull halo features", halo.ids, received, announced, dim, rank);
+        emit_feature_pull(builder, "pull halo features", requests, received, announced, dim, rank);
     const int input = builder.add_dense("layer0 input", block.num_src(), dim);
     Op assemble;
     assemble.kind = OpKind::scatter_rows;

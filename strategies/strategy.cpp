@@ -147,7 +147,8 @@ std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBat
 
 std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext& context,
                                  const Graph& structure, const BatchSchedule& schedule,
-                                 std::uint64_t sampler_seed, int epoch, int iteration) {
+                                 std::uint64_t sampler_seed, int epoch, int iteration,
+                                 const std::function<void(Plan&)>& finish) {
   const int num_ranks = context.num_ranks;
   const NeighborSampler sampler(structure, context.training.fanouts, sampler_seed);
   const bool full_graph = strategy.full_graph();
@@ -189,10 +190,11 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
     Announcement received(static_cast<std::size_t>(num_ranks));
     for (int q = 0; q < num_ranks; ++q) {
       if (q != r)
-        received[static_cast<std::size_t>(q)] =
-            announcements[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)];
+        received.set(static_cast<std::size_t>(q), announcements[static_cast<std::size_t>(q)].shared(
+                                                      static_cast<std::size_t>(r)));
     }
     plans.push_back(strategy.plan(context, iterations[static_cast<std::size_t>(r)], received));
+    if (finish) finish(plans.back());
   }
   return plans;
 }

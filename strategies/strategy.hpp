@@ -8,11 +8,13 @@
 //   2. every rank builds its `plan` from its own mini-batch and what its peers announced.
 // The real engine performs the announcement over the network; the simulator computes it.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "strategies/announcement.hpp"
 #include "strategies/batch_schedule.hpp"
 #include "strategies/experiment_config.hpp"
 #include "strategies/model_spec.hpp"
@@ -60,8 +62,6 @@ struct RankIteration {
   // structure is replicated), as sampling_traffic() computes it.
   std::vector<SamplingHop> sampling_hops;
 };
-
-using Announcement = std::vector<std::vector<std::int32_t>>;  // payload per peer
 
 class Strategy {
  public:
@@ -126,10 +126,13 @@ std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBat
 // Everything one iteration of every rank needs, computed in one process (the simulator's and the
 // tests' view): samples every rank's mini-batch with the sampler the real run uses (or, for a
 // full-graph strategy, cuts every rank's share of `structure`), delivers the announcements and
-// builds every rank's plan.
+// builds every rank's plan. `finish`, when given, runs on each plan as soon as it is built: the
+// simulator accounts for a plan's memory there and drops its payloads (blocks, index values),
+// which the plans of hundreds of ranks could not all hold at once.
 std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext& context,
                                  const Graph& structure, const BatchSchedule& schedule,
-                                 std::uint64_t sampler_seed, int epoch, int iteration);
+                                 std::uint64_t sampler_seed, int epoch, int iteration,
+                                 const std::function<void(Plan&)>& finish = {});
 
 // The payload bytes of an announcement entry.
 std::int64_t announcement_bytes(const std::vector<std::int32_t>& payload);

@@ -36,8 +36,9 @@ AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& s
   Op op = exchange_op("announce", Traffic::structure, static_cast<int>(num_ranks));
   for (std::size_t q = 0; q < num_ranks; ++q) {
     if (static_cast<int>(q) == rank) continue;
-    tensors.sent[q] = builder.add_index("announce.to" + std::to_string(q), sent[q]);
-    tensors.received[q] = builder.add_index("announce.from" + std::to_string(q), received[q]);
+    tensors.sent[q] = builder.add_index("announce.to" + std::to_string(q), sent.shared(q));
+    tensors.received[q] =
+        builder.add_index("announce.from" + std::to_string(q), received.shared(q));
     op.bytes_to[q] = announcement_bytes(sent[q]);
     op.bytes_from[q] = announcement_bytes(received[q]);
   }

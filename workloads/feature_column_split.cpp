@@ -6,7 +6,8 @@
 namespace gnnbed {
 namespace {
 
-// The first dim % num_parts parts hold one column more; part == num_parts gives dim.
+// The first dim % num_parts parts hold one column more; part == num_parts gives dim. With more
+// parts than columns, parts dim.. hold none.
 int column_start(int dim, int num_parts, int part) {
   return part * (dim / num_parts) + std::min(part, dim % num_parts);
 }
@@ -20,10 +21,7 @@ void check_part(int part, int num_parts) {
 
 FeatureColumnSplit::FeatureColumnSplit(int dim, int num_parts) : dim_(dim), num_parts_(num_parts) {
   require(num_parts >= 1, "num_parts", "must be at least 1, got " + std::to_string(num_parts));
-  // A part without columns would have no share of the first layer to compute.
-  require(dim >= num_parts, "feature_dim",
-          "P3's column split gives every part at least one column, but the feature dimension " +
-              std::to_string(dim) + " is smaller than " + std::to_string(num_parts) + " parts");
+  require(dim >= 0, "feature_dim", "must not be negative, got " + std::to_string(dim));
 }
 
 int FeatureColumnSplit::begin(int part) const {

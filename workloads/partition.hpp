@@ -88,7 +88,8 @@ PartitionResult run_partitioner(const Partitioner& partitioner, const Graph& gra
                                 std::uint64_t seed);
 
 // P3's feature-dimension split: part p holds columns [begin(p), end(p)) of every node's features;
-// the first dim % num_parts parts hold one column more.
+// the first dim % num_parts parts hold one column more. With more parts than columns, the parts
+// from dim on hold none (their ranks take no share of P3's first layer).
 class FeatureColumnSplit {
  public:
   FeatureColumnSplit(int dim, int num_parts);

@@ -324,12 +324,6 @@ class ShardReader {
       fail("feature_kind", "generated features need labels, but the file has none");
     }
     const ShardLayout& layout = manifest_.layout;
-    if (layout.features == "columns" && header_.feature_dim > 0 &&
-        header_.feature_dim < header_.num_shards) {
-      fail("feature_dim", std::to_string(header_.feature_dim) +
-                              " feature columns cannot be split over " +
-                              std::to_string(header_.num_shards) + " shards");
-    }
     const ShardPlacement expected = shard_placement(layout, header_.feature_dim, rank_);
     if (header_.column_begin != expected.features.column_begin ||
         header_.column_end != expected.features.column_end) {

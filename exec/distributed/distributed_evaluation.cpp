@@ -57,8 +57,8 @@ Matrix row_slice(const Matrix& m, std::int64_t begin, std::int64_t end) {
 }
 
 // The weights layer l multiplies its input by, side by side: GCN's W, or SAGE's [W_self | W_neigh].
-Matrix concatenated_weights(std::span<Parameter* const> layer_parameters) {
-  const std::size_t num_weights = layer_parameters.size() - 1;  // the last one is the bias
+// The first `num_weights` of a layer's parameters side by side.
+Matrix concatenated_weights(std::span<Parameter* const> layer_parameters, std::size_t num_weights) {
   const std::int64_t rows = layer_parameters[0]->value.rows();
   const std::int64_t width = layer_parameters[0]->value.cols();
   Matrix weights(rows, width * static_cast<std::int64_t>(num_weights));
@@ -168,7 +168,7 @@ std::vector<FeaturePlacement> DistributedEvaluator::held_by_owners(std::int64_t 
 
 Matrix DistributedEvaluator::forward(const std::vector<Parameter>& parameters,
                                      std::span<const NodeId> targets) {
-  if (spec_.kind() == ModelKind::gcn && global_degrees_.empty()) {
+  if (spec_.gcn_normalised() && global_degrees_.empty()) {
     global_degrees_ = global_gcn_degrees(store_, transport_);
   }
   Model model(spec_, 0);
@@ -199,9 +199,12 @@ Matrix DistributedEvaluator::forward(const std::vector<Parameter>& parameters,
     // A layer that multiplies before aggregating (out < in) has the rows' products computed where
     // the rows are held, and moves those, narrower than the rows.
     const bool transform_first = spec_.transforms_first(l);
-    const Matrix products = transform_first ? owned_products(concatenated_weights(layer_parameters),
-                                                             input_holders, read_input)
-                                            : Matrix();
+    const auto num_weights = static_cast<std::size_t>(spec_.num_weights(l));
+    const Matrix products =
+        transform_first ? owned_products(concatenated_weights(layer_parameters, num_weights),
+                                         input_holders, read_input)
+                        : Matrix();
+    const Parameter* bias = shape.bias ? layer_parameters.back() : nullptr;
     const std::unique_ptr<GnnLayer> layer =
         transform_first ? nullptr : make_layer(spec_, l, layer_parameters);
     Matrix out(static_cast<std::int64_t>(destinations.size()), shape.out_dim);
@@ -210,11 +213,11 @@ Matrix DistributedEvaluator::forward(const std::vector<Parameter>& parameters,
       const Block block = blocks_.build(destinations.subspan(chunk.begin, chunk.end - chunk.begin));
       Matrix y;
       if (transform_first) {
-        y = aggregate_products(block, products, layer_parameters.back()->value);
+        y = aggregate_products(block, products, shape.out_dim, bias);
       } else {
         Matrix input = fetch(block.src_nodes, shape.in_dim, input_holders, read_input,
                              l == 0 ? Traffic::features : Traffic::activations);
-        if (spec_.kind() == ModelKind::gcn) rescale_to_global_degrees(block, input);
+        if (spec_.gcn_normalised()) rescale_to_global_degrees(block, input);
         y = layer->forward(block, input);
       }
       if (shape.relu) cpu::relu_forward(y);
@@ -225,11 +228,11 @@ Matrix DistributedEvaluator::forward(const std::vector<Parameter>& parameters,
   return hidden;
 }
 
-// GCN: y = A (H W) + b; GraphSAGE: y = (H W_self)[dst] + mean(H W_neigh) + b: the layers'
-// transform-first order, with the products H W of the owned nodes already computed.
+// GCN (and SGC's first layer, without b): y = A (H W) + b; GraphSAGE: y = (H W_self)[dst] + mean(H
+// W_neigh) + b: the layers' transform-first order, with the products H W of the owned nodes already
+// computed.
 Matrix DistributedEvaluator::aggregate_products(const Block& block, const Matrix& products,
-                                                const Matrix& bias) {
-  const std::int64_t width = bias.cols();
+                                                std::int64_t width, const Parameter* bias) {
   const bool sage = spec_.kind() == ModelKind::sage;
   // GraphSAGE's products hold the self term's columns, then the neighbour term's.
   Matrix z = fetch(block.src_nodes, width, held_by_owners(width),
@@ -247,7 +250,7 @@ Matrix DistributedEvaluator::aggregate_products(const Block& block, const Matrix
     rescale_to_global_degrees(block, z);
     cpu::spmm(gcn_aggregation(block), z, y);
   }
-  cpu::add_row_vector(y, bias);
+  if (bias != nullptr) cpu::add_row_vector(y, bias->value);
   return y;
 }
 

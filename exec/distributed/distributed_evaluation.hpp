@@ -57,8 +57,10 @@ class DistributedEvaluator {
   Matrix owned_products(const Matrix& weights, const std::vector<FeaturePlacement>& holders,
                         const RowReader& read);
   // Collective: a transform-first layer's output for the block's destinations, from the owned
-  // nodes' products (owned_products) of every rank.
-  Matrix aggregate_products(const Block& block, const Matrix& products, const Matrix& bias);
+  // nodes' products (owned_products) of every rank, `width` columns per term; `bias` may be null
+  // (SGC's first layer has none).
+  Matrix aggregate_products(const Block& block, const Matrix& products, std::int64_t width,
+                            const Parameter* bias);
   // Rows of a table with one row per owned node, from column `column` on.
   RowReader owned_rows_of(const Matrix& table, std::int64_t column) const;
   // A table `width` wide whose rows their owners hold.

@@ -14,11 +14,11 @@ namespace {
 Announcement exchange_announcement(const Announcement& sent, Transport& transport,
                                    TransferTiming& timing) {
   std::vector<std::span<const std::byte>> views;
-  for (const auto& payload : sent) views.push_back(as_bytes_span(payload));
+  for (std::size_t q = 0; q < sent.size(); ++q) views.push_back(as_bytes_span(sent[q]));
   const auto received = transport.all_to_all(views, Traffic::structure, timing);
-  Announcement decoded;
+  std::vector<std::vector<std::int32_t>> decoded;
   for (const auto& bytes : received) decoded.push_back(from_bytes<std::int32_t>(bytes));
-  return decoded;
+  return Announcement(std::move(decoded));
 }
 
 // The shard, once it is known to hold what the strategy needs on its rank.

@@ -88,6 +88,21 @@ Matrix GcnLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   return propagate_.backward(grad_out, weight_.value, weight_.grad, want_input_grad);
 }
 
+Matrix PropagationLayer::forward(const Block& block, const Matrix& h_src) {
+  aggregation_ = gcn_aggregation(block);
+  Matrix out;
+  backend_.spmm(aggregation_, h_src, out);
+  if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
+  return out;
+}
+
+Matrix PropagationLayer::backward(const Matrix& grad_out, bool want_input_grad) {
+  if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
+  Matrix grad_input;
+  if (want_input_grad) backend_.spmm(aggregation_.transposed(), grad_out, grad_input);
+  return grad_input;
+}
+
 SageLayer::SageLayer(bool transform_first, Parameter& weight_self, Parameter& weight_neigh,
                      Parameter* bias, ComputeBackend& backend)
     : weight_self_(weight_self),
@@ -129,10 +144,11 @@ std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
                                      std::span<Parameter* const> parameters,
                                      ComputeBackend& backend) {
   const auto shapes = spec.parameters(layer);
-  const std::size_t num_weights = shapes.size() - 1;
+  const auto num_weights = static_cast<std::size_t>(spec.num_weights(layer));
   if (parameters.size() != num_weights && parameters.size() != shapes.size()) {
     throw Error("make_layer: layer " + std::to_string(layer) + " takes " +
-                std::to_string(num_weights) + " weights and an optional bias, got " +
+                std::to_string(num_weights) + " weights" +
+                (spec.layer(layer).bias ? " and an optional bias" : "") + ", got " +
                 std::to_string(parameters.size()) + " parameters");
   }
   for (std::size_t p = 0; p < num_weights; ++p) {
@@ -142,11 +158,14 @@ std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
                   std::to_string(layer) + " needs " + std::to_string(shapes[p].cols));
     }
   }
-  Parameter* bias = parameters.size() == shapes.size() ? parameters.back() : nullptr;
+  Parameter* bias =
+      spec.layer(layer).bias && parameters.size() == shapes.size() ? parameters.back() : nullptr;
+  if (num_weights == 0) return std::make_unique<PropagationLayer>(bias, backend);
   // A partial layer's weights hold only its slice of the input rows: the slice's width decides.
   const bool transform_first =
       spec.transforms_first(layer, static_cast<int>(parameters[0]->value.rows()));
   switch (spec.kind()) {
+    case ModelKind::sgc:
     case ModelKind::gcn:
       return std::make_unique<GcnLayer>(transform_first, *parameters[0], bias, backend);
     case ModelKind::sage:

@@ -86,6 +86,21 @@ class GcnLayer final : public GnnLayer {
   AggregateTransform propagate_;
 };
 
+// SGC's layers after the first: GCN's propagation without weights, h'_v = sum_{u in N(v) + v}
+// h_u / sqrt(d_u d_v), plus the bias on the last.
+class PropagationLayer final : public GnnLayer {
+ public:
+  // `bias` may be null.
+  PropagationLayer(Parameter* bias, ComputeBackend& backend) : bias_(bias), backend_(backend) {}
+  Matrix forward(const Block& block, const Matrix& h_src) override;
+  Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
+
+ private:
+  Parameter* bias_;
+  ComputeBackend& backend_;
+  cpu::SparseMatrix aggregation_;
+};
+
 class SageLayer final : public GnnLayer {
  public:
   // `bias` may be null (a partial layer).
@@ -105,8 +120,8 @@ class SageLayer final : public GnnLayer {
 };
 
 // Layer l of `spec` over `parameters`, given in ModelSpec::parameters(l) order; when the list
-// ends before the bias, the layer is partial (no bias). Throws Error on a shape mismatch. The
-// layer's kernels run on `backend` (which must outlive it).
+// ends before a bias the layer has, the layer is partial (no bias). Throws Error on a shape
+// mismatch. The layer's kernels run on `backend` (which must outlive it).
 std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
                                      std::span<Parameter* const> parameters,
                                      ComputeBackend& backend = cpu_backend());

@@ -48,7 +48,7 @@ Matrix Model::forward(std::span<const Block* const> blocks, const Matrix& input,
     }
     Matrix out = layers_[index]->forward(block, *h);
     if (l == num_layers - 1) return out;
-    cpu::relu_forward(out);
+    if (spec_.layer(l).relu) cpu::relu_forward(out);
     inputs_[index + 1] = std::move(out);
     h = &inputs_[index + 1];
   }

@@ -1,5 +1,5 @@
-// Every layer's hand-derived backward pass against central finite differences, for GCN and
-// GraphSAGE, in both multiplication orders (out < in transforms first, out >= in aggregates first),
+// Every layer's hand-derived backward pass against central finite differences, for GCN, GraphSAGE
+// and SGC, in both multiplication orders (out < in transforms first, out >= in aggregates first),
 // on a sampled block (destinations a prefix of sources) and through a whole model with dropout,
 // ReLU and softmax cross-entropy.
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "exec/kernels/cpu_kernels.hpp"
+#include "exec/nn/aggregation.hpp"
 #include "exec/nn/layers.hpp"
 #include "exec/nn/model.hpp"
 #include "workloads/common/random.hpp"
@@ -123,7 +124,8 @@ TEST_P(LayerGradient, MatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Layers, LayerGradient,
                          ::testing::Values(LayerCase{"gcn", 6, 3}, LayerCase{"gcn", 3, 5},
-                                           LayerCase{"sage", 6, 3}, LayerCase{"sage", 3, 5}),
+                                           LayerCase{"sage", 6, 3}, LayerCase{"sage", 3, 5},
+                                           LayerCase{"sgc", 6, 3}),
                          [](const ::testing::TestParamInfo<LayerCase>& param_info) {
                            return std::string(param_info.param.kind) + "_" +
                                   std::to_string(param_info.param.in_dim) + "_to_" +
@@ -144,7 +146,8 @@ TEST_P(LayerGradient, PartialLayersOverColumnSlicesSumToTheFullLayer) {
   std::vector<Parameter> full = initial_parameters(spec, 0, 5);
   std::vector<Parameter*> full_pointers;
   for (Parameter& p : full) full_pointers.push_back(&p);
-  full.back().value = uniform_matrix(1, c.out_dim, -1.0f, 1.0f, 9);  // a non-zero bias
+  const bool bias = spec.layer(0).bias;  // not SGC's first layer
+  if (bias) full.back().value = uniform_matrix(1, c.out_dim, -1.0f, 1.0f, 9);  // a non-zero one
   const Matrix h = uniform_matrix(block.num_src(), c.in_dim, -1.0f, 1.0f, 6);
   const Matrix grad_out = uniform_matrix(block.num_dst, c.out_dim, -1.0f, 1.0f, 7);
   auto full_layer = make_layer(spec, 0, full_pointers);
@@ -155,8 +158,9 @@ TEST_P(LayerGradient, PartialLayersOverColumnSlicesSumToTheFullLayer) {
   Matrix sum(block.num_dst, c.out_dim);
   for (int part = 0; part < 2; ++part) {
     std::vector<Parameter> weights;
-    for (std::size_t p = 0; p + 1 < full.size(); ++p) {
-      weights.push_back(row_slice(full[p], split.begin(part), split.end(part)));
+    for (int p = 0; p < spec.num_weights(0); ++p) {
+      weights.push_back(
+          row_slice(full[static_cast<std::size_t>(p)], split.begin(part), split.end(part)));
     }
     std::vector<Parameter*> pointers;
     for (Parameter& p : weights) pointers.push_back(&p);
@@ -176,7 +180,7 @@ TEST_P(LayerGradient, PartialLayersOverColumnSlicesSumToTheFullLayer) {
       }
     }
   }
-  cpu::add_row_vector(sum, full.back().value);
+  if (bias) cpu::add_row_vector(sum, full.back().value);
   for (std::int64_t i = 0; i < sum.size(); ++i)
     EXPECT_NEAR(sum.data()[i], expected.data()[i], 1e-5);
 }
@@ -221,10 +225,56 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ModelGradient, ::testing::Values("gcn", "sage"),
+INSTANTIATE_TEST_SUITE_P(Models, ModelGradient, ::testing::Values("gcn", "sage", "sgc"),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            return std::string(param_info.param);
                          });
+
+// SGC with K = 3 is Wu et al.'s logits = A3 A2 A1 X W + b: three GCN propagations (no ReLU) and
+// one linear map, whose parameters are W (features x classes) and b alone.
+TEST(SgcModel, IsOneLinearMapOfTheThriceAggregatedFeatures) {
+  ModelConfig config;
+  config.kind = "sgc";
+  config.num_layers = 3;
+  config.hidden = 64;  // does not apply
+  config.dropout = 0;
+  const ModelSpec spec(config, 6, 3);
+  EXPECT_EQ(spec.num_parameters(), 6 * 3 + 3);
+  EXPECT_EQ(spec.parameters(1).size(), 0u);
+  Model model(spec, 31);
+  const auto parameters = model.parameters();
+  ASSERT_EQ(parameters.size(), 2u);
+  parameters[1]->value = uniform_matrix(1, 3, -1.0f, 1.0f, 32);  // a non-zero bias
+
+  const Block first = sampled_block();
+  Block second;
+  second.src_nodes = {40, 41, 42, 43};
+  second.num_dst = 3;
+  second.offsets = {0, 2, 3, 4};
+  second.src_index = {3, 1, 0, 2};
+  Block third;
+  third.src_nodes = {40, 41, 42};
+  third.num_dst = 2;
+  third.offsets = {0, 2, 3};
+  third.src_index = {2, 1, 0};
+  const Block* blocks[] = {&first, &second, &third};
+  const Matrix input = uniform_matrix(first.num_src(), 6, -1.0f, 1.0f, 33);
+  const Matrix logits = model.forward(blocks, input, false, 0);
+
+  Matrix propagated = input;
+  for (const Block* block : blocks) {
+    Matrix next;
+    cpu::spmm(gcn_aggregation(*block), propagated, next);
+    propagated = std::move(next);
+  }
+  Matrix expected;
+  cpu::gemm(propagated, false, parameters[0]->value, false, expected);
+  cpu::add_row_vector(expected, parameters[1]->value);
+  ASSERT_EQ(logits.rows(), 2);
+  ASSERT_EQ(logits.cols(), 3);
+  for (std::int64_t i = 0; i < logits.size(); ++i)
+    EXPECT_NEAR(logits.data()[i], expected.data()[i], 1e-5) << "entry " << i;
+}
 
 TEST(Model, ForwardIsDeterministicAndDropoutOnlyInTraining) {
   ModelConfig config;

@@ -107,13 +107,14 @@ std::string one_iteration_name(
 INSTANTIATE_TEST_SUITE_P(TwoLayers, OneIteration,
                          ::testing::Combine(::testing::Values("dgl-pull", "p3"),
                                             ::testing::Values("replicated", "partitioned"),
-                                            ::testing::Values("sage", "gcn"), ::testing::Values(2)),
+                                            ::testing::Values("sage", "gcn", "sgc"),
+                                            ::testing::Values(2)),
                          one_iteration_name);
 
 INSTANTIATE_TEST_SUITE_P(OtherDepths, OneIteration,
                          ::testing::Combine(::testing::Values("dgl-pull", "p3"),
                                             ::testing::Values("partitioned"),
-                                            ::testing::Values("sage", "gcn"),
+                                            ::testing::Values("sage", "gcn", "sgc"),
                                             ::testing::Values(1, 3)),
                          one_iteration_name);
 
@@ -143,6 +144,29 @@ INSTANTIATE_TEST_SUITE_P(
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
+
+// P3 on more ranks than feature columns: 2 columns over 3 or 4 ranks leave ranks 2 and 3 without
+// any, so they take no share of the first layer; an iteration still gives the single-process
+// results and moves the plan's bytes, with and without copies of the column slices (on 4 ranks,
+// room for one copy each gives groups {0}, {1} and {2, 3}, each holding both columns).
+TEST(P3MoreRanksThanColumns, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
+  static const Dataset narrow = testing::csbm_workload(600, 4, 2);
+  for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{600 * 4}}) {
+    SCOPED_TRACE("cache budget " + std::to_string(budget) + " bytes");
+    ExperimentConfig config = experiment("p3", "partitioned", "sage");
+    config.workload = WorkloadConfig{};
+    config.workload.source = "csbm";
+    if (budget > 0) {
+      config.distribution.cache = "features";
+      config.distribution.cache_budget_bytes = budget;
+    }
+    MpiTransport transport;
+    if (budget > 0 && transport.size() == 4) {
+      EXPECT_TRUE(make_strategy_context(config, narrow, 4).feature_replicas.any());
+    }
+    testing::expect_single_process_iteration(config, narrow, transport, cpu_backend());
+  }
+}
 
 // An epoch of training with copies of every partition on every rank gives the losses and weights
 // of training without: bit for bit where the copies only change where data is read (structure:

@@ -206,14 +206,52 @@ TEST(SamplingTraffic, RequestsAndRepliesFollowTheSampledBlocks) {
   }
 }
 
+// With more ranks than feature columns (3 over 5 ranks), ranks 3 and 4 hold no column: they take
+// no share of the first layer, receive no computation graph, and pull their batch's partial
+// activations from the 3 ranks that hold columns.
+TEST(P3Plan, RanksWithoutFeatureColumnsComputeNoPartialActivations) {
+  const int n = 5;
+  const int columns = 3;
+  StrategyContext context = context_for(n, true);
+  context.model = ModelSpec(ModelConfig{"sage", 2, 16, 0.5}, columns, 7);
+  context.feature_dim = columns;
+  const auto plans = plans_for("p3", context);
+  TrafficBytes sent;
+  TrafficBytes received;
+  for (const Plan& plan : plans) {
+    EXPECT_NO_THROW(plan.validate());
+    sent += plan.bytes_sent();
+    received += plan.bytes_received();
+    const bool holds_a_column = plan.rank < columns;
+    int partial_layers = 0;
+    for (const Op& op : plan.ops) partial_layers += op.kind == OpKind::layer_forward && op.partial;
+    EXPECT_EQ(partial_layers, holds_a_column ? n : 0) << "rank " << plan.rank;
+
+    const Block& first = *plan.tensors[static_cast<std::size_t>(plan.ops[0].outputs[0])].block;
+    const std::int64_t other_holders = holds_a_column ? columns - 1 : columns;
+    EXPECT_EQ(plan.op_labelled("announce").total_bytes_to(),
+              other_holders * encoded_block_bytes(first));
+    EXPECT_EQ(plan.op_labelled("pull partial activations").total_bytes_from(),
+              other_holders * first.num_dst * 16 * 4);
+    EXPECT_EQ(plan.op_labelled("push layer0 gradients").total_bytes_to(),
+              other_holders * first.num_dst * 16 * 4);
+    for (const ParameterSpec& p : plan.parameters) {
+      if (p.layer == 0 && p.is_weight) {
+        EXPECT_EQ(p.row_end - p.row_begin, holds_a_column ? 1 : 0) << "rank " << plan.rank;
+      }
+    }
+  }
+  EXPECT_EQ(sent, received);
+}
+
 TEST(StrategyChecks, RejectWhatTheyCannotRun) {
-  StrategyContext context = context_for(4, false);
-  context.feature_dim = 3;
+  StrategyContext context = context_for(2, false);
+  context.feature_dim = 0;
   try {
     make_strategy("p3")->check(context);
-    FAIL() << "p3 cannot split 3 feature columns over 4 ranks";
+    FAIL() << "p3 needs feature columns to split";
   } catch (const ConfigError& error) {
-    EXPECT_EQ(error.field(), "ranks");
+    EXPECT_EQ(error.field(), "workload.features");
   }
   EXPECT_THROW(make_strategy("neutronstar"), ConfigError);
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"dgl-pull", "p3", "roc"}));

@@ -307,7 +307,14 @@ TEST(FeatureColumnSplit, RangesWidthsAndBytes) {
   EXPECT_EQ(json.at("parts")[1].at("bytes"), 33 * 10 * 4);
 
   expect_config_error([] { FeatureColumnSplit(100, 0); }, "num_parts");
-  expect_config_error([] { FeatureColumnSplit(3, 4); }, "feature_dim");
+  // More parts than columns: one column each for the first three, none for the last.
+  const FeatureColumnSplit narrow(3, 4);
+  EXPECT_EQ(narrow.begin(2), 2);
+  EXPECT_EQ(narrow.width(2), 1);
+  EXPECT_EQ(narrow.begin(3), 3);
+  EXPECT_EQ(narrow.width(3), 0);
+  EXPECT_EQ(narrow.bytes(3, 1000), 0);
+  expect_config_error([] { FeatureColumnSplit(-1, 4); }, "feature_dim");
   expect_config_error([&] { (void)split.begin(3); }, "part");
   expect_config_error([&] { (void)split.end(-1); }, "part");
 }
