@@ -5,6 +5,13 @@
 #include "workloads/common/json_config.hpp"
 
 namespace gnnbed {
+namespace {
+
+// GAT's work per edge and head beyond the aggregation: the two scores' sum, LeakyReLU, exponential,
+// the softmax's sum and division.
+constexpr double kGatEdgeFlopsPerHead = 5.0;
+
+}  // namespace
 
 ModelConfig model_config_from_json(const nlohmann::json& object, const ModelConfig& defaults,
                                    const std::string& where) {
@@ -14,6 +21,7 @@ ModelConfig model_config_from_json(const nlohmann::json& object, const ModelConf
   reader.read("num_layers", config.num_layers);
   reader.read("hidden", config.hidden);
   reader.read("dropout", config.dropout);
+  reader.read("heads", config.heads);
   reader.finish();
   return config;
 }
@@ -22,15 +30,18 @@ nlohmann::json to_json(const ModelConfig& config) {
   return {{"kind", config.kind},
           {"num_layers", config.num_layers},
           {"hidden", config.hidden},
-          {"dropout", config.dropout}};
+          {"dropout", config.dropout},
+          {"heads", config.heads}};
 }
 
 ModelSpec::ModelSpec(const ModelConfig& config, int input_dim, int num_classes)
     : dropout_(config.dropout) {
-  require_one_of("model.kind", config.kind, {"gcn", "sage", "sgc"});
+  require_one_of("model.kind", config.kind, {"gcn", "sage", "sgc", "gat"});
   kind_ = config.kind == "gcn"    ? ModelKind::gcn
           : config.kind == "sage" ? ModelKind::sage
-                                  : ModelKind::sgc;
+          : config.kind == "sgc"  ? ModelKind::sgc
+                                  : ModelKind::gat;
+  require(config.heads >= 1, "model.heads", "must be at least 1");
   require(config.num_layers >= 1, "model.num_layers", "must be at least 1");
   require(config.hidden >= 1, "model.hidden", "must be at least 1");
   require(config.dropout >= 0 && config.dropout < 1, "model.dropout", "must lie in [0, 1)");
@@ -40,6 +51,10 @@ ModelSpec::ModelSpec(const ModelConfig& config, int input_dim, int num_classes)
     const bool last = l == config.num_layers - 1;
     if (kind_ == ModelKind::sgc) {
       layers_.push_back({l == 0 ? input_dim : num_classes, num_classes, false, last});
+    } else if (kind_ == ModelKind::gat) {
+      const int width = config.hidden * config.heads;
+      layers_.push_back({l == 0 ? input_dim : width, last ? num_classes : width, !last, true,
+                         last ? 1 : config.heads});
     } else {
       layers_.push_back(
           {l == 0 ? input_dim : config.hidden, last ? num_classes : config.hidden, !last, true});
@@ -53,6 +68,10 @@ std::vector<ParameterShape> ModelSpec::parameters(int l) const {
   if (kind_ == ModelKind::sage) {
     shapes.push_back({"W_self", shape.in_dim, shape.out_dim, true});
     shapes.push_back({"W_neigh", shape.in_dim, shape.out_dim, true});
+  } else if (kind_ == ModelKind::gat) {
+    shapes.push_back({"W", shape.in_dim, shape.out_dim, true});
+    shapes.push_back({"a_src", shape.heads, shape.head_dim(), true});
+    shapes.push_back({"a_dst", shape.heads, shape.head_dim(), true});
   } else if (kind_ == ModelKind::gcn || l == 0) {
     shapes.push_back({"W", shape.in_dim, shape.out_dim, true});
   }
@@ -68,6 +87,8 @@ int ModelSpec::num_weights(int l) const {
       return 2;
     case ModelKind::sgc:
       return l == 0 ? 1 : 0;
+    case ModelKind::gat:
+      return 3;
   }
   return 0;
 }
@@ -103,9 +124,17 @@ ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::i
   LayerWork work;
   work.dense_flops = 2.0 * transformed_rows * in * out;
   work.memory_bytes = static_cast<double>(sizeof(float)) * transformed_rows * (in + out);
+  // GCN, SGC and GAT add a self loop per destination.
+  const bool self_loops = kind_ != ModelKind::sage;
   const double aggregated =
-      static_cast<double>(num_edges) + (gcn_normalised() ? static_cast<double>(num_dst) : 0.0);
+      static_cast<double>(num_edges) + (self_loops ? static_cast<double>(num_dst) : 0.0);
   work.sparse_flops = 2.0 * aggregated * width;
+  if (kind_ == ModelKind::gat) {
+    // Attention: a score per row and head from each side (a multiply-add per column), then per
+    // edge and head the sum, LeakyReLU, exponential, softmax sum and division.
+    work.sparse_flops += 2.0 * static_cast<double>(num_src + num_dst) * out +
+                         kGatEdgeFlopsPerHead * aggregated * layer(l).heads;
+  }
   return work;
 }
 
@@ -120,8 +149,10 @@ ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::
   work.dense_flops = products * forward.dense_flops;
   work.memory_bytes = products * forward.memory_bytes;
   // Transforming first, the transposed aggregation feeds the weight gradient; aggregating first,
-  // it only carries the input gradient.
+  // it only carries the input gradient. GAT's backward goes through the attention too (the
+  // gradients of the coefficients, the softmax and the scores): about twice its forward.
   work.sparse_flops = (transforms_first(l, in_width) || input_grad) ? forward.sparse_flops : 0.0;
+  if (kind_ == ModelKind::gat) work.sparse_flops = 2.0 * forward.sparse_flops;
   return work;
 }
 

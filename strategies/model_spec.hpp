@@ -18,13 +18,19 @@ enum class ModelKind {
   // features to the classes: layer 0 is h_v = sum_{u in N(v) + v} x_u W / sqrt(d_u d_v), layers
   // 1..K-1 propagate only, and the last adds b. Hidden size does not apply.
   sgc,
+  // GAT (Velickovic et al., ICLR 2018): per head k, z = h W_k, e_uv = LeakyReLU_0.2(a_dst_k . z_v +
+  // a_src_k . z_u) over v's in-edges and itself, alpha = softmax_u(e_uv), h'_v = sum_u alpha_uv
+  // z_u; hidden layers concatenate `heads` heads of `hidden` columns, the last has one head of the
+  // classes. ReLU between layers (the paper's ELU is not an op here).
+  gat,
 };
 
 struct ModelConfig {
-  std::string kind = "gcn";  // "gcn", "sage" or "sgc"
+  std::string kind = "gcn";  // "gcn", "sage", "sgc" or "gat"
   int num_layers = 2;        // SGC: the propagation steps K
-  int hidden = 16;           // width of every hidden layer (not SGC's)
+  int hidden = 16;           // width of every hidden layer (not SGC's; GAT's per head)
   double dropout = 0.5;      // before every layer, as Kipf & Welling apply it
+  int heads = 8;             // GAT's attention heads in hidden layers
 };
 
 ModelConfig model_config_from_json(const nlohmann::json& object, const ModelConfig& defaults,
@@ -33,13 +39,15 @@ nlohmann::json to_json(const ModelConfig& config);
 
 struct LayerShape {
   int in_dim = 0;
-  int out_dim = 0;
+  int out_dim = 0;    // GAT: heads x head width
   bool relu = false;  // ReLU after the layer (all but the last; none in SGC)
   bool bias = true;   // adds a bias (every layer; SGC's last only)
+  int heads = 1;      // GAT's attention heads
+  int head_dim() const { return out_dim / heads; }
 };
 
 struct ParameterShape {
-  std::string name;  // "W", "W_self", "W_neigh", "b"
+  std::string name;  // "W", "W_self", "W_neigh", "a_src", "a_dst", "b"
   int rows = 0;
   int cols = 0;
   bool is_weight = false;  // weight matrices take weight decay; biases do not
@@ -57,7 +65,8 @@ class ModelSpec {
   // Layer l's weights, then its bias when it has one (LayerShape::bias). SGC's middle layers have
   // none.
   std::vector<ParameterShape> parameters(int l) const;
-  // The number of weight matrices of layer l (parameters(l) less the bias).
+  // The number of weight matrices of layer l (parameters(l) less the bias; GAT's attention vectors
+  // count).
   int num_weights(int l) const;
   std::int64_t num_parameters() const;
 
@@ -71,12 +80,14 @@ class ModelSpec {
   // aggregate at the narrower width. `in_width` >= 0 is the input width of a partial layer (a
   // slice of the input columns), which decides the order for it. False for a layer without
   // weights.
+  // GAT always transforms first: its attention scores need the transformed rows.
   bool transforms_first(int l, int in_width = -1) const {
-    return num_weights(l) > 0 && layer(l).out_dim < (in_width >= 0 ? in_width : layer(l).in_dim);
+    return kind_ == ModelKind::gat ||
+           (num_weights(l) > 0 && layer(l).out_dim < (in_width >= 0 ? in_width : layer(l).in_dim));
   }
   // Whether layers aggregate with GCN's symmetric normalisation (1 / sqrt(d_u d_v), self loops),
   // which needs every node's degree in the whole graph.
-  bool gcn_normalised() const { return kind_ != ModelKind::sage; }
+  bool gcn_normalised() const { return kind_ == ModelKind::gcn || kind_ == ModelKind::sgc; }
 
   // A layer's work. Multiply-adds count as 2 FLOPs, split into dense weight products and sparse
   // aggregation (one multiply-add per edge and column; GCN adds a self loop per destination).

@@ -78,6 +78,10 @@ class P3Strategy final : public Strategy {
 
   void check(const StrategyContext& context) const override {
     require(context.feature_dim >= 1, "workload.features", "p3 needs node features");
+    // GAT's attention needs whole rows of the first layer's product, which a column slice does not
+    // give; P3's split of it (partial scores, then partial aggregations) is not built.
+    require(context.model.kind() != ModelKind::gat, "model.kind",
+            "p3 does not split GAT's first layer yet; use dgl-pull or roc");
     require(context.partition.num_parts() == context.num_ranks, "partition",
             "has " + std::to_string(context.partition.num_parts()) + " parts for " +
                 std::to_string(context.num_ranks) + " ranks");

@@ -198,7 +198,8 @@ Matrix DistributedEvaluator::forward(const std::vector<Parameter>& parameters,
         static_cast<std::size_t>(transport_.max_over_ranks(static_cast<double>(chunks.size())));
     // A layer that multiplies before aggregating (out < in) has the rows' products computed where
     // the rows are held, and moves those, narrower than the rows.
-    const bool transform_first = spec_.transforms_first(l);
+    // (GAT's attention needs more than the products: it fetches the rows and runs the layer.)
+    const bool transform_first = spec_.transforms_first(l) && spec_.kind() != ModelKind::gat;
     const auto num_weights = static_cast<std::size_t>(spec_.num_weights(l));
     const Matrix products =
         transform_first ? owned_products(concatenated_weights(layer_parameters, num_weights),

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "exec/nn/aggregation.hpp"
+#include "exec/nn/gat_layer.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 
@@ -165,6 +166,9 @@ std::unique_ptr<GnnLayer> make_layer(const ModelSpec& spec, int layer,
   const bool transform_first =
       spec.transforms_first(layer, static_cast<int>(parameters[0]->value.rows()));
   switch (spec.kind()) {
+    case ModelKind::gat:
+      return std::make_unique<GatLayer>(spec.layer(layer).heads, *parameters[0], *parameters[1],
+                                        *parameters[2], bias, backend);
     case ModelKind::sgc:
     case ModelKind::gcn:
       return std::make_unique<GcnLayer>(transform_first, *parameters[0], bias, backend);

@@ -91,7 +91,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInvocation{"unknown_option", "--hiddn 3", 2, {"unrecognised option", "--hiddn"}},
         BadInvocation{"non_numeric_value", "--hidden abc", 2, {"model.hidden", "integer"}},
         BadInvocation{"out_of_range_value", "--dropout 1.5", 2, {"model.dropout"}},
-        BadInvocation{"unknown_model", "--model gat", 2, {"model.kind", "gat"}},
+        BadInvocation{"unknown_model", "--model gin", 2, {"model.kind", "gin"}},
         BadInvocation{
             "unknown_workload", "--workload corra", 2, {"workload.source", "corra", "cora"}},
         BadInvocation{"fanouts_do_not_fit_layers",

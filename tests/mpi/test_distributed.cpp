@@ -111,6 +111,13 @@ INSTANTIATE_TEST_SUITE_P(TwoLayers, OneIteration,
                                             ::testing::Values(2)),
                          one_iteration_name);
 
+// p3 does not split GAT's first layer (StrategyChecks).
+INSTANTIATE_TEST_SUITE_P(Attention, OneIteration,
+                         ::testing::Combine(::testing::Values("dgl-pull"),
+                                            ::testing::Values("replicated", "partitioned"),
+                                            ::testing::Values("gat"), ::testing::Values(2)),
+                         one_iteration_name);
+
 INSTANTIATE_TEST_SUITE_P(OtherDepths, OneIteration,
                          ::testing::Combine(::testing::Values("dgl-pull", "p3"),
                                             ::testing::Values("partitioned"),

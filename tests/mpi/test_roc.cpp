@@ -108,9 +108,9 @@ INSTANTIATE_TEST_SUITE_P(Gcn, RocOneEpoch,
                                             ::testing::Values("replicated", "partitioned")),
                          roc_name);
 
-INSTANTIATE_TEST_SUITE_P(Sage, RocOneEpoch,
-                         ::testing::Combine(::testing::Values("sage"), ::testing::Values(2),
-                                            ::testing::Values("hash"),
+INSTANTIATE_TEST_SUITE_P(OtherModels, RocOneEpoch,
+                         ::testing::Combine(::testing::Values("sage", "sgc", "gat"),
+                                            ::testing::Values(2), ::testing::Values("hash"),
                                             ::testing::Values("partitioned")),
                          roc_name);
 

@@ -56,10 +56,60 @@ TEST(ModelSpec, WorkFollowsTheKernelsOrder) {
   const auto g0 = gcn.forward_work(0, 10, 40, 200);
   EXPECT_EQ(g0.sparse_flops, 2.0 * (200 + 10) * 16);
   EXPECT_EQ(g0.memory_bytes, 4.0 * 40 * (100 + 16));
+
+  // SGC: the first layer maps 100 -> 47 like GCN's; the second only propagates, at width 47.
+  const ModelSpec sgc(ModelConfig{"sgc", 2, 16, 0.5}, 100, 47);
+  const auto s0 = sgc.forward_work(0, 10, 40, 200);
+  EXPECT_EQ(s0.dense_flops, 2.0 * 40 * 100 * 47);
+  EXPECT_EQ(s0.sparse_flops, 2.0 * (200 + 10) * 47);
+  const auto s1 = sgc.forward_work(1, 5, 10, 30);
+  EXPECT_EQ(s1.dense_flops, 0.0);
+  EXPECT_EQ(s1.memory_bytes, 0.0);
+  EXPECT_EQ(s1.sparse_flops, 2.0 * (30 + 5) * 47);
+  EXPECT_EQ(sgc.backward_work(1, 5, 10, 30, true).sparse_flops, s1.sparse_flops);
+  EXPECT_EQ(sgc.backward_work(1, 5, 10, 30, false).sparse_flops, 0.0);
+
+  // GAT, 4 heads of 8: transform every source row to 32 columns, then per edge and self loop
+  // aggregate 32 columns and attend 4 heads (5 FLOPs each), plus both sides' scores.
+  ModelConfig gat_config{"gat", 2, 8, 0.5};
+  gat_config.heads = 4;
+  const ModelSpec gat(gat_config, 100, 47);
+  const auto a0 = gat.forward_work(0, 10, 40, 200);
+  EXPECT_EQ(a0.dense_flops, 2.0 * 40 * 100 * 32);
+  EXPECT_EQ(a0.sparse_flops, 2.0 * 210 * 32 + 2.0 * (40 + 10) * 32 + 5.0 * 210 * 4);
+  EXPECT_EQ(gat.backward_work(0, 10, 40, 200, false).sparse_flops, 2 * a0.sparse_flops);
+}
+
+TEST(ModelSpec, SgcAndGatShapesAndParameters) {
+  const ModelSpec sgc(ModelConfig{"sgc", 3, 64, 0.0}, 100, 47);
+  EXPECT_EQ(sgc.layer(0).out_dim, 47) << "the hidden size does not apply";
+  EXPECT_EQ(sgc.layer(1).in_dim, 47);
+  EXPECT_FALSE(sgc.layer(0).relu);
+  EXPECT_FALSE(sgc.layer(1).bias);
+  EXPECT_TRUE(sgc.layer(2).bias);
+  EXPECT_EQ(sgc.num_parameters(), 100 * 47 + 47);
+  EXPECT_EQ(sgc.num_weights(1), 0);
+
+  ModelConfig gat_config{"gat", 2, 8, 0.6};
+  gat_config.heads = 4;
+  const ModelSpec gat(gat_config, 100, 7);
+  EXPECT_EQ(gat.layer(0).out_dim, 32);
+  EXPECT_EQ(gat.layer(0).heads, 4);
+  EXPECT_EQ(gat.layer(1).in_dim, 32);
+  EXPECT_EQ(gat.layer(1).out_dim, 7);
+  EXPECT_EQ(gat.layer(1).heads, 1) << "one output head";
+  const auto p0 = gat.parameters(0);
+  ASSERT_EQ(p0.size(), 4u);
+  EXPECT_EQ(p0[1].name, "a_src");
+  EXPECT_EQ(p0[1].rows, 4);
+  EXPECT_EQ(p0[1].cols, 8);
+  EXPECT_EQ(gat.num_parameters(), 100 * 32 + 2 * 32 + 32 + 32 * 7 + 2 * 7 + 7);
+  EXPECT_TRUE(gat.transforms_first(1)) << "attention needs the transformed rows";
 }
 
 TEST(ModelSpec, RejectsUnusableConfigurations) {
-  EXPECT_THROW(ModelSpec(ModelConfig{"gat", 2, 16, 0.5}, 10, 3), ConfigError);
+  EXPECT_THROW(ModelSpec(ModelConfig{"gin", 2, 16, 0.5}, 10, 3), ConfigError);
+  EXPECT_THROW(ModelSpec(ModelConfig{"gat", 2, 16, 0.5, 0}, 10, 3), ConfigError);
   EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 0, 16, 0.5}, 10, 3), ConfigError);
   EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 2, 16, 1.0}, 10, 3), ConfigError);
   EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 2, 16, 0.5}, 0, 3), ConfigError);

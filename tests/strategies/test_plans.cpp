@@ -253,6 +253,13 @@ TEST(StrategyChecks, RejectWhatTheyCannotRun) {
   } catch (const ConfigError& error) {
     EXPECT_EQ(error.field(), "workload.features");
   }
+  StrategyContext attention = context_for(2, false, "gat");
+  try {
+    make_strategy("p3")->check(attention);
+    FAIL() << "p3 does not split GAT's first layer";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "model.kind");
+  }
   EXPECT_THROW(make_strategy("neutronstar"), ConfigError);
   EXPECT_EQ(strategy_names(), (std::vector<std::string>{"dgl-pull", "p3", "roc"}));
 }

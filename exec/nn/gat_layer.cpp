@@ -1,0 +1,177 @@
+#include "exec/nn/gat_layer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr float kLeakySlope = 0.2f;  // the GAT paper's negative slope
+
+float dot(const float* a, const float* b, std::int64_t n) {
+  float sum = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// Edge (v, i) of a block with self loops: v's i-th in-edge, or v itself for i == degree; edges are
+// numbered destination by destination, v's self loop after its in-edges.
+struct EdgeRange {
+  std::int64_t first = 0;  // number of v's first edge
+  std::int64_t degree = 0;
+};
+
+EdgeRange edges_of(const Block& block, std::int64_t v) {
+  const auto index = static_cast<std::size_t>(v);
+  return {block.offsets[index] + v, block.offsets[index + 1] - block.offsets[index]};
+}
+
+std::int64_t source_of(const Block& block, std::int64_t v, std::int64_t i) {
+  const std::int64_t begin = block.offsets[static_cast<std::size_t>(v)];
+  const std::int64_t degree = block.offsets[static_cast<std::size_t>(v) + 1] - begin;
+  return i < degree ? block.src_index[static_cast<std::size_t>(begin + i)] : v;
+}
+
+}  // namespace
+
+GatLayer::GatLayer(int heads, Parameter& weight, Parameter& attention_src, Parameter& attention_dst,
+                   Parameter* bias, ComputeBackend& backend)
+    : heads_(heads),
+      weight_(weight),
+      attention_src_(attention_src),
+      attention_dst_(attention_dst),
+      bias_(bias),
+      backend_(backend) {
+  const std::int64_t width = weight.value.cols();
+  if (heads < 1 || width % heads != 0 || attention_src.value.rows() != heads ||
+      attention_src.value.cols() != width / heads || attention_dst.value.rows() != heads ||
+      attention_dst.value.cols() != width / heads) {
+    throw Error("GatLayer: " + std::to_string(heads) + " heads over " + std::to_string(width) +
+                " columns need " + std::to_string(heads) + " x head width attention vectors");
+  }
+}
+
+Matrix GatLayer::forward(const Block& block, const Matrix& h_src) {
+  h_src_ = &h_src;
+  block_ = &block;
+  backend_.gemm(h_src, false, weight_.value, false, z_);
+  const std::int64_t width = z_.cols();
+  const std::int64_t head_dim = width / heads_;
+  const std::int64_t num_src = block.num_src();
+  const std::int64_t num_dst = block.num_dst;
+  // Each row's score per head, from the source side and the destination side.
+  std::vector<float> score_src(static_cast<std::size_t>(num_src * heads_));
+  std::vector<float> score_dst(static_cast<std::size_t>(num_dst * heads_));
+  for (std::int64_t u = 0; u < num_src; ++u) {
+    for (int k = 0; k < heads_; ++k) {
+      const float* z = z_.row(u) + k * head_dim;
+      score_src[static_cast<std::size_t>(u * heads_ + k)] =
+          dot(z, attention_src_.value.row(k), head_dim);
+      if (u < num_dst) {
+        score_dst[static_cast<std::size_t>(u * heads_ + k)] =
+            dot(z, attention_dst_.value.row(k), head_dim);
+      }
+    }
+  }
+  const auto num_slots = static_cast<std::size_t>((block.num_edges() + num_dst) * heads_);
+  attention_.assign(num_slots, 0.0f);
+  pre_leaky_.assign(num_slots, 0.0f);
+  Matrix out(num_dst, width);
+  for (std::int64_t v = 0; v < num_dst; ++v) {
+    const EdgeRange edges = edges_of(block, v);
+    for (int k = 0; k < heads_; ++k) {
+      float largest = -INFINITY;
+      for (std::int64_t i = 0; i <= edges.degree; ++i) {
+        const std::int64_t u = source_of(block, v, i);
+        const float pre = score_dst[static_cast<std::size_t>(v * heads_ + k)] +
+                          score_src[static_cast<std::size_t>(u * heads_ + k)];
+        const auto slot = static_cast<std::size_t>((edges.first + i) * heads_ + k);
+        pre_leaky_[slot] = pre;
+        attention_[slot] = pre > 0.0f ? pre : kLeakySlope * pre;
+        largest = std::max(largest, attention_[slot]);
+      }
+      float total = 0.0f;
+      for (std::int64_t i = 0; i <= edges.degree; ++i) {
+        float& a = attention_[static_cast<std::size_t>((edges.first + i) * heads_ + k)];
+        a = std::exp(a - largest);
+        total += a;
+      }
+      float* target = out.row(v) + k * head_dim;
+      for (std::int64_t i = 0; i <= edges.degree; ++i) {
+        float& a = attention_[static_cast<std::size_t>((edges.first + i) * heads_ + k)];
+        a /= total;
+        const float* z = z_.row(source_of(block, v, i)) + k * head_dim;
+        for (std::int64_t c = 0; c < head_dim; ++c) target[c] += a * z[c];
+      }
+    }
+  }
+  if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
+  return out;
+}
+
+Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
+  if (h_src_ == nullptr) throw Error("GatLayer: backward before forward");
+  const Block& block = *block_;
+  if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
+  const std::int64_t width = z_.cols();
+  const std::int64_t head_dim = width / heads_;
+  const std::int64_t num_src = block.num_src();
+  const std::int64_t num_dst = block.num_dst;
+  Matrix grad_z(num_src, width);
+  std::vector<float> grad_score_src(static_cast<std::size_t>(num_src * heads_), 0.0f);
+  std::vector<float> grad_score_dst(static_cast<std::size_t>(num_dst * heads_), 0.0f);
+  std::vector<float> grad_attention;
+  for (std::int64_t v = 0; v < num_dst; ++v) {
+    const EdgeRange edges = edges_of(block, v);
+    for (int k = 0; k < heads_; ++k) {
+      const float* g = grad_out.row(v) + k * head_dim;
+      // d(loss)/d(alpha) per edge, and the softmax's weighted sum of them.
+      grad_attention.assign(static_cast<std::size_t>(edges.degree + 1), 0.0f);
+      float weighted = 0.0f;
+      for (std::int64_t i = 0; i <= edges.degree; ++i) {
+        const std::int64_t u = source_of(block, v, i);
+        const float a = attention_[static_cast<std::size_t>((edges.first + i) * heads_ + k)];
+        const float d = dot(g, z_.row(u) + k * head_dim, head_dim);
+        grad_attention[static_cast<std::size_t>(i)] = d;
+        weighted += a * d;
+        float* target = grad_z.row(u) + k * head_dim;
+        for (std::int64_t c = 0; c < head_dim; ++c) target[c] += a * g[c];
+      }
+      for (std::int64_t i = 0; i <= edges.degree; ++i) {
+        const auto slot = static_cast<std::size_t>((edges.first + i) * heads_ + k);
+        const float grad_score = attention_[slot] *
+                                 (grad_attention[static_cast<std::size_t>(i)] - weighted) *
+                                 (pre_leaky_[slot] > 0.0f ? 1.0f : kLeakySlope);
+        grad_score_dst[static_cast<std::size_t>(v * heads_ + k)] += grad_score;
+        grad_score_src[static_cast<std::size_t>(source_of(block, v, i) * heads_ + k)] += grad_score;
+      }
+    }
+  }
+  // The scores are a_src . z_u and a_dst . z_v: their gradients reach the attention vectors and z.
+  for (std::int64_t u = 0; u < num_src; ++u) {
+    for (int k = 0; k < heads_; ++k) {
+      const float* z = z_.row(u) + k * head_dim;
+      float* target = grad_z.row(u) + k * head_dim;
+      const float from_src = grad_score_src[static_cast<std::size_t>(u * heads_ + k)];
+      const float from_dst =
+          u < num_dst ? grad_score_dst[static_cast<std::size_t>(u * heads_ + k)] : 0.0f;
+      const float* a_src = attention_src_.value.row(k);
+      const float* a_dst = attention_dst_.value.row(k);
+      float* grad_a_src = attention_src_.grad.row(k);
+      float* grad_a_dst = attention_dst_.grad.row(k);
+      for (std::int64_t c = 0; c < head_dim; ++c) {
+        grad_a_src[c] += from_src * z[c];
+        grad_a_dst[c] += from_dst * z[c];
+        target[c] += from_src * a_src[c] + from_dst * a_dst[c];
+      }
+    }
+  }
+  backend_.gemm(*h_src_, true, grad_z, false, weight_.grad, 1.0f, 1.0f);
+  Matrix grad_input;
+  if (want_input_grad) backend_.gemm(grad_z, false, weight_.value, true, grad_input);
+  return grad_input;
+}
+
+}  // namespace gnnbed

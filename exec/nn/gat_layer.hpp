@@ -1,0 +1,36 @@
+#pragma once
+// GAT's layer (Velickovic et al., ICLR 2018; ModelKind::gat): `heads` attention heads over a
+// block's in-edges plus each destination's self loop. Per head k, with z = h W (the head's
+// columns of it):
+//   e_vu = LeakyReLU_0.2(a_dst_k . z_v + a_src_k . z_u),  alpha_vu = softmax over u of e_vu,
+//   out_v = sum_u alpha_vu z_u (+ b),
+// heads side by side. The weight product runs on the backend; the attention, a few operations per
+// edge and head, on the host.
+#include "exec/nn/layers.hpp"
+
+namespace gnnbed {
+
+class GatLayer final : public GnnLayer {
+ public:
+  // `bias` may be null (a partial layer). `heads` divides the weight's columns.
+  GatLayer(int heads, Parameter& weight, Parameter& attention_src, Parameter& attention_dst,
+           Parameter* bias, ComputeBackend& backend);
+  Matrix forward(const Block& block, const Matrix& h_src) override;
+  Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
+
+ private:
+  int heads_;
+  Parameter& weight_;
+  Parameter& attention_src_;
+  Parameter& attention_dst_;
+  Parameter* bias_;
+  ComputeBackend& backend_;
+  // Kept from forward for backward.
+  const Matrix* h_src_ = nullptr;
+  const Block* block_ = nullptr;
+  Matrix z_;                      // num_src x (heads x head width)
+  std::vector<float> attention_;  // alpha, per edge (the block's, then the self loops) and head
+  std::vector<float> pre_leaky_;  // the scores' sums before LeakyReLU, likewise
+};
+
+}  // namespace gnnbed
