@@ -7,7 +7,8 @@
 // and sums them, adds the bias and continues data parallel. Backward runs data parallel down to
 // the first layer, whose activation gradient the owner pushes to every rank; each rank then
 // finishes the first layer's backward for its weight slice. Only the data-parallel parameters are
-// all-reduced.
+// all-reduced. With more ranks than feature columns, the ranks past the last column hold none and
+// take no share of the first layer (columns_computed).
 //
 // Pipelining [P3 section 3.3] (context.pipeline_depth > 0; plan.hpp): the plan's ops fall into
 // P3's four phases, the pipeline's stages: 0 the model-parallel forward (gather, partial layer,
