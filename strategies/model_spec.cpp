@@ -80,17 +80,7 @@ std::vector<ParameterShape> ModelSpec::parameters(int l) const {
 }
 
 int ModelSpec::num_weights(int l) const {
-  switch (kind_) {
-    case ModelKind::gcn:
-      return 1;
-    case ModelKind::sage:
-      return 2;
-    case ModelKind::sgc:
-      return l == 0 ? 1 : 0;
-    case ModelKind::gat:
-      return 3;
-  }
-  return 0;
+  return static_cast<int>(parameters(l).size()) - (layer(l).bias ? 1 : 0);
 }
 
 std::int64_t ModelSpec::num_parameters() const {

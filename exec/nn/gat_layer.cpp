@@ -16,23 +16,26 @@ float dot(const float* a, const float* b, std::int64_t n) {
   return sum;
 }
 
-// Edge (v, i) of a block with self loops: v's i-th in-edge, or v itself for i == degree; edges are
-// numbered destination by destination, v's self loop after its in-edges.
+// Destination v's edges in a block with self loops: i < degree is its i-th in-edge, i == degree
+// the loop to itself. Edges are numbered destination by destination, each self loop after its
+// destination's in-edges.
 struct EdgeRange {
-  std::int64_t first = 0;  // number of v's first edge
-  std::int64_t degree = 0;
+  EdgeRange(const Block& of, std::int64_t destination)
+      : block(of),
+        v(destination),
+        begin(of.offsets[static_cast<std::size_t>(destination)]),
+        degree(of.offsets[static_cast<std::size_t>(destination) + 1] - begin),
+        first(begin + destination) {}
+  std::int64_t source(std::int64_t i) const {
+    return i < degree ? block.src_index[static_cast<std::size_t>(begin + i)] : v;
+  }
+
+  const Block& block;
+  std::int64_t v;
+  std::int64_t begin;   // v's first entry in src_index
+  std::int64_t degree;  // v's in-edges (without the self loop)
+  std::int64_t first;   // number of v's first edge
 };
-
-EdgeRange edges_of(const Block& block, std::int64_t v) {
-  const auto index = static_cast<std::size_t>(v);
-  return {block.offsets[index] + v, block.offsets[index + 1] - block.offsets[index]};
-}
-
-std::int64_t source_of(const Block& block, std::int64_t v, std::int64_t i) {
-  const std::int64_t begin = block.offsets[static_cast<std::size_t>(v)];
-  const std::int64_t degree = block.offsets[static_cast<std::size_t>(v) + 1] - begin;
-  return i < degree ? block.src_index[static_cast<std::size_t>(begin + i)] : v;
-}
 
 }  // namespace
 
@@ -80,11 +83,11 @@ Matrix GatLayer::forward(const Block& block, const Matrix& h_src) {
   pre_leaky_.assign(num_slots, 0.0f);
   Matrix out(num_dst, width);
   for (std::int64_t v = 0; v < num_dst; ++v) {
-    const EdgeRange edges = edges_of(block, v);
+    const EdgeRange edges(block, v);
     for (int k = 0; k < heads_; ++k) {
       float largest = -INFINITY;
       for (std::int64_t i = 0; i <= edges.degree; ++i) {
-        const std::int64_t u = source_of(block, v, i);
+        const std::int64_t u = edges.source(i);
         const float pre = score_dst[static_cast<std::size_t>(v * heads_ + k)] +
                           score_src[static_cast<std::size_t>(u * heads_ + k)];
         const auto slot = static_cast<std::size_t>((edges.first + i) * heads_ + k);
@@ -102,7 +105,7 @@ Matrix GatLayer::forward(const Block& block, const Matrix& h_src) {
       for (std::int64_t i = 0; i <= edges.degree; ++i) {
         float& a = attention_[static_cast<std::size_t>((edges.first + i) * heads_ + k)];
         a /= total;
-        const float* z = z_.row(source_of(block, v, i)) + k * head_dim;
+        const float* z = z_.row(edges.source(i)) + k * head_dim;
         for (std::int64_t c = 0; c < head_dim; ++c) target[c] += a * z[c];
       }
     }
@@ -124,14 +127,14 @@ Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   std::vector<float> grad_score_dst(static_cast<std::size_t>(num_dst * heads_), 0.0f);
   std::vector<float> grad_attention;
   for (std::int64_t v = 0; v < num_dst; ++v) {
-    const EdgeRange edges = edges_of(block, v);
+    const EdgeRange edges(block, v);
     for (int k = 0; k < heads_; ++k) {
       const float* g = grad_out.row(v) + k * head_dim;
       // d(loss)/d(alpha) per edge, and the softmax's weighted sum of them.
       grad_attention.assign(static_cast<std::size_t>(edges.degree + 1), 0.0f);
       float weighted = 0.0f;
       for (std::int64_t i = 0; i <= edges.degree; ++i) {
-        const std::int64_t u = source_of(block, v, i);
+        const std::int64_t u = edges.source(i);
         const float a = attention_[static_cast<std::size_t>((edges.first + i) * heads_ + k)];
         const float d = dot(g, z_.row(u) + k * head_dim, head_dim);
         grad_attention[static_cast<std::size_t>(i)] = d;
@@ -145,7 +148,7 @@ Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
                                  (grad_attention[static_cast<std::size_t>(i)] - weighted) *
                                  (pre_leaky_[slot] > 0.0f ? 1.0f : kLeakySlope);
         grad_score_dst[static_cast<std::size_t>(v * heads_ + k)] += grad_score;
-        grad_score_src[static_cast<std::size_t>(source_of(block, v, i) * heads_ + k)] += grad_score;
+        grad_score_src[static_cast<std::size_t>(edges.source(i) * heads_ + k)] += grad_score;
       }
     }
   }
