@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
 
 namespace gnnbed {
@@ -10,6 +11,11 @@ namespace {
 // GAT's work per edge and head beyond the aggregation: the two scores' sum, LeakyReLU, exponential,
 // the softmax's sum and division.
 constexpr double kGatEdgeFlopsPerHead = 5.0;
+
+// GAT's scores: one per row and head from each side, a multiply-add per column.
+double gat_score_flops(std::int64_t num_dst, std::int64_t num_src, int out_dim) {
+  return 2.0 * static_cast<double>(num_src + num_dst) * out_dim;
+}
 
 }  // namespace
 
@@ -66,16 +72,16 @@ std::vector<ParameterShape> ModelSpec::parameters(int l) const {
   const LayerShape& shape = layer(l);
   std::vector<ParameterShape> shapes;
   if (kind_ == ModelKind::sage) {
-    shapes.push_back({"W_self", shape.in_dim, shape.out_dim, true});
-    shapes.push_back({"W_neigh", shape.in_dim, shape.out_dim, true});
+    shapes.push_back({"W_self", shape.in_dim, shape.out_dim, true, true});
+    shapes.push_back({"W_neigh", shape.in_dim, shape.out_dim, true, true});
   } else if (kind_ == ModelKind::gat) {
-    shapes.push_back({"W", shape.in_dim, shape.out_dim, true});
-    shapes.push_back({"a_src", shape.heads, shape.head_dim(), true});
-    shapes.push_back({"a_dst", shape.heads, shape.head_dim(), true});
+    shapes.push_back({"W", shape.in_dim, shape.out_dim, true, true});
+    shapes.push_back({"a_src", shape.heads, shape.head_dim(), true, false});
+    shapes.push_back({"a_dst", shape.heads, shape.head_dim(), true, false});
   } else if (kind_ == ModelKind::gcn || l == 0) {
-    shapes.push_back({"W", shape.in_dim, shape.out_dim, true});
+    shapes.push_back({"W", shape.in_dim, shape.out_dim, true, true});
   }
-  if (shape.bias) shapes.push_back({"b", 1, shape.out_dim, false});
+  if (shape.bias) shapes.push_back({"b", 1, shape.out_dim, false, false});
   return shapes;
 }
 
@@ -122,7 +128,7 @@ ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::i
   if (kind_ == ModelKind::gat) {
     // Attention: a score per row and head from each side (a multiply-add per column), then per
     // edge and head the sum, LeakyReLU, exponential, softmax sum and division.
-    work.sparse_flops += 2.0 * static_cast<double>(num_src + num_dst) * out +
+    work.sparse_flops += gat_score_flops(num_dst, num_src, layer(l).out_dim) +
                          kGatEdgeFlopsPerHead * aggregated * layer(l).heads;
   }
   return work;
@@ -144,6 +150,26 @@ ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::
   work.sparse_flops = (transforms_first(l, in_width) || input_grad) ? forward.sparse_flops : 0.0;
   if (kind_ == ModelKind::gat) work.sparse_flops = 2.0 * forward.sparse_flops;
   return work;
+}
+
+ModelSpec::SplitWork ModelSpec::split_forward_work(int l, std::int64_t num_dst,
+                                                   std::int64_t num_src, std::int64_t num_edges,
+                                                   int in_width) const {
+  if (kind_ != ModelKind::gat) throw Error("only GAT's layers split at a sum over ranks");
+  const LayerWork whole = forward_work(l, num_dst, num_src, num_edges, in_width);
+  const double scores = gat_score_flops(num_dst, num_src, layer(l).out_dim);
+  return {{whole.dense_flops, scores, whole.memory_bytes}, {0, whole.sparse_flops - scores, 0}};
+}
+
+ModelSpec::SplitWork ModelSpec::split_backward_work(int l, std::int64_t num_dst,
+                                                    std::int64_t num_src, std::int64_t num_edges,
+                                                    bool input_grad, int in_width) const {
+  if (kind_ != ModelKind::gat) throw Error("only GAT's layers split at a sum over ranks");
+  const LayerWork whole = backward_work(l, num_dst, num_src, num_edges, input_grad, in_width);
+  // The second step sends the score gradients into z and the attention vectors (twice the
+  // scores' forward work) and runs the weight products.
+  const double scores = 2.0 * gat_score_flops(num_dst, num_src, layer(l).out_dim);
+  return {{0, whole.sparse_flops - scores, 0}, {whole.dense_flops, scores, whole.memory_bytes}};
 }
 
 }  // namespace gnnbed

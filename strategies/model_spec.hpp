@@ -51,6 +51,9 @@ struct ParameterShape {
   int rows = 0;
   int cols = 0;
   bool is_weight = false;  // weight matrices take weight decay; biases do not
+  // The rows index the layer's input columns (W, W_self, W_neigh; not GAT's attention vectors):
+  // P3 splits these by feature column in the first layer.
+  bool input_rows = false;
 };
 
 class ModelSpec {
@@ -108,6 +111,20 @@ class ModelSpec {
   // the transposed aggregation) only with `input_grad` (every layer but the first).
   LayerWork backward_work(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
                           bool input_grad, int in_width = -1) const;
+
+  // A GAT layer split at its sums over ranks (P3's first layer, SyncedLayer): the forward's first
+  // step (the product and the partial scores) and second (the attention and aggregation), and the
+  // backward's first (the coefficients' gradients through the softmax) and second (the score
+  // gradients into z, then the weight gradients). Each pair adds up to forward_work or
+  // backward_work.
+  struct SplitWork {
+    LayerWork to_sync;
+    LayerWork from_sync;
+  };
+  SplitWork split_forward_work(int l, std::int64_t num_dst, std::int64_t num_src,
+                               std::int64_t num_edges, int in_width = -1) const;
+  SplitWork split_backward_work(int l, std::int64_t num_dst, std::int64_t num_src,
+                                std::int64_t num_edges, bool input_grad, int in_width = -1) const;
 
  private:
   ModelKind kind_;

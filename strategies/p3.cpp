@@ -10,6 +10,17 @@
 // all-reduced. With more ranks than feature columns, the ranks past the last column hold none and
 // take no share of the first layer (columns_computed).
 //
+// GAT's first layer is not linear in its input: the softmax of its attention needs whole scores
+// a . z with z = x W. The scores and, given the attention coefficients, the aggregation are linear
+// though (exec/nn/gat_layer.hpp), so the layer runs in two steps around a sum, as P3's API lets a
+// developer mark the tensors that need one (its section 3.5): each rank computes partial scores
+// from its slice, the owner pulls and sums them and pushes the scores back, and each rank then
+// computes its partial activations, which the owner pulls as above. Backward likewise: from the
+// pushed gradient each rank computes partial gradients of the scores, which the owner sums and
+// pushes back before each rank finishes its weight gradients. The scores are a few values per
+// row and head, far narrower than the features, so the extra round trips cost little. The
+// attention vectors are held whole and all-reduced.
+//
 // Pipelining [P3 section 3.3] (context.pipeline_depth > 0; plan.hpp): the plan's ops fall into
 // P3's four phases, the pipeline's stages: 0 the model-parallel forward (gather, partial layer,
 // the pull of partial activations), 1 the data-parallel forward and backward (down to the push of
@@ -73,16 +84,146 @@ bool computes_for(const StrategyContext& context, int rank, int owner) {
   return !columns_computed(context, rank, owner).empty();
 }
 
+// The first layer's weights whose rows index the feature columns: the ones P3 splits (not GAT's
+// attention vectors, which every rank holds whole).
+std::vector<std::string> column_split_weights(const ModelSpec& spec) {
+  std::vector<std::string> names;
+  for (const ParameterShape& shape : spec.parameters(0)) {
+    if (shape.input_rows) names.push_back(parameter_name(0, shape.name));
+  }
+  return names;
+}
+
+// The first layer's exchanges between each mini-batch's owner and the ranks that compute its
+// partial results, and the sums around them. `first_blocks[q]` is the first-layer block of rank q's
+// mini-batch where this rank computes for it (-1 elsewhere).
+class OwnerExchanges {
+ public:
+  OwnerExchanges(PlanBuilder& builder, const StrategyContext& context, int rank,
+                 const std::vector<int>& first_blocks)
+      : builder_(builder), context_(context), rank_(rank), first_blocks_(first_blocks) {}
+
+  // What this rank sends rank q for q's mini-batch: its one partial result, or the sum of its
+  // partial results over several column ranges (-1 when it has none, or q is this rank).
+  std::vector<int> outgoing(const std::vector<std::vector<int>>& partials,
+                            const std::string& what) {
+    std::vector<int> out(partials.size(), -1);
+    for (std::size_t q = 0; q < partials.size(); ++q) {
+      if (static_cast<int>(q) == rank_ || partials[q].empty()) continue;
+      out[q] = partials[q].front();
+      if (partials[q].size() == 1) continue;
+      const TensorSpec& first = builder_.tensor(partials[q].front());
+      const std::string batch = "rank " + std::to_string(q);
+      out[q] = builder_.add_dense(batch + " summed " + what, first.rows, first.cols);
+      Op sum;
+      sum.kind = OpKind::add_partials;
+      sum.label = "sum " + what + " for " + batch;
+      sum.inputs = partials[q];
+      sum.outputs = {out[q]};
+      sum.memory_bytes =
+          static_cast<std::int64_t>(sum.inputs.size() + 1) * builder_.tensor(out[q]).bytes();
+      builder_.add_op(std::move(sum));
+    }
+    return out;
+  }
+
+  // Pull: every rank sends `outgoing[q]` to q; this rank receives its own mini-batch's partial
+  // results, `rows` x `cols`, from every rank that computes for it. Returns them per peer (-1
+  // where none comes).
+  std::vector<int> pull(const std::string& what, Traffic traffic, const std::vector<int>& outgoing,
+                        std::int64_t rows, std::int64_t cols) {
+    const int num_ranks = context_.num_ranks;
+    Op pull = exchange_op("pull " + what, traffic, num_ranks);
+    for (int q = 0; q < num_ranks; ++q) {
+      if (q == rank_) continue;
+      const auto slot = static_cast<std::size_t>(q);
+      if (outgoing[slot] >= 0) {
+        pull.inputs[slot] = outgoing[slot];
+        pull.bytes_to[slot] = builder_.tensor(outgoing[slot]).bytes();
+      }
+      if (computes_for(context_, q, rank_)) {
+        pull.outputs[slot] =
+            builder_.add_dense(what + " from rank " + std::to_string(q), rows, cols);
+        pull.bytes_from[slot] = rows * cols * kFloatBytes;
+      }
+    }
+    std::vector<int> pulled = pull.outputs;
+    builder_.add_op(std::move(pull));
+    return pulled;
+  }
+
+  // The owner's sum of its own partial results and the pulled ones, plus `bias` if any.
+  int sum(const std::string& label, const std::string& name, const std::vector<int>& own,
+          const std::vector<int>& pulled, const std::vector<std::string>& bias) {
+    const TensorSpec& shape = builder_.tensor(own.empty() ? first_of(pulled) : own.front());
+    const int out = builder_.add_dense(name, shape.rows, shape.cols);
+    Op sum;
+    sum.kind = OpKind::add_partials;
+    sum.label = label;
+    sum.inputs = own;
+    for (const int t : pulled) {
+      if (t >= 0) sum.inputs.push_back(t);
+    }
+    sum.outputs = {out};
+    sum.parameters = bias;
+    sum.memory_bytes =
+        static_cast<std::int64_t>(sum.inputs.size() + 1) * builder_.tensor(out).bytes();
+    builder_.add_op(std::move(sum));
+    return out;
+  }
+
+  // Push: the owner sends `tensor` to every rank that computes for its mini-batch, and this rank
+  // receives the same from the owners of the mini-batches it computes for, rows_of(their block)
+  // x `cols`. Returns them per owner, with `tensor` in this rank's slot.
+  std::vector<int> push(const std::string& what, Traffic traffic, int tensor, std::int64_t cols,
+                        std::int64_t (*rows_of)(const Block&)) {
+    const int num_ranks = context_.num_ranks;
+    Op push = exchange_op("push " + what, traffic, num_ranks);
+    for (int q = 0; q < num_ranks; ++q) {
+      if (q == rank_) continue;
+      const auto slot = static_cast<std::size_t>(q);
+      if (computes_for(context_, q, rank_)) {
+        push.inputs[slot] = tensor;
+        push.bytes_to[slot] = builder_.tensor(tensor).bytes();
+      }
+      if (first_blocks_[slot] >= 0) {
+        const std::int64_t rows = rows_of(*builder_.tensor(first_blocks_[slot]).block);
+        push.outputs[slot] =
+            builder_.add_dense(what + " from rank " + std::to_string(q), rows, cols);
+        push.bytes_from[slot] = rows * cols * kFloatBytes;
+      }
+    }
+    std::vector<int> pushed = push.outputs;
+    pushed[static_cast<std::size_t>(rank_)] = tensor;
+    builder_.add_op(std::move(push));
+    return pushed;
+  }
+
+  // Rows of a first-layer block's partial activations and their gradients, and of its GAT scores
+  // (the sources', then the destinations').
+  static std::int64_t destination_rows(const Block& block) { return block.num_dst; }
+  static std::int64_t score_rows(const Block& block) { return block.num_src() + block.num_dst; }
+
+ private:
+  static int first_of(const std::vector<int>& tensors) {
+    for (const int t : tensors) {
+      if (t >= 0) return t;
+    }
+    throw Error("p3: a sum of no partial results");
+  }
+
+  PlanBuilder& builder_;
+  const StrategyContext& context_;
+  int rank_;
+  const std::vector<int>& first_blocks_;
+};
+
 class P3Strategy final : public Strategy {
  public:
   std::string name() const override { return "p3"; }
 
   void check(const StrategyContext& context) const override {
     require(context.feature_dim >= 1, "workload.features", "p3 needs node features");
-    // GAT's attention needs whole rows of the first layer's product, which a column slice does not
-    // give; P3's split of it (partial scores, then partial aggregations) is not built.
-    require(context.model.kind() != ModelKind::gat, "model.kind",
-            "p3 does not split GAT's first layer yet; use dgl-pull or roc");
     require(context.partition.num_parts() == context.num_ranks, "partition",
             "has " + std::to_string(context.partition.num_parts()) + " parts for " +
                 std::to_string(context.num_ranks) + " ranks");
@@ -97,10 +238,13 @@ class P3Strategy final : public Strategy {
 
   std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const override {
     const FeatureColumnSplit split(context.feature_dim, context.num_ranks);
+    const std::vector<std::string> split_weights = column_split_weights(context.model);
     std::vector<ParameterSpec> all;
     for (int l = 0; l < context.model.num_layers(); ++l) {
       for (ParameterSpec& p : full_parameters(context.model, l)) {
-        if (l == 0 && p.is_weight && !context.feature_replicas.any()) {
+        const bool column_split =
+            std::find(split_weights.begin(), split_weights.end(), p.name) != split_weights.end();
+        if (column_split && !context.feature_replicas.any()) {
           p.row_begin = split.begin(rank);
           p.row_end = split.end(rank);
         }
@@ -157,30 +301,49 @@ class P3Strategy final : public Strategy {
                                                "p3 push from rank " + std::to_string(q)));
     }
 
-    // Layer 1 model parallel: partial activations of the held feature columns, for every batch
-    // this rank computes for; several column ranges of one batch are summed before they travel.
-    std::vector<std::string> weight_names;
-    for (const ParameterSpec& p : parameters) {
-      if (p.layer == 0 && p.is_weight) weight_names.push_back(p.name);
-    }
+    // Layer 1 model parallel: partial results of the held feature columns, for every batch this
+    // rank computes for; several column ranges of one batch are summed before they travel. GAT's
+    // layer first syncs its attention scores (SyncedLayer): the ranks' partial scores go to the
+    // owner, which sums them and pushes the scores back, and the partial activations follow.
+    const bool synced = spec.kind() == ModelKind::gat;
+    const int heads = spec.layer(0).heads;
+    const std::vector<std::string> weight_names = column_split_weights(spec);
+    OwnerExchanges exchanges(builder, context, rank, first_blocks);
     ModelEmitter model(builder, spec, iteration.dropout_key);
     std::vector<int> first_weight_readers;  // the stage-0 layer ops (pipelining)
     std::vector<std::vector<int>> slices(static_cast<std::size_t>(num_ranks));
     std::vector<std::vector<int>> partials(static_cast<std::size_t>(num_ranks));
-    std::vector<int> outgoing(static_cast<std::size_t>(num_ranks), -1);
+    // A partial layer op for batch q's j-th column range.
+    auto partial_layer_op = [&](OpKind kind, int q, std::size_t j, const std::string& step) {
+      const ColumnRange range = columns[static_cast<std::size_t>(q)][j];
+      Op op;
+      op.kind = kind;
+      op.label = "layer0.partial_" + step + " for rank " + std::to_string(q) +
+                 column_suffix(columns[static_cast<std::size_t>(q)], j);
+      op.layer = 0;
+      op.instance = partial_instance(q, j, num_ranks);
+      op.partial = true;
+      op.column_begin = range.begin;
+      op.column_end = range.end;
+      op.parameters = weight_names;
+      return op;
+    };
+    auto block_of = [&](int q) -> const Block& {
+      return *builder.tensor(first_blocks[static_cast<std::size_t>(q)]).block;
+    };
+    auto width_of = [&](int q, std::size_t j) {
+      const ColumnRange range = columns[static_cast<std::size_t>(q)][j];
+      return static_cast<int>(range.end - range.begin);
+    };
     for (int q = 0; q < num_ranks; ++q) {
       const auto slot = static_cast<std::size_t>(q);
-      if (columns[slot].empty()) continue;
-      const Block& block = *builder.tensor(first_blocks[slot]).block;
       const std::string batch = "rank " + std::to_string(q);
       for (std::size_t j = 0; j < columns[slot].size(); ++j) {
+        const Block& block = block_of(q);
         const ColumnRange range = columns[slot][j];
-        const std::int64_t width = range.end - range.begin;
-        const std::string part = columns[slot].size() == 1
-                                     ? ""
-                                     : " columns [" + std::to_string(range.begin) + ", " +
-                                           std::to_string(range.end) + ")";
-        const int slice = builder.add_dense(batch + " input slice" + part, block.num_src(), width);
+        const std::string part = column_suffix(columns[slot], j);
+        const int slice =
+            builder.add_dense(batch + " input slice" + part, block.num_src(), width_of(q, j));
         Op gather;
         gather.kind = OpKind::gather_features;
         gather.stream = Stream::copy;
@@ -189,80 +352,73 @@ class P3Strategy final : public Strategy {
         gather.outputs = {slice};
         gather.column_begin = range.begin;
         gather.column_end = range.end;
-        gather.memory_bytes = 2 * block.num_src() * width * kFloatBytes;
+        gather.memory_bytes = 2 * block.num_src() * width_of(q, j) * kFloatBytes;
         builder.add_op(std::move(gather));
         emit_copy_to_device(builder, slice,
                             "copy feature slice for " + batch + part + " to device");
         if (spec.dropout() > 0) model.dropout(slice, first_blocks[slot], 0, range.begin);
-        const int partial =
-            builder.add_dense(batch + " partial activations" + part, block.num_dst, hidden);
-        Op forward;
-        forward.kind = OpKind::layer_forward;
-        forward.label = "layer0.partial_forward for " + batch + part;
+        Op forward = partial_layer_op(OpKind::layer_forward, q, j, synced ? "scores" : "forward");
         forward.inputs = {first_blocks[slot], slice};
-        forward.outputs = {partial};
-        forward.layer = 0;
-        forward.instance = partial_instance(q, j, num_ranks);
-        forward.partial = true;
-        forward.column_begin = range.begin;
-        forward.column_end = range.end;
-        forward.parameters = weight_names;
-        set_layer_work(forward, spec.forward_work(0, block.num_dst, block.num_src(),
-                                                  block.num_edges(), static_cast<int>(width)));
+        if (synced) {
+          forward.sync_step = 1;
+          forward.outputs = {builder.add_dense(batch + " partial attention scores" + part,
+                                               OwnerExchanges::score_rows(block), heads)};
+          set_layer_work(forward, spec.split_forward_work(0, block.num_dst, block.num_src(),
+                                                          block.num_edges(), width_of(q, j))
+                                      .to_sync);
+        } else {
+          forward.outputs = {
+              builder.add_dense(batch + " partial activations" + part, block.num_dst, hidden)};
+          set_layer_work(forward, spec.forward_work(0, block.num_dst, block.num_src(),
+                                                    block.num_edges(), width_of(q, j)));
+        }
+        partials[slot].push_back(forward.outputs.front());
         first_weight_readers.push_back(builder.add_op(std::move(forward)));
         slices[slot].push_back(slice);
-        partials[slot].push_back(partial);
       }
-      outgoing[slot] = partials[slot].front();
-      if (q != rank && partials[slot].size() > 1) {
-        outgoing[slot] =
-            builder.add_dense(batch + " summed partial activations", block.num_dst, hidden);
-        Op sum;
-        sum.kind = OpKind::add_partials;
-        sum.label = "sum partial activations for " + batch;
-        sum.inputs = partials[slot];
-        sum.outputs = {outgoing[slot]};
-        sum.memory_bytes = static_cast<std::int64_t>(sum.inputs.size() + 1) *
-                           builder.tensor(outgoing[slot]).bytes();
-        builder.add_op(std::move(sum));
+    }
+    const Block& own_first = iteration.batch.blocks.front();
+    const std::size_t own_slot = static_cast<std::size_t>(rank);
+    if (synced) {
+      const std::vector<int> pulled_scores =
+          exchanges.pull("partial attention scores", Traffic::activations,
+                         exchanges.outgoing(partials, "partial attention scores"),
+                         OwnerExchanges::score_rows(own_first), heads);
+      const int scores = exchanges.sum("layer0.sum_partial_scores", "layer0 attention scores",
+                                       partials[own_slot], pulled_scores, {});
+      const std::vector<int> scores_for = exchanges.push(
+          "attention scores", Traffic::activations, scores, heads, &OwnerExchanges::score_rows);
+      for (int q = 0; q < num_ranks; ++q) {
+        const auto slot = static_cast<std::size_t>(q);
+        partials[slot].clear();
+        for (std::size_t j = 0; j < columns[slot].size(); ++j) {
+          const Block& block = block_of(q);
+          Op attend = partial_layer_op(OpKind::layer_forward, q, j, "attention");
+          attend.sync_step = 2;
+          attend.inputs = {first_blocks[slot], scores_for[slot]};
+          attend.outputs = {builder.add_dense("rank " + std::to_string(q) + " partial activations" +
+                                                  column_suffix(columns[slot], j),
+                                              block.num_dst, hidden)};
+          set_layer_work(attend, spec.split_forward_work(0, block.num_dst, block.num_src(),
+                                                         block.num_edges(), width_of(q, j))
+                                     .from_sync);
+          partials[slot].push_back(attend.outputs.front());
+          builder.add_op(std::move(attend));
+        }
       }
     }
 
     // Pull: every rank sends the partial activations of rank q's batch to q.
-    const Block& own_first = iteration.batch.blocks.front();
-    Op pull = exchange_op("pull partial activations", Traffic::activations, num_ranks);
-    for (int q = 0; q < num_ranks; ++q) {
-      if (q == rank) continue;
-      const auto slot = static_cast<std::size_t>(q);
-      if (outgoing[slot] >= 0) {
-        pull.inputs[slot] = outgoing[slot];
-        pull.bytes_to[slot] = builder.tensor(outgoing[slot]).bytes();
-      }
-      if (computes_for(context, q, rank)) {
-        pull.outputs[slot] = builder.add_dense("partial activations from rank " + std::to_string(q),
-                                               own_first.num_dst, hidden);
-        pull.bytes_from[slot] = own_first.num_dst * hidden * kFloatBytes;
-      }
-    }
-    const std::vector<int> pulled = pull.outputs;
-    builder.add_op(std::move(pull));
+    const std::vector<int> pulled = exchanges.pull(
+        "partial activations", Traffic::activations,
+        exchanges.outgoing(partials, "partial activations"), own_first.num_dst, hidden);
     if (pipelined) builder.set_stage(1);
 
     const std::string bias = parameter_name(0, "b");
     const bool has_bias = spec.layer(0).bias;
-    const int first_out = builder.add_dense("layer0.out", own_first.num_dst, hidden);
-    Op sum;
-    sum.kind = OpKind::add_partials;
-    sum.label = "layer0.sum_partials";
-    sum.inputs = partials[static_cast<std::size_t>(rank)];
-    for (const int t : pulled) {
-      if (t >= 0) sum.inputs.push_back(t);
-    }
-    sum.outputs = {first_out};
-    if (has_bias) sum.parameters = {bias};
-    sum.memory_bytes =
-        static_cast<std::int64_t>(sum.inputs.size() + 1) * builder.tensor(first_out).bytes();
-    builder.add_op(std::move(sum));
+    const int first_out =
+        exchanges.sum("layer0.sum_partials", "layer0.out", partials[own_slot], pulled,
+                      has_bias ? std::vector<std::string>{bias} : std::vector<std::string>{});
 
     // Layers 2..K data parallel.
     int grad_first_out = -1;
@@ -291,50 +447,65 @@ class P3Strategy final : public Strategy {
 
     // Push the first layer's activation gradient to every rank that computed partial activations
     // for this batch.
-    Op push = exchange_op("push layer0 gradients", Traffic::gradients, num_ranks);
-    for (int q = 0; q < num_ranks; ++q) {
-      if (q == rank) continue;
-      const auto slot = static_cast<std::size_t>(q);
-      if (computes_for(context, q, rank)) {
-        push.inputs[slot] = grad_first_out;
-        push.bytes_to[slot] = builder.tensor(grad_first_out).bytes();
-      }
-      if (first_blocks[slot] >= 0) {
-        const std::int64_t their_rows = builder.tensor(first_blocks[slot]).rows;
-        push.outputs[slot] = builder.add_dense("layer0 gradients from rank " + std::to_string(q),
-                                               their_rows, hidden);
-        push.bytes_from[slot] = their_rows * hidden * kFloatBytes;
-      }
-    }
-    std::vector<int> pushed = push.outputs;
-    pushed[static_cast<std::size_t>(rank)] = grad_first_out;
-    builder.add_op(std::move(push));
+    const std::vector<int> pushed =
+        exchanges.push("layer0 gradients", Traffic::gradients, grad_first_out, hidden,
+                       &OwnerExchanges::destination_rows);
     if (pipelined) builder.set_stage(2);
+
+    // GAT: the partial gradients of the attention scores, summed by the owner and pushed back.
+    std::vector<int> score_grads_for;
+    if (synced) {
+      std::vector<std::vector<int>> partial_grads(static_cast<std::size_t>(num_ranks));
+      for (int q = 0; q < num_ranks; ++q) {
+        const auto slot = static_cast<std::size_t>(q);
+        for (std::size_t j = 0; j < columns[slot].size(); ++j) {
+          const Block& block = block_of(q);
+          Op backward = partial_layer_op(OpKind::layer_backward, q, j, "score_backward");
+          backward.sync_step = 1;
+          backward.input_grad = false;
+          backward.inputs = {pushed[slot], first_blocks[slot], slices[slot][j]};
+          backward.outputs = {builder.add_dense("rank " + std::to_string(q) +
+                                                    " partial score gradients" +
+                                                    column_suffix(columns[slot], j),
+                                                OwnerExchanges::score_rows(block), heads)};
+          set_layer_work(backward,
+                         spec.split_backward_work(0, block.num_dst, block.num_src(),
+                                                  block.num_edges(), false, width_of(q, j))
+                             .to_sync);
+          partial_grads[slot].push_back(backward.outputs.front());
+          builder.add_op(std::move(backward));
+        }
+      }
+      const std::vector<int> pulled_grads =
+          exchanges.pull("partial score gradients", Traffic::gradients,
+                         exchanges.outgoing(partial_grads, "partial score gradients"),
+                         OwnerExchanges::score_rows(own_first), heads);
+      const int score_grads =
+          exchanges.sum("layer0.sum_partial_score_gradients", "layer0 score gradients",
+                        partial_grads[own_slot], pulled_grads, {});
+      score_grads_for = exchanges.push("score gradients", Traffic::gradients, score_grads, heads,
+                                       &OwnerExchanges::score_rows);
+    }
 
     // Finish layer 1's backward for the weight rows of the computed columns, for every batch.
     for (int q = 0; q < num_ranks; ++q) {
       const auto slot = static_cast<std::size_t>(q);
-      if (columns[slot].empty()) continue;
-      const Block& block = *builder.tensor(first_blocks[slot]).block;
       for (std::size_t j = 0; j < columns[slot].size(); ++j) {
-        const ColumnRange range = columns[slot][j];
-        Op backward;
-        backward.kind = OpKind::layer_backward;
-        backward.label = "layer0.partial_backward for rank " + std::to_string(q) +
-                         (columns[slot].size() == 1 ? ""
-                                                    : " columns [" + std::to_string(range.begin) +
-                                                          ", " + std::to_string(range.end) + ")");
-        backward.inputs = {pushed[slot], first_blocks[slot], slices[slot][j]};
-        backward.layer = 0;
-        backward.instance = partial_instance(q, j, num_ranks);
-        backward.partial = true;
+        const Block& block = block_of(q);
+        Op backward = partial_layer_op(OpKind::layer_backward, q, j, "backward");
         backward.input_grad = false;
-        backward.column_begin = range.begin;
-        backward.column_end = range.end;
-        backward.parameters = weight_names;
-        set_layer_work(backward,
-                       spec.backward_work(0, block.num_dst, block.num_src(), block.num_edges(),
-                                          false, static_cast<int>(range.end - range.begin)));
+        if (synced) {
+          backward.sync_step = 2;
+          backward.inputs = {score_grads_for[slot], first_blocks[slot], slices[slot][j]};
+          set_layer_work(backward,
+                         spec.split_backward_work(0, block.num_dst, block.num_src(),
+                                                  block.num_edges(), false, width_of(q, j))
+                             .from_sync);
+        } else {
+          backward.inputs = {pushed[slot], first_blocks[slot], slices[slot][j]};
+          set_layer_work(backward, spec.backward_work(0, block.num_dst, block.num_src(),
+                                                      block.num_edges(), false, width_of(q, j)));
+        }
         gradient_ops.push_back(builder.add_op(std::move(backward)));
       }
     }
@@ -342,8 +513,9 @@ class P3Strategy final : public Strategy {
     // The data-parallel parameters: all but the first layer's weights, unless they are held whole.
     std::vector<std::string> reduced;
     for (const ParameterSpec& p : parameters) {
-      if (!(p.layer == 0 && p.is_weight) || context.feature_replicas.any())
-        reduced.push_back(p.name);
+      const bool split =
+          std::find(weight_names.begin(), weight_names.end(), p.name) != weight_names.end();
+      if (!split || context.feature_replicas.any()) reduced.push_back(p.name);
     }
     const int reduce = emit_all_reduce(builder, parameters, reduced, rank, num_ranks, gradient_ops);
     std::vector<int> step_deps = gradient_ops;
@@ -379,6 +551,13 @@ class P3Strategy final : public Strategy {
   // Which use of the first layer a partial op is: batch q's j-th column range (q without caching).
   static int partial_instance(int q, std::size_t j, int num_ranks) {
     return q + static_cast<int>(j) * num_ranks;
+  }
+
+  // Names the j-th of a batch's column ranges where there are several.
+  static std::string column_suffix(const std::vector<ColumnRange>& ranges, std::size_t j) {
+    if (ranges.size() == 1) return "";
+    return " columns [" + std::to_string(ranges[j].begin) + ", " + std::to_string(ranges[j].end) +
+           ")";
   }
 };
 

@@ -207,6 +207,11 @@ void Plan::validate() const {
       }
     }
     if (i > 0 && op.stage < ops[i - 1].stage) fail(i, "stages must not decrease in plan order");
+    const bool layer_op = op.kind == OpKind::layer_forward || op.kind == OpKind::layer_backward;
+    if (op.sync_step < 0 || op.sync_step > 2 || (op.sync_step > 0 && !(layer_op && op.partial))) {
+      fail(i, "sync_step " + std::to_string(op.sync_step) +
+                  ": only partial layer ops have one, 1 or 2");
+    }
     const bool per_peer = op.kind == OpKind::all_to_all;
     if (is_communication(op.kind) && (static_cast<int>(op.bytes_to.size()) != num_ranks ||
                                       static_cast<int>(op.bytes_from.size()) != num_ranks)) {
@@ -279,6 +284,7 @@ nlohmann::json Plan::to_json() const {
                              {"layer", op.layer},
                              {"instance", op.instance},
                              {"partial", op.partial},
+                             {"sync_step", op.sync_step},
                              {"input_grad", op.input_grad},
                              {"column_begin", op.column_begin},
                              {"column_end", op.column_end},
@@ -366,6 +372,7 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
       op.layer = object.at("layer").get<int>();
       op.instance = object.at("instance").get<int>();
       op.partial = object.at("partial").get<bool>();
+      op.sync_step = object.value("sync_step", 0);
       op.input_grad = object.at("input_grad").get<bool>();
       op.column_begin = object.at("column_begin").get<std::int64_t>();
       op.column_end = object.at("column_end").get<std::int64_t>();

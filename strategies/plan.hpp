@@ -33,12 +33,15 @@ enum class OpKind : std::uint8_t {
   scatter_rows,      // output rows: inputs[2i + 1] (dense) placed at positions inputs[2i] (index)
   dropout,           // in place on inputs[0] (node ids: inputs[1]), mask keyed on `key`
   layer_forward,     // outputs[0] = layer(block inputs[0], dense inputs[1]) before activation
+                     // (sync_step 2: inputs[1] is the first step's output summed over ranks)
   relu,              // in place on inputs[0]
   add_partials,      // outputs[0] = sum of dense inputs, plus the bias `parameters[0]` if any
   loss,              // softmax cross-entropy of logits inputs[0] against the labels of the
                      // nodes inputs[1], times `scale`; outputs[0] = d(loss)/d(logits)
   relu_backward,     // gradient inputs[0] (in place) masked by the ReLU output inputs[1]
   layer_backward,    // outputs[0] = d/d(input) from gradient inputs[0], when `input_grad`
+                     // (sync_step 1: outputs[0] = the gradient to sum over ranks; 2: inputs[0]
+                     // is that sum)
   dropout_backward,  // in place on the gradient inputs[0] (node ids: inputs[1])
   bias_backward,     // the bias `parameters[0]` gets the column sums of inputs[0]
   optimizer_step,    // update `parameters` from their gradients
@@ -146,16 +149,22 @@ struct Op {
   double measured_seconds = -1;
 
   // Attributes.
-  int layer = -1;                 // model layer of layer ops
-  int instance = 0;               // which use of the layer (P3: whose mini-batch)
-  bool partial = false;           // P3's model-parallel first layer (weight row slice, no bias)
+  int layer = -1;        // model layer of layer ops
+  int instance = 0;      // which use of the layer (P3: whose mini-batch)
+  bool partial = false;  // P3's model-parallel first layer (weight row slice, no bias)
+  // A partial layer split around sums over ranks (exec's SyncedLayer: GAT's attention scores):
+  // 0 the whole layer; 1 its first step, whose output is summed over the ranks' column slices;
+  // 2 its second, from that sum (inputs[1] forward, inputs[0] backward).
+  int sync_step = 0;
   bool input_grad = true;         // layer_backward
   std::int64_t column_begin = 0;  // gather_features, dropout: feature columns
   std::int64_t column_end = 0;
-  std::uint64_t key = 0;                // dropout mask key
-  double rate = 0;                      // dropout rate
-  double scale = 1;                     // loss: multiplies loss and gradient
-  std::vector<std::string> parameters;  // all_reduce, add_partials, bias_backward, optimizer_step
+  std::uint64_t key = 0;  // dropout mask key
+  double rate = 0;        // dropout rate
+  double scale = 1;       // loss: multiplies loss and gradient
+  // all_reduce, add_partials, bias_backward, optimizer_step; partial layer ops: the weights whose
+  // rows [column_begin, column_end) they use (the layer's other weights they use whole)
+  std::vector<std::string> parameters;
 
   std::int64_t total_bytes_to() const;
   std::int64_t total_bytes_from() const;

@@ -69,7 +69,15 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
   }
   std::vector<Parameter*> pointers;
   if (op.partial) {
-    for (const std::string& name : op.parameters) pointers.push_back(&partial_weight(op, name));
+    // The weights the op names, sliced to its rows; the layer's others (GAT's attention vectors)
+    // whole; no bias.
+    for (const ParameterShape& shape : context_.model.parameters(op.layer)) {
+      if (!shape.is_weight) break;
+      const std::string name = parameter_name(op.layer, shape.name);
+      const bool sliced =
+          std::find(op.parameters.begin(), op.parameters.end(), name) != op.parameters.end();
+      pointers.push_back(sliced ? &partial_weight(op, name) : &active(name));
+    }
   } else {
     for (const ParameterShape& shape : context_.model.parameters(op.layer)) {
       pointers.push_back(&active(parameter_name(op.layer, shape.name)));
@@ -78,6 +86,15 @@ GnnLayer& PlanExecutor::layer(const Op& op, bool create) {
   auto& slot = layers_[key];
   slot = make_layer(context_.model, op.layer, pointers, backend_);
   return *slot;
+}
+
+SyncedLayer& PlanExecutor::synced_layer(const Op& op, bool create) {
+  auto* synced = dynamic_cast<SyncedLayer*>(&layer(op, create));
+  if (synced == nullptr) {
+    throw Error(op.label + ": sync_step " + std::to_string(op.sync_step) +
+                " on a layer that does not split around a sum over ranks");
+  }
+  return *synced;
 }
 
 Parameter& PlanExecutor::partial_weight(const Op& op, const std::string& name) {
@@ -207,7 +224,13 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       return;
     case OpKind::layer_forward: {
       const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
-      output(0) = layer(op, true).forward(block, dense(1));
+      if (op.sync_step == 0) {
+        output(0) = layer(op, true).forward(block, dense(1));
+      } else if (op.sync_step == 1) {
+        output(0) = synced_layer(op, true).forward_to_sync(block, dense(1));
+      } else {
+        output(0) = synced_layer(op, false).forward_from_sync(dense(1));
+      }
       return;
     }
     case OpKind::relu:
@@ -243,7 +266,13 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       return;
     }
     case OpKind::layer_backward: {
-      Matrix grad_input = layer(op, false).backward(dense(0), op.input_grad);
+      if (op.sync_step == 1) {
+        output(0) = synced_layer(op, false).backward_to_sync(dense(0));
+        return;
+      }
+      Matrix grad_input = op.sync_step == 0
+                              ? layer(op, false).backward(dense(0), op.input_grad)
+                              : synced_layer(op, false).backward_from_sync(dense(0), op.input_grad);
       if (op.input_grad) output(0) = std::move(grad_input);
       if (op.partial) add_weight_row_gradients(op);
       return;
@@ -301,7 +330,7 @@ void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
 }
 
 std::vector<std::span<const std::byte>> PlanExecutor::send_views(const Plan& plan,
-                                                                const Op& op) const {
+                                                                 const Op& op) const {
   const auto num_ranks = static_cast<std::size_t>(plan.num_ranks);
   std::vector<std::span<const std::byte>> send(num_ranks);
   for (std::size_t q = 0; q < num_ranks; ++q) {
@@ -362,8 +391,8 @@ void PlanExecutor::swap_state(InFlight& batch) {
 }
 
 void PlanExecutor::admit(const Plan& plan) {
-  const std::string where = "rank " + std::to_string(plan.rank) + ", iteration " +
-                            std::to_string(plan.iteration) + ": ";
+  const std::string where =
+      "rank " + std::to_string(plan.rank) + ", iteration " + std::to_string(plan.iteration) + ": ";
   if (plan.pipeline_depth <= 0) throw Error(where + "admit() takes pipelined plans only");
   if (static_cast<int>(pipeline_.size()) > plan.pipeline_depth) {
     throw Error(where + "the pipeline already holds " + std::to_string(pipeline_.size()) +
@@ -439,9 +468,10 @@ void PlanExecutor::run_stage(InFlight& batch, const Stopwatch& clock) {
       const Op& op = plan.ops[i];
       if (op.stage != stage) continue;
       check_iteration_deps(batch, op, static_cast<int>(i));
-      const bool waits = std::any_of(batch.pending.begin(), batch.pending.end(), [&](const Pending& p) {
-        return std::find(op.deps.begin(), op.deps.end(), p.op) != op.deps.end();
-      });
+      const bool waits =
+          std::any_of(batch.pending.begin(), batch.pending.end(), [&](const Pending& p) {
+            return std::find(op.deps.begin(), op.deps.end(), p.op) != op.deps.end();
+          });
       if (waits) finish_transfers(batch, clock);  // a transfer of this stage feeds the op
       TransferTiming timing;
       const double start = clock.seconds();
@@ -483,10 +513,9 @@ void PlanExecutor::check_iteration_deps(const InFlight& batch, const Op& op, int
                   ", which this rank's pipeline does not hold");
     }
     if (earlier.done[static_cast<std::size_t>(dep.op)] == 0) {
-      throw Error("op " + std::to_string(index) + " would run before op " +
-                  std::to_string(dep.op) + " (" +
-                  earlier.plan->ops[static_cast<std::size_t>(dep.op)].label + ") of iteration " +
-                  std::to_string(earlier.plan->iteration) +
+      throw Error("op " + std::to_string(index) + " would run before op " + std::to_string(dep.op) +
+                  " (" + earlier.plan->ops[static_cast<std::size_t>(dep.op)].label +
+                  ") of iteration " + std::to_string(earlier.plan->iteration) +
                   ", which it depends on: the schedule does not fit the plans");
     }
   }

@@ -123,7 +123,10 @@ class PlanExecutor {
   void all_reduce(const Op& op, TransferTiming& timing);
   std::span<const NodeId> node_ids(int tensor) const;  // an index tensor, or a block's sources
   GnnLayer& layer(const Op& op, bool create);
-  // The weight rows [column_begin, column_end) a partial layer op uses (P3's first layer): the
+  // The layer of a partial op with a sync_step (Op::sync_step); Error unless it is a SyncedLayer.
+  SyncedLayer& synced_layer(const Op& op, bool create);
+  // The weight rows [column_begin, column_end) a partial layer op uses (P3's first layer; the
+  // weights it names in Op::parameters, whose rows index the input columns): the
   // held parameter when it holds just those rows, else a copy of them, whose gradient
   // add_weight_row_gradients adds to the held parameter's after the op's backward (with caching,
   // a rank holds the whole weight and computes several column ranges).
@@ -140,9 +143,9 @@ class PlanExecutor {
   std::vector<Parameter*> ordered_parameters_;  // in specs_ order, for the optimizer
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<TensorValue> tensors_;
-  std::vector<std::vector<std::byte>> receive_buffers_;              // reused by every all-to-all
-  LayerMap layers_;           // (layer, instance)
-  WeightRowMap weight_rows_;  // (layer, instance, name)
+  std::vector<std::vector<std::byte>> receive_buffers_;  // reused by every all-to-all
+  LayerMap layers_;                                      // (layer, instance)
+  WeightRowMap weight_rows_;                             // (layer, instance, name)
   PlanOutcome outcome_;
   // Pipelining: mini-batches in flight (oldest first), weight versions kept for mini-batches
   // not yet admitted (by the number of steps they include), steps applied so far.

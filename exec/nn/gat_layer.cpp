@@ -57,26 +57,42 @@ GatLayer::GatLayer(int heads, Parameter& weight, Parameter& attention_src, Param
 }
 
 Matrix GatLayer::forward(const Block& block, const Matrix& h_src) {
+  return forward_from_sync(forward_to_sync(block, h_src));
+}
+
+Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
+  return backward_from_sync(backward_to_sync(grad_out), want_input_grad);
+}
+
+Matrix GatLayer::forward_to_sync(const Block& block, const Matrix& h_src) {
   h_src_ = &h_src;
   block_ = &block;
   backend_.gemm(h_src, false, weight_.value, false, z_);
+  const std::int64_t head_dim = z_.cols() / heads_;
+  const std::int64_t num_src = block.num_src();
+  Matrix scores(num_src + block.num_dst, heads_);
+  for (std::int64_t u = 0; u < num_src; ++u) {
+    for (int k = 0; k < heads_; ++k) {
+      const float* z = z_.row(u) + k * head_dim;
+      scores(u, k) = dot(z, attention_src_.value.row(k), head_dim);
+      if (u < block.num_dst) scores(num_src + u, k) = dot(z, attention_dst_.value.row(k), head_dim);
+    }
+  }
+  return scores;
+}
+
+Matrix GatLayer::forward_from_sync(const Matrix& scores) {
+  if (h_src_ == nullptr) throw Error("GatLayer: the forward's second step before its first");
+  const Block& block = *block_;
   const std::int64_t width = z_.cols();
   const std::int64_t head_dim = width / heads_;
   const std::int64_t num_src = block.num_src();
   const std::int64_t num_dst = block.num_dst;
-  // Each row's score per head, from the source side and the destination side.
-  std::vector<float> score_src(static_cast<std::size_t>(num_src * heads_));
-  std::vector<float> score_dst(static_cast<std::size_t>(num_dst * heads_));
-  for (std::int64_t u = 0; u < num_src; ++u) {
-    for (int k = 0; k < heads_; ++k) {
-      const float* z = z_.row(u) + k * head_dim;
-      score_src[static_cast<std::size_t>(u * heads_ + k)] =
-          dot(z, attention_src_.value.row(k), head_dim);
-      if (u < num_dst) {
-        score_dst[static_cast<std::size_t>(u * heads_ + k)] =
-            dot(z, attention_dst_.value.row(k), head_dim);
-      }
-    }
+  if (scores.rows() != num_src + num_dst || scores.cols() != heads_) {
+    throw Error("GatLayer: " + std::to_string(scores.rows()) + " x " +
+                std::to_string(scores.cols()) + " scores for " + std::to_string(num_src) +
+                " sources, " + std::to_string(num_dst) + " destinations and " +
+                std::to_string(heads_) + " heads");
   }
   const auto num_slots = static_cast<std::size_t>((block.num_edges() + num_dst) * heads_);
   attention_.assign(num_slots, 0.0f);
@@ -87,9 +103,7 @@ Matrix GatLayer::forward(const Block& block, const Matrix& h_src) {
     for (int k = 0; k < heads_; ++k) {
       float largest = -INFINITY;
       for (std::int64_t i = 0; i <= edges.degree; ++i) {
-        const std::int64_t u = edges.source(i);
-        const float pre = score_dst[static_cast<std::size_t>(v * heads_ + k)] +
-                          score_src[static_cast<std::size_t>(u * heads_ + k)];
+        const float pre = scores(num_src + v, k) + scores(edges.source(i), k);
         const auto slot = static_cast<std::size_t>((edges.first + i) * heads_ + k);
         pre_leaky_[slot] = pre;
         attention_[slot] = pre > 0.0f ? pre : kLeakySlope * pre;
@@ -114,7 +128,7 @@ Matrix GatLayer::forward(const Block& block, const Matrix& h_src) {
   return out;
 }
 
-Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
+Matrix GatLayer::backward_to_sync(const Matrix& grad_out) {
   if (h_src_ == nullptr) throw Error("GatLayer: backward before forward");
   const Block& block = *block_;
   if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
@@ -122,9 +136,8 @@ Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   const std::int64_t head_dim = width / heads_;
   const std::int64_t num_src = block.num_src();
   const std::int64_t num_dst = block.num_dst;
-  Matrix grad_z(num_src, width);
-  std::vector<float> grad_score_src(static_cast<std::size_t>(num_src * heads_), 0.0f);
-  std::vector<float> grad_score_dst(static_cast<std::size_t>(num_dst * heads_), 0.0f);
+  grad_z_.reset(num_src, width);
+  Matrix score_grads(num_src + num_dst, heads_);
   std::vector<float> grad_attention;
   for (std::int64_t v = 0; v < num_dst; ++v) {
     const EdgeRange edges(block, v);
@@ -139,7 +152,7 @@ Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
         const float d = dot(g, z_.row(u) + k * head_dim, head_dim);
         grad_attention[static_cast<std::size_t>(i)] = d;
         weighted += a * d;
-        float* target = grad_z.row(u) + k * head_dim;
+        float* target = grad_z_.row(u) + k * head_dim;
         for (std::int64_t c = 0; c < head_dim; ++c) target[c] += a * g[c];
       }
       for (std::int64_t i = 0; i <= edges.degree; ++i) {
@@ -147,19 +160,34 @@ Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
         const float grad_score = attention_[slot] *
                                  (grad_attention[static_cast<std::size_t>(i)] - weighted) *
                                  (pre_leaky_[slot] > 0.0f ? 1.0f : kLeakySlope);
-        grad_score_dst[static_cast<std::size_t>(v * heads_ + k)] += grad_score;
-        grad_score_src[static_cast<std::size_t>(edges.source(i) * heads_ + k)] += grad_score;
+        score_grads(num_src + v, k) += grad_score;
+        score_grads(edges.source(i), k) += grad_score;
       }
     }
+  }
+  return score_grads;
+}
+
+Matrix GatLayer::backward_from_sync(const Matrix& score_grads, bool want_input_grad) {
+  if (grad_z_.rows() != z_.rows())
+    throw Error("GatLayer: the backward's second step before its first");
+  const std::int64_t width = z_.cols();
+  const std::int64_t head_dim = width / heads_;
+  const std::int64_t num_src = block_->num_src();
+  const std::int64_t num_dst = block_->num_dst;
+  if (score_grads.rows() != num_src + num_dst || score_grads.cols() != heads_) {
+    throw Error("GatLayer: " + std::to_string(score_grads.rows()) + " x " +
+                std::to_string(score_grads.cols()) + " score gradients for " +
+                std::to_string(num_src) + " sources, " + std::to_string(num_dst) +
+                " destinations and " + std::to_string(heads_) + " heads");
   }
   // The scores are a_src . z_u and a_dst . z_v: their gradients reach the attention vectors and z.
   for (std::int64_t u = 0; u < num_src; ++u) {
     for (int k = 0; k < heads_; ++k) {
       const float* z = z_.row(u) + k * head_dim;
-      float* target = grad_z.row(u) + k * head_dim;
-      const float from_src = grad_score_src[static_cast<std::size_t>(u * heads_ + k)];
-      const float from_dst =
-          u < num_dst ? grad_score_dst[static_cast<std::size_t>(u * heads_ + k)] : 0.0f;
+      float* target = grad_z_.row(u) + k * head_dim;
+      const float from_src = score_grads(u, k);
+      const float from_dst = u < num_dst ? score_grads(num_src + u, k) : 0.0f;
       const float* a_src = attention_src_.value.row(k);
       const float* a_dst = attention_dst_.value.row(k);
       float* grad_a_src = attention_src_.grad.row(k);
@@ -171,9 +199,10 @@ Matrix GatLayer::backward(const Matrix& grad_out, bool want_input_grad) {
       }
     }
   }
-  backend_.gemm(*h_src_, true, grad_z, false, weight_.grad, 1.0f, 1.0f);
+  backend_.gemm(*h_src_, true, grad_z_, false, weight_.grad, 1.0f, 1.0f);
   Matrix grad_input;
-  if (want_input_grad) backend_.gemm(grad_z, false, weight_.value, true, grad_input);
+  if (want_input_grad) backend_.gemm(grad_z_, false, weight_.value, true, grad_input);
+  grad_z_.reset(0, width);
   return grad_input;
 }
 

@@ -6,17 +6,29 @@
 //   out_v = sum_u alpha_vu z_u (+ b),
 // heads side by side. The weight product runs on the backend; the attention, a few operations per
 // edge and head, on the host.
+//
+// Split by input columns (P3), z = sum over slices of h_s W_s, so the scores a . z are sums of
+// partial scores, and given the coefficients alpha the output is a sum of partial aggregations;
+// backward, the coefficients' gradients g_v . z_u are sums too, and the softmax and LeakyReLU
+// backward are linear in them given alpha. So the layer syncs at the scores (SyncedLayer): the
+// forward's first step gives the scores, [source scores (num_src rows); destination scores
+// (num_dst rows)] x heads; the backward's first step gives the scores' gradients, same shape.
 #include "exec/nn/layers.hpp"
 
 namespace gnnbed {
 
-class GatLayer final : public GnnLayer {
+class GatLayer final : public GnnLayer, public SyncedLayer {
  public:
   // `bias` may be null (a partial layer). `heads` divides the weight's columns.
   GatLayer(int heads, Parameter& weight, Parameter& attention_src, Parameter& attention_dst,
            Parameter* bias, ComputeBackend& backend);
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
+
+  Matrix forward_to_sync(const Block& block, const Matrix& h_src) override;
+  Matrix forward_from_sync(const Matrix& scores) override;
+  Matrix backward_to_sync(const Matrix& grad_out) override;
+  Matrix backward_from_sync(const Matrix& score_grads, bool want_input_grad) override;
 
  private:
   int heads_;
@@ -25,12 +37,13 @@ class GatLayer final : public GnnLayer {
   Parameter& attention_dst_;
   Parameter* bias_;
   ComputeBackend& backend_;
-  // Kept from forward for backward.
+  // Kept from step to step.
   const Matrix* h_src_ = nullptr;
   const Block* block_ = nullptr;
   Matrix z_;                      // num_src x (heads x head width)
   std::vector<float> attention_;  // alpha, per edge (the block's, then the self loops) and head
   std::vector<float> pre_leaky_;  // the scores' sums before LeakyReLU, likewise
+  Matrix grad_z_;                 // the backward's part through the aggregation
 };
 
 }  // namespace gnnbed

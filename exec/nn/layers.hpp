@@ -72,6 +72,22 @@ class GnnLayer {
   virtual Matrix backward(const Matrix& grad_out, bool want_input_grad) = 0;
 };
 
+// A layer whose split by input columns (P3's first layer) needs sums over the column slices midway,
+// because it is not linear in its input (GAT's attention). Forward and backward each run in two
+// steps: the first gives a tensor linear in the layer's input columns, partial on a slice; the
+// second takes that tensor summed over the slices. Run whole, the steps compose to forward and
+// backward. Each step keeps what the next needs: to_sync, then from_sync, forward then backward.
+class SyncedLayer {
+ public:
+  virtual ~SyncedLayer() = default;
+
+  virtual Matrix forward_to_sync(const Block& block, const Matrix& h_src) = 0;
+  virtual Matrix forward_from_sync(const Matrix& synced) = 0;
+  virtual Matrix backward_to_sync(const Matrix& grad_out) = 0;
+  // Returns d(loss)/d(h_src) when `want_input_grad`, else an empty matrix.
+  virtual Matrix backward_from_sync(const Matrix& synced, bool want_input_grad) = 0;
+};
+
 class GcnLayer final : public GnnLayer {
  public:
   // `bias` may be null (a partial layer).

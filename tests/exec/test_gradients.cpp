@@ -137,10 +137,86 @@ void expect_layer_gradients(const LayerCase& c) {
 
 TEST_P(LayerGradient, MatchesFiniteDifferences) { expect_layer_gradients(GetParam()); }
 
-// Not a LayerGradient case: p3 does not split GAT's first layer, so it has no partial layers.
+// Not a LayerGradient case: GAT's partial layers do not sum to the full one (GatLayer.SyncedSteps
+// below).
 TEST(GatLayer, MatchesFiniteDifferences) {
   expect_layer_gradients({"gat", 6, 4});
   expect_layer_gradients({"gat", 3, 8});
+}
+
+// P3's split of GAT's first layer (SyncedLayer): on 3 column slices, the partial scores summed,
+// then the partial outputs summed (plus the bias), give the full layer's output; backward from
+// the same output gradient, the partial score gradients summed, then each slice's weight
+// gradient is the matching rows of the full layer's, and the attention vectors' gradients sum to
+// the full layer's.
+TEST(GatLayer, SyncedStepsOverColumnSlicesGiveTheFullLayer) {
+  const LayerCase c{"gat", 7, 6};
+  const ModelSpec spec(layer_config(c), c.in_dim, 3);
+  const Block block = sampled_block();
+  std::vector<Parameter> full = initial_parameters(spec, 0, 5);
+  std::uint64_t parameter_seed = 30;
+  for (Parameter& p : full)
+    p.value = uniform_matrix(p.value.rows(), p.value.cols(), -1.0f, 1.0f, parameter_seed++);
+  std::vector<Parameter*> full_pointers;
+  for (Parameter& p : full) full_pointers.push_back(&p);
+  const Matrix h = uniform_matrix(block.num_src(), c.in_dim, -1.0f, 1.0f, 6);
+  const Matrix grad_out = uniform_matrix(block.num_dst, c.out_dim, -1.0f, 1.0f, 7);
+  auto full_layer = make_layer(spec, 0, full_pointers);
+  const Matrix expected = full_layer->forward(block, h);
+  full_layer->backward(grad_out, false);
+
+  constexpr int kParts = 3;
+  const FeatureColumnSplit split(c.in_dim, kParts);
+  // Per slice: W's rows, and its own a_src and a_dst (gradients accumulate per slice).
+  std::vector<std::vector<Parameter>> held(kParts);
+  std::vector<std::unique_ptr<GnnLayer>> layers;
+  std::vector<Matrix> slices;
+  for (int part = 0; part < kParts; ++part) {
+    held[part] = {row_slice(full[0], split.begin(part), split.end(part)), full[1], full[2]};
+    for (Parameter& p : held[part]) p.grad.fill(0.0f);
+    std::vector<Parameter*> pointers;
+    for (Parameter& p : held[part]) pointers.push_back(&p);
+    layers.push_back(make_layer(spec, 0, pointers));
+    Matrix h_slice(block.num_src(), split.width(part));
+    for (std::int64_t i = 0; i < h.rows(); ++i) {
+      for (int j = 0; j < split.width(part); ++j) h_slice(i, j) = h(i, split.begin(part) + j);
+    }
+    slices.push_back(std::move(h_slice));
+  }
+  auto synced = [&](int part) -> SyncedLayer& {
+    return dynamic_cast<SyncedLayer&>(*layers[static_cast<std::size_t>(part)]);
+  };
+  Matrix scores(block.num_src() + block.num_dst, 2);
+  for (int part = 0; part < kParts; ++part)
+    cpu::add_in_place(scores, synced(part).forward_to_sync(block, slices[part]));
+  Matrix out(block.num_dst, c.out_dim);
+  for (int part = 0; part < kParts; ++part)
+    cpu::add_in_place(out, synced(part).forward_from_sync(scores));
+  cpu::add_row_vector(out, full.back().value);
+  for (std::int64_t i = 0; i < out.size(); ++i)
+    EXPECT_NEAR(out.data()[i], expected.data()[i], 1e-5) << "output entry " << i;
+
+  Matrix score_grads(block.num_src() + block.num_dst, 2);
+  for (int part = 0; part < kParts; ++part)
+    cpu::add_in_place(score_grads, synced(part).backward_to_sync(grad_out));
+  for (int part = 0; part < kParts; ++part) {
+    EXPECT_EQ(synced(part).backward_from_sync(score_grads, false).size(), 0);
+    const Matrix& rows = held[part][0].grad;
+    for (std::int64_t i = 0; i < rows.rows(); ++i) {
+      for (std::int64_t j = 0; j < rows.cols(); ++j)
+        EXPECT_NEAR(rows(i, j), full[0].grad(split.begin(part) + i, j), 1e-5);
+    }
+  }
+  for (std::size_t a = 1; a <= 2; ++a) {
+    for (std::int64_t e = 0; e < full[a].grad.size(); ++e) {
+      double sum = 0;
+      for (int part = 0; part < kParts; ++part) sum += held[part][a].grad.data()[e];
+      EXPECT_NEAR(sum, full[a].grad.data()[e], 1e-5) << full[a].name << " entry " << e;
+    }
+  }
+  float largest = 0;
+  for (const float g : full[1].grad.values()) largest = std::max(largest, std::abs(g));
+  EXPECT_GT(largest, 1e-3) << "a_src's gradient is zero: the check would be empty";
 }
 
 INSTANTIATE_TEST_SUITE_P(Layers, LayerGradient,

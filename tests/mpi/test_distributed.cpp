@@ -111,9 +111,9 @@ INSTANTIATE_TEST_SUITE_P(TwoLayers, OneIteration,
                                             ::testing::Values(2)),
                          one_iteration_name);
 
-// p3 does not split GAT's first layer (StrategyChecks).
+// GAT: p3 syncs the first layer's attention scores and their gradients (strategies/p3.cpp).
 INSTANTIATE_TEST_SUITE_P(Attention, OneIteration,
-                         ::testing::Combine(::testing::Values("dgl-pull"),
+                         ::testing::Combine(::testing::Values("dgl-pull", "p3"),
                                             ::testing::Values("replicated", "partitioned"),
                                             ::testing::Values("gat"), ::testing::Values(2)),
                          one_iteration_name);
@@ -151,6 +151,18 @@ INSTANTIATE_TEST_SUITE_P(
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
+
+// GAT under p3 with copies of the column slices: each group syncs the scores among its members,
+// and a group of one runs the first layer data parallel.
+TEST(CachedAttention, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
+  for (const std::int64_t budget : {std::int64_t{4000000}, std::int64_t{1000000000000}}) {
+    SCOPED_TRACE("cache budget " + std::to_string(budget) + " bytes");
+    ExperimentConfig config = experiment("p3", "partitioned", "gat");
+    config.distribution.cache = "features";
+    config.distribution.cache_budget_bytes = budget;
+    expect_single_process_iteration(config);
+  }
+}
 
 // P3 on more ranks than feature columns: 2 columns over 3 or 4 ranks leave ranks 2 and 3 without
 // any, so they take no share of the first layer; an iteration still gives the single-process
