@@ -17,9 +17,9 @@
 // from its slice, the owner pulls and sums them and pushes the scores back, and each rank then
 // computes its partial activations, which the owner pulls as above. Backward likewise: from the
 // pushed gradient each rank computes partial gradients of the scores, which the owner sums and
-// pushes back before each rank finishes its weight gradients. The scores are a few values per
-// row and head, far narrower than the features, so the extra round trips cost little. The
-// attention vectors are held whole and all-reduced.
+// pushes back before each rank finishes its weight gradients. The scores are one value per input
+// row and head, but they cross the network four times per batch, so with few features p3 moves
+// more than dgl-pull (docs/plans.md). The attention vectors are held whole and all-reduced.
 //
 // Pipelining [P3 section 3.3] (context.pipeline_depth > 0; plan.hpp): the plan's ops fall into
 // P3's four phases, the pipeline's stages: 0 the model-parallel forward (gather, partial layer,
@@ -110,19 +110,10 @@ class OwnerExchanges {
     std::vector<int> out(partials.size(), -1);
     for (std::size_t q = 0; q < partials.size(); ++q) {
       if (static_cast<int>(q) == rank_ || partials[q].empty()) continue;
-      out[q] = partials[q].front();
-      if (partials[q].size() == 1) continue;
-      const TensorSpec& first = builder_.tensor(partials[q].front());
       const std::string batch = "rank " + std::to_string(q);
-      out[q] = builder_.add_dense(batch + " summed " + what, first.rows, first.cols);
-      Op sum;
-      sum.kind = OpKind::add_partials;
-      sum.label = "sum " + what + " for " + batch;
-      sum.inputs = partials[q];
-      sum.outputs = {out[q]};
-      sum.memory_bytes =
-          static_cast<std::int64_t>(sum.inputs.size() + 1) * builder_.tensor(out[q]).bytes();
-      builder_.add_op(std::move(sum));
+      out[q] = partials[q].size() == 1 ? partials[q].front()
+                                       : sum("sum " + what + " for " + batch,
+                                             batch + " summed " + what, partials[q], {}, {});
     }
     return out;
   }
@@ -152,7 +143,8 @@ class OwnerExchanges {
     return pulled;
   }
 
-  // The owner's sum of its own partial results and the pulled ones, plus `bias` if any.
+  // The sum of `own` partial results and the `pulled` ones (-1 entries skipped), plus `bias` if
+  // any: the owner's, or this rank's over several column ranges before they travel.
   int sum(const std::string& label, const std::string& name, const std::vector<int>& own,
           const std::vector<int>& pulled, const std::vector<std::string>& bias) {
     const TensorSpec& shape = builder_.tensor(own.empty() ? first_of(pulled) : own.front());
