@@ -81,6 +81,17 @@ Matrix GatLayer::forward_to_sync(const Block& block, const Matrix& h_src) {
   return scores;
 }
 
+void GatLayer::check_synced(const Matrix& synced, const char* what) const {
+  const std::int64_t num_src = block_->num_src();
+  const std::int64_t num_dst = block_->num_dst;
+  if (synced.rows() != num_src + num_dst || synced.cols() != heads_) {
+    throw Error("GatLayer: " + std::to_string(synced.rows()) + " x " +
+                std::to_string(synced.cols()) + " " + what + " for " + std::to_string(num_src) +
+                " sources, " + std::to_string(num_dst) + " destinations and " +
+                std::to_string(heads_) + " heads");
+  }
+}
+
 Matrix GatLayer::forward_from_sync(const Matrix& scores) {
   if (h_src_ == nullptr) throw Error("GatLayer: the forward's second step before its first");
   const Block& block = *block_;
@@ -88,12 +99,7 @@ Matrix GatLayer::forward_from_sync(const Matrix& scores) {
   const std::int64_t head_dim = width / heads_;
   const std::int64_t num_src = block.num_src();
   const std::int64_t num_dst = block.num_dst;
-  if (scores.rows() != num_src + num_dst || scores.cols() != heads_) {
-    throw Error("GatLayer: " + std::to_string(scores.rows()) + " x " +
-                std::to_string(scores.cols()) + " scores for " + std::to_string(num_src) +
-                " sources, " + std::to_string(num_dst) + " destinations and " +
-                std::to_string(heads_) + " heads");
-  }
+  check_synced(scores, "scores");
   const auto num_slots = static_cast<std::size_t>((block.num_edges() + num_dst) * heads_);
   attention_.assign(num_slots, 0.0f);
   pre_leaky_.assign(num_slots, 0.0f);
@@ -175,12 +181,7 @@ Matrix GatLayer::backward_from_sync(const Matrix& score_grads, bool want_input_g
   const std::int64_t head_dim = width / heads_;
   const std::int64_t num_src = block_->num_src();
   const std::int64_t num_dst = block_->num_dst;
-  if (score_grads.rows() != num_src + num_dst || score_grads.cols() != heads_) {
-    throw Error("GatLayer: " + std::to_string(score_grads.rows()) + " x " +
-                std::to_string(score_grads.cols()) + " score gradients for " +
-                std::to_string(num_src) + " sources, " + std::to_string(num_dst) +
-                " destinations and " + std::to_string(heads_) + " heads");
-  }
+  check_synced(score_grads, "score gradients");
   // The scores are a_src . z_u and a_dst . z_v: their gradients reach the attention vectors and z.
   for (std::int64_t u = 0; u < num_src; ++u) {
     for (int k = 0; k < heads_; ++k) {

@@ -31,6 +31,10 @@ class GatLayer final : public GnnLayer, public SyncedLayer {
   Matrix backward_from_sync(const Matrix& score_grads, bool want_input_grad) override;
 
  private:
+  // Error unless `synced` (scores or their gradients) has a row per source and destination and a
+  // column per head.
+  void check_synced(const Matrix& synced, const char* what) const;
+
   int heads_;
   Parameter& weight_;
   Parameter& attention_src_;
