@@ -276,8 +276,9 @@ for rate in "${rate_values[@]}"; do
     else
       echo "  (no $calibrate: bandwidth check skipped)"
     fi
-    # What training's exchanges get: both directions at once after a pause (it computes between
-    # them) run well below the one-way rate on these links (docs/validation.md).
+    # What training's exchanges get (both directions at once, after a pause: it computes between
+    # them), through MPI and over plain TCP: where the two differ, the MPI transport, not the
+    # link, is what a prediction at the link's rate misses (docs/validation.md).
     if [[ -x "$link_bench" ]]; then
       mpirun_in_cluster 2 "$link_bench" --sizes-mib 1,16 --pause-ms 0,250 --repetitions 5 \
         > "$output/logs/link-exchange-${rate}gbps.txt" 2>&1 ||
@@ -285,6 +286,16 @@ for rate in "${rate_values[@]}"; do
       grep -v '^{' "$output/logs/link-exchange-${rate}gbps.txt" | sed 's/^/  /'
       grep '^{' "$output/logs/link-exchange-${rate}gbps.txt" > "$output/link-exchange-${rate}gbps.json"
     fi
+    tcp_bench="$root/experiments/bench/tcp_link_exchange.py"
+    tcp_points=(--sizes-mib "1,16" --pause-ms "0,250")
+    ip netns exec "${prefix}1" /usr/bin/python3 "$tcp_bench" server "$subnet_base.2" "${tcp_points[@]}" &
+    tcp_server_pid=$!
+    ip netns exec "${prefix}0" /usr/bin/python3 "$tcp_bench" client "$subnet_base.2" "${tcp_points[@]}" \
+      > "$output/logs/tcp-exchange-${rate}gbps.txt" 2>&1 ||
+      fail "plain TCP exchange benchmark failed: $output/logs/tcp-exchange-${rate}gbps.txt"
+    wait "$tcp_server_pid" || fail "plain TCP exchange benchmark's server failed"
+    grep -v '^{' "$output/logs/tcp-exchange-${rate}gbps.txt" | sed 's/^/  /'
+    grep '^{' "$output/logs/tcp-exchange-${rate}gbps.txt" > "$output/tcp-exchange-${rate}gbps.json"
   fi
   first_rate=0
   for ranks in "${rank_values[@]}"; do

@@ -1,5 +1,6 @@
 #include "exec/mpi/mpi_transport.hpp"
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -67,12 +68,26 @@ bool mpi_running() {
   return initialized != 0 && finalized == 0;
 }
 
+// Open MPI's TCP transport sends all of a large message past its first 192 KiB as one "put"
+// fragment (btl_tcp_rdma_pipeline_frag_size defaults to 2 GiB). When two ranks exchange such
+// messages in both directions after computing, as training does, the exchange takes as long as
+// the two messages one after the other: 16 MiB each way over a 1 Gbit/s link ran at 0.48 Gbit/s
+// per direction, where plain TCP sockets on the same link run at 0.96 (docs/validation.md).
+// With 256 KiB fragments it runs at 0.92. MPI reads its parameters from the environment when it
+// starts; one given to mpirun (--mca) or set by the user is already there and is kept.
+void use_interleaving_tcp_fragments() {
+  if (setenv("OMPI_MCA_btl_tcp_rdma_pipeline_frag_size", "262144", /*overwrite=*/0) != 0) {
+    throw Error(std::string("MpiSession: setenv failed: ") + std::strerror(errno));
+  }
+}
+
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized != 0) throw Error("MpiSession: MPI is already initialized in this process");
+  use_interleaving_tcp_fragments();
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     throw Error("MpiSession: MPI_Init_thread failed");
@@ -245,7 +260,8 @@ class MpiPendingAllToAll final : public PendingTransfer {
     for (int step = 1; step < size; ++step) {
       const PairwiseStep peers = pairwise_step(rank, size, step);
       std::vector<std::byte>& into = received_[static_cast<std::size_t>(peers.receive_from)];
-      into.resize(static_cast<std::size_t>(receive_bytes[static_cast<std::size_t>(peers.receive_from)]));
+      into.resize(
+          static_cast<std::size_t>(receive_bytes[static_cast<std::size_t>(peers.receive_from)]));
       requests_.push_back(MPI_REQUEST_NULL);
       check(MPI_Irecv(into.data(), static_cast<int>(into.size()), MPI_BYTE, peers.receive_from, tag,
                       transport.communicator_, &requests_.back()),
@@ -316,8 +332,7 @@ class MpiPendingAllReduce final : public PendingTransfer {
       complete_ = true;
       return;
     }
-    const std::int64_t largest_chunk =
-        (static_cast<std::int64_t>(data_.size()) + size - 1) / size;
+    const std::int64_t largest_chunk = (static_cast<std::int64_t>(data_.size()) + size - 1) / size;
     message_count(static_cast<std::size_t>(largest_chunk) * sizeof(float), "start_all_reduce_sum");
     post();
   }
@@ -328,8 +343,7 @@ class MpiPendingAllReduce final : public PendingTransfer {
   bool test() override {
     while (!complete_) {
       int flag = 0;
-      check(MPI_Testall(2, requests_, &flag, MPI_STATUSES_IGNORE), transport_.rank_,
-            "MPI_Testall");
+      check(MPI_Testall(2, requests_, &flag, MPI_STATUSES_IGNORE), transport_.rank_, "MPI_Testall");
       if (flag == 0) return false;
       advance();
     }
@@ -367,11 +381,11 @@ class MpiPendingAllReduce final : public PendingTransfer {
     const RingGatherStep ring = ring_step();
     const std::span<float> outgoing = chunk(ring.send_block);
     incoming_.resize(chunk(ring.receive_block).size());
-    check(MPI_Irecv(incoming_.data(), static_cast<int>(incoming_.size()), MPI_FLOAT,
-                    peers.previous, tag_, transport_.communicator_, &requests_[0]),
+    check(MPI_Irecv(incoming_.data(), static_cast<int>(incoming_.size()), MPI_FLOAT, peers.previous,
+                    tag_, transport_.communicator_, &requests_[0]),
           transport_.rank_, "MPI_Irecv", peers.previous);
-    check(MPI_Isend(outgoing.data(), static_cast<int>(outgoing.size()), MPI_FLOAT, peers.next,
-                    tag_, transport_.communicator_, &requests_[1]),
+    check(MPI_Isend(outgoing.data(), static_cast<int>(outgoing.size()), MPI_FLOAT, peers.next, tag_,
+                    transport_.communicator_, &requests_[1]),
           transport_.rank_, "MPI_Isend", peers.next);
     transport_.bytes_sent_[kind_] += static_cast<std::int64_t>(outgoing.size_bytes());
     transport_.bytes_received_[kind_] +=

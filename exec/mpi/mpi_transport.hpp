@@ -16,6 +16,8 @@ namespace gnnbed {
 // MPI_Init_thread (MPI_THREAD_FUNNELED: only the main thread calls MPI; OpenMP threads compute)
 // and MPI_Finalize, for programs that own MPI's lifetime. Throws Error when MPI is already
 // initialized or cannot give the funneled thread level. Transports must be destroyed first.
+// Before MPI starts it sets Open MPI's TCP fragment for large messages to 256 KiB, unless the
+// user has set it (mpi_transport.cpp says why).
 class MpiSession {
  public:
   explicit MpiSession(int* argc = nullptr, char*** argv = nullptr);
@@ -45,9 +47,9 @@ class MpiTransport final : public Transport {
   std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine, Traffic kind,
                                                  TransferTiming& timing) override;
   void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) override;
-  std::unique_ptr<PendingTransfer> start_all_to_all(const std::vector<std::span<const std::byte>>& send,
-                                                    const std::vector<std::int64_t>& receive_bytes,
-                                                    Traffic kind) override;
+  std::unique_ptr<PendingTransfer> start_all_to_all(
+      const std::vector<std::span<const std::byte>>& send,
+      const std::vector<std::int64_t>& receive_bytes, Traffic kind) override;
   std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data,
                                                         Traffic kind) override;
 

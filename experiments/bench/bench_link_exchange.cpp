@@ -1,8 +1,9 @@
 // bench_link_exchange: what a link between two ranks delivers to the transport training uses
 // (MpiTransport's pairwise all-to-all), one way and both ways at once, with and without a pause
-// before each exchange. Training pauses between exchanges (it computes), and on the emulated
-// cluster's shaped links an exchange in both directions after a pause runs well below the rate a
-// back-to-back or one-way benchmark reports (docs/validation.md): this shows by how much.
+// before each exchange. Training pauses between exchanges (it computes); with Open MPI's default
+// TCP fragment, an exchange in both directions after a pause ran at half the rate a back-to-back
+// or one-way benchmark reports (docs/validation.md; MpiSession now sets a smaller fragment). Its
+// plain-TCP twin, tcp_link_exchange.py, shows what the link itself delivers.
 //
 //   mpirun -np 2 bench_link_exchange [--sizes-mib 1,4,16] [--pause-ms 0,250] [--repetitions 10]
 //
