@@ -67,6 +67,15 @@ struct ClusterSpec {
   // validation cluster: one network namespace per rank): every rank's computation shares them.
   int shared_cores = 0;
 
+  // How much ranks' compute speeds differ, as a coefficient of variation: 0 (the default) is
+  // identical ranks. Real ranks of one kind are not: on a shared or virtual machine one rank's
+  // core is slower for a while (interrupts, the network stack, the hypervisor), and every
+  // exchange waits for the slowest. Rank r computes for (1 + spread * z_r) times the cost model's
+  // time, z_r the expected r-th smallest of num_ranks() standard normal draws (Blom's scores),
+  // so the ranks' mean is the cost model's and rank 0 is the fastest. Calibration measures it.
+  double rank_speed_spread = 0;
+  double compute_factor(int rank) const;
+
   int num_ranks() const { return machines * ranks_per_machine; }
   int machine_of(int rank) const { return rank / ranks_per_machine; }
   // Ops the host runs for a GPU device (sampling, feature gathering); every op runs on the device

@@ -132,8 +132,7 @@ class Replay {
            {Stream::sampler, Stream::copy, Stream::compute, Stream::network}) {
         if (!uses_stream(r, stream)) continue;
         sg4::Actor::create("rank" + std::to_string(r) + "-" + std::string(to_string(stream)),
-                           device(r),
-                           [this, r, stream] { run_stream(r, stream_filter(stream)); });
+                           device(r), [this, r, stream] { run_stream(r, stream_filter(stream)); });
       }
     }
   }
@@ -189,8 +188,9 @@ class Replay {
   bool ready(const RankState& state, const Plan& plan, std::size_t iteration, std::size_t index,
              const Op& op) const {
     const std::vector<char>& done = state.done[iteration];
-    const bool deps_done = std::all_of(op.deps.begin(), op.deps.end(),
-                                       [&](int d) { return done[static_cast<std::size_t>(d)] != 0; });
+    const bool deps_done = std::all_of(op.deps.begin(), op.deps.end(), [&](int d) {
+      return done[static_cast<std::size_t>(d)] != 0;
+    });
     if (!pipelined_) {
       return deps_done && (iteration == 0 || state.remaining[iteration - 1] == 0);
     }
@@ -204,11 +204,12 @@ class Replay {
       return false;
     }
     return deps_done &&
-           std::all_of(op.iteration_deps.begin(), op.iteration_deps.end(), [&](const IterationDep& d) {
-             return iteration < static_cast<std::size_t>(d.back) ||
-                    state.done[iteration - static_cast<std::size_t>(d.back)]
-                              [static_cast<std::size_t>(d.op)] != 0;
-           });
+           std::all_of(op.iteration_deps.begin(), op.iteration_deps.end(),
+                       [&](const IterationDep& d) {
+                         return iteration < static_cast<std::size_t>(d.back) ||
+                                state.done[iteration - static_cast<std::size_t>(d.back)]
+                                          [static_cast<std::size_t>(d.op)] != 0;
+                       });
   }
 
   enum class StreamFilter : std::uint8_t { all, all_but_network, network, sampler, copy, compute };
@@ -293,7 +294,8 @@ class Replay {
         return {};
       default:
         compute(compute_host(plan.rank, op.kind),
-                measured(op) ? op.measured_seconds : cluster_.compute_seconds(op));
+                measured(op) ? op.measured_seconds
+                             : cluster_.compute_seconds(op) * cluster_.compute_factor(plan.rank));
         return {};
     }
   }
@@ -421,7 +423,8 @@ class Replay {
       OpWork work;
       work.sampled_edges =
           static_cast<double>(hop.edges_sampled_locally + hop.edges_sampled_for_peers);
-      compute(compute_host(rank, OpKind::sample), cost->seconds(work));
+      compute(compute_host(rank, OpKind::sample),
+              cost->seconds(work) * cluster_.compute_factor(rank));
       const StepCost replies = pairwise(rank, Traffic::structure, hop.reply_bytes_to);
       total.seconds += requests.seconds + replies.seconds;
       total.waiting_seconds += requests.waiting_seconds + replies.waiting_seconds;

@@ -10,8 +10,8 @@
 
 #include "sim/cluster.hpp"
 #include "sim/replay.hpp"
-#include "strategies/plan_memory.hpp"
 #include "strategies/experiment_config.hpp"
+#include "strategies/plan_memory.hpp"
 #include "workloads/dataset.hpp"
 
 namespace gnnbed {
@@ -75,7 +75,6 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
 SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterSpec& cluster,
                                          int iterations_per_epoch,
                                          const SimulationOptions& options);
-
 
 // Chrome trace (chrome://tracing, Perfetto) of simulated ops: one process per rank, one thread
 // per stream, as run_experiment writes its measured trace.

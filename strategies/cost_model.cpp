@@ -1,5 +1,7 @@
 #include "strategies/cost_model.hpp"
 
+#include <boost/math/distributions/normal.hpp>
+
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/json_config.hpp"
@@ -112,6 +114,12 @@ bool is_costed(OpKind kind) {
   return kind != OpKind::all_to_all && kind != OpKind::all_reduce && kind != OpKind::copy_to_device;
 }
 
+double normal_order_score(int position, int count) {
+  if (count < 2) return 0;
+  const double quantile = (position + 1 - 0.375) / (count + 0.25);
+  return boost::math::quantile(boost::math::normal(), quantile);
+}
+
 nlohmann::json NetworkCalibration::to_json() const {
   return {{"latency_seconds", latency_seconds},
           {"bandwidth_bytes_per_second", bandwidth_bytes_per_second}};
@@ -131,9 +139,13 @@ NetworkCalibration NetworkCalibration::from_json(const nlohmann::json& object,
 }
 
 nlohmann::json Calibration::to_json() const {
-  return {{"format", kCalibrationFormat}, {"version", kCalibrationVersion},
-          {"provenance", provenance},     {"cost_model", cost_model.to_json()},
-          {"network", network.to_json()}, {"fits", fits}};
+  return {{"format", kCalibrationFormat},
+          {"version", kCalibrationVersion},
+          {"provenance", provenance},
+          {"cost_model", cost_model.to_json()},
+          {"network", network.to_json()},
+          {"rank_speed_spread", rank_speed_spread},
+          {"fits", fits}};
 }
 
 Calibration read_calibration(const std::filesystem::path& path) {
@@ -150,6 +162,11 @@ Calibration read_calibration(const std::filesystem::path& path) {
     Calibration calibration;
     calibration.cost_model = CostModel::from_json(document.at("cost_model"), "cost_model");
     calibration.network = NetworkCalibration::from_json(document.at("network"), "network");
+    // Files from before it was measured have none: identical ranks.
+    calibration.rank_speed_spread = document.value("rank_speed_spread", 0.0);
+    if (!(calibration.rank_speed_spread >= 0)) {
+      throw InputError(origin, 0, "rank_speed_spread", "must not be negative");
+    }
     calibration.fits = document.value("fits", nlohmann::json::object());
     calibration.provenance = document.value("provenance", nlohmann::json::object());
     return calibration;

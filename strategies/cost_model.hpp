@@ -73,10 +73,18 @@ struct NetworkCalibration {
 struct Calibration {
   CostModel cost_model;
   NetworkCalibration network;
+  // How much the calibrating ranks' compute times differed in the iterations they ran together
+  // (the simulator's ClusterSpec::rank_speed_spread); 0 when calibration ran one rank.
+  double rank_speed_spread = 0;
   nlohmann::json fits;        // per op kind: samples, fitted values and residuals
   nlohmann::json provenance;  // command, git revision, machine
   nlohmann::json to_json() const;
 };
+
+// Blom's approximation of the expected `position`-th smallest (from 0) of `count` standard normal
+// draws: where rank `position` of `count` falls among ranks whose compute times spread
+// (ClusterSpec::rank_speed_spread). 0 for a single draw.
+double normal_order_score(int position, int count);
 
 // Files are JSON ({"format": "gnnbed-calibration", "version": 1, ...}); reading names the file
 // and field at fault; writing is atomic.

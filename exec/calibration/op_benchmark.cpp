@@ -25,6 +25,20 @@ ExperimentConfig experiment_of(const ComputeCase& test_case, std::uint64_t seed)
   return config;
 }
 
+// Collective: the spread that puts the model's fastest and slowest of world's ranks as far apart,
+// relative to their mean, as their `busy_seconds`.
+double rank_speed_spread(double busy_seconds, Transport& world) {
+  const int n = world.size();
+  const double slowest = world.max_over_ranks(busy_seconds);
+  const double fastest = -world.max_over_ranks(-busy_seconds);
+  std::vector<float> total{static_cast<float>(busy_seconds)};
+  TransferTiming ignored;
+  world.all_reduce_sum(total, Traffic::gradients, ignored);
+  const double mean = static_cast<double>(total[0]) / n;
+  const double score_range = normal_order_score(n - 1, n) - normal_order_score(0, n);
+  return mean > 0 ? (slowest - fastest) / (mean * score_range) : 0;
+}
+
 }  // namespace
 
 std::string ComputeCase::describe() const {
@@ -142,9 +156,9 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double den
   return datasets_.emplace(key, std::move(dataset)).first->second;
 }
 
-double OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
-                        Transport& local, Transport& world, ComputeBackend& backend,
-                        SamplesByKind& samples) {
+CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
+                            Transport& local, Transport& world, ComputeBackend& backend,
+                            SamplesByKind& samples) {
   if (test_case.ranks != 1 && test_case.ranks != world.size()) {
     throw Error("calibration case '" + test_case.describe() + "' is for " +
                 std::to_string(test_case.ranks) + " ranks, not 1 or the " +
@@ -182,14 +196,18 @@ double OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& 
                 "': the ranks' plans have different numbers of ops");
   }
   const std::string name = test_case.describe();
+  double busy_seconds = 0;  // this rank's, per iteration
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     if (!is_costed(op.kind)) continue;
+    busy_seconds += op_seconds[i] / repetitions.timed;
     const double seconds = world.max_over_ranks(op_seconds[i] / repetitions.timed);
     samples[static_cast<std::size_t>(op.kind)].push_back(
         {name + ": " + op.label, work_of(op), seconds});
   }
-  return iteration_seconds;
+  CaseTiming timing{iteration_seconds, std::nullopt};
+  if (test_case.ranks > 1) timing.rank_speed_spread = rank_speed_spread(busy_seconds, world);
+  return timing;
 }
 
 }  // namespace gnnbed

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -55,6 +56,13 @@ struct ComputeRepetitions {
 
 using SamplesByKind = std::array<std::vector<CostSample>, kNumOpKinds>;
 
+struct CaseTiming {
+  double iteration_seconds = 0;  // mean, slowest rank
+  // A case of several ranks: how far apart their compute times were, as the rank speed spread
+  // (ClusterSpec::rank_speed_spread) whose fastest and slowest ranks are as far apart.
+  std::optional<double> rank_speed_spread;
+};
+
 class OpBenchmark {
  public:
   // The graph every case samples from: a CSBM graph of `num_nodes` nodes (half of them training
@@ -64,9 +72,10 @@ class OpBenchmark {
   // Collective over `world` (every rank runs the same case); `local` is this rank's one-rank
   // transport (the case's transport unless it spans the world), `backend` where the ops run (the
   // CPU, or the rank's GPU). Appends one sample per costed op of the case's plan to `samples`, with
-  // the time of the slowest rank. Returns the mean iteration time (slowest rank).
-  double run(const ComputeCase& test_case, const ComputeRepetitions& repetitions, Transport& local,
-             Transport& world, ComputeBackend& backend, SamplesByKind& samples);
+  // the time of the slowest rank.
+  CaseTiming run(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
+                 Transport& local, Transport& world, ComputeBackend& backend,
+                 SamplesByKind& samples);
 
  private:
   // The workload with `feature_dim` stored features of `density` and `num_classes` classes

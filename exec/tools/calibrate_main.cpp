@@ -238,14 +238,18 @@ int calibrate(int argc, char** argv) {
   SamplesByKind samples;
   std::vector<TransferSample> ping_pongs;
   std::vector<CollectiveSample> collectives;
+  std::vector<std::pair<std::string, double>> rank_speed_spreads;  // per case of several ranks
   try {
     OpBenchmark benchmark(settings.num_nodes, settings.average_degree, settings.seed);
     for (std::size_t c = 0; c < cases.size(); ++c) {
-      const double seconds =
+      const CaseTiming timing =
           benchmark.run(cases[c], settings.compute, self, world, *backend, samples);
+      if (timing.rank_speed_spread) {
+        rank_speed_spreads.emplace_back(cases[c].describe(), *timing.rank_speed_spread);
+      }
       if (rank == 0) {
         std::printf("[%3zu/%zu] %-40s %9.2f ms/iteration\n", c + 1, cases.size(),
-                    cases[c].describe().c_str(), 1e3 * seconds);
+                    cases[c].describe().c_str(), 1e3 * timing.iteration_seconds);
         std::fflush(stdout);
       }
     }
@@ -282,6 +286,21 @@ int calibrate(int argc, char** argv) {
     calibration.fits[name] = fits[k]->to_json(samples[k]);
   }
   print_fits(fits, samples);
+  if (!rank_speed_spreads.empty()) {
+    nlohmann::json cases_json = nlohmann::json::array();
+    std::vector<double> spreads;
+    for (const auto& [name, spread] : rank_speed_spreads) {
+      cases_json.push_back({{"case", name}, {"rank_speed_spread", spread}});
+      spreads.push_back(spread);
+    }
+    // Spreads are never negative: the median of their absolute values is theirs.
+    calibration.rank_speed_spread = summarize_residuals(spreads).median_abs_relative_residual;
+    calibration.fits["rank_speed_spread"] = {{"cases", cases_json},
+                                             {"median", calibration.rank_speed_spread}};
+    std::printf(
+        "\nrank speed spread (the ranks' compute times, %zu cases of %d ranks): median %.3f\n",
+        rank_speed_spreads.size(), num_ranks, calibration.rank_speed_spread);
+  }
   if (kept_network) {
     calibration.network = *kept_network;
   } else {

@@ -101,7 +101,7 @@ def main():
 
     connection = connect(args.role, args.address)
     buffer = bytearray(BYTES_PER_MIB)
-    points = []
+    results = []  # bench_link_exchange's fields
     for size_mib in sizes_mib:
         payload = bytes(size_mib * BYTES_PER_MIB)
         for pause_ms in pauses_ms:
@@ -118,8 +118,8 @@ def main():
                     seconds.append(time.perf_counter() - start)
                 median_seconds = statistics.median(seconds)
                 gbps = 8 * len(payload) / median_seconds / 1e9
-                points.append({"size_mib": size_mib, "pause_seconds": pause_ms / 1000, "both_ways": both,
-                               "seconds_per_exchange": median_seconds, "gbps_per_direction": gbps})
+                results.append({"bytes": len(payload), "pause_seconds": pause_ms / 1000, "both_ways": both,
+                                "seconds_per_exchange": median_seconds, "gbps_per_direction": gbps})
                 if args.role == "client":
                     print(f"{size_mib:4d} MiB, pause {pause_ms:4d} ms, {'both ways' if both else 'one way':9s}: "
                           f"{1e3 * median_seconds:9.3f} ms per exchange, {gbps:6.3f} Gbit/s per direction "
@@ -127,7 +127,7 @@ def main():
     connection.close()
     if args.role == "client":
         print(json.dumps({"bench": "tcp_link_exchange", "command": " ".join(sys.argv),
-                          "repetitions": args.repetitions, "points": points}))
+                          "repetitions": args.repetitions, "results": results}))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "sim/simulation.hpp"
@@ -87,7 +88,7 @@ struct Setup {
   std::string cluster_source;
   std::vector<std::string> cluster_settings;
   std::string calibration_file;
-  std::string replay_plans;  // recorded plans to replay instead of planning the experiment
+  std::string replay_plans;          // recorded plans to replay instead of planning the experiment
   std::vector<Plan> recorded_plans;  // read once, before the points' processes fork
   int iterations_per_epoch = 0;
   std::vector<Point> points;
@@ -108,15 +109,21 @@ ExperimentConfig point_config(const Setup& setup, const Point& point) {
 }
 
 ClusterSpec point_cluster(const Setup& setup, const Point& point) {
-  std::vector<std::string> settings = setup.cluster_settings;
+  std::optional<Calibration> calibration;
+  if (!setup.calibration_file.empty()) calibration = read_calibration(setup.calibration_file);
+  std::vector<std::string> settings;
+  // The calibrated machine's ranks differ as calibration measured, unless a setting says otherwise.
+  if (calibration) {
+    settings.push_back("rank_speed_spread=" +
+                       nlohmann::json(calibration->rank_speed_spread).dump());
+  }
+  settings.insert(settings.end(), setup.cluster_settings.begin(), setup.cluster_settings.end());
   for (const auto& [field, value] : point.assignments) {
     if (is_cluster_field(field))
       settings.push_back(field.substr(std::strlen(kClusterPrefix)) + "=" + value);
   }
   ClusterSpec cluster = load_cluster(setup.cluster_source, settings);
-  if (!setup.calibration_file.empty()) {
-    cluster = apply_calibration(std::move(cluster), read_calibration(setup.calibration_file));
-  }
+  if (calibration) cluster = apply_calibration(std::move(cluster), *calibration);
   return cluster;
 }
 
@@ -226,9 +233,8 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
   for (const nlohmann::json& doc : results) {
     const nlohmann::json& r = doc["result"];
     const bool out_of_memory = r["out_of_memory"].get<bool>();
-    csv << '"' << doc["point"].get<std::string>() << "\","
-        << doc["strategy"].get<std::string>() << ","
-        << doc["num_ranks"].get<int>() << "," << (out_of_memory ? 1 : 0) << ",";
+    csv << '"' << doc["point"].get<std::string>() << "\"," << doc["strategy"].get<std::string>()
+        << "," << doc["num_ranks"].get<int>() << "," << (out_of_memory ? 1 : 0) << ",";
     if (!out_of_memory) csv << r["epoch_seconds"].get<double>();
     for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
       csv << ",";
@@ -256,8 +262,7 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
 void print_row(const nlohmann::json& doc) {
   const nlohmann::json& r = doc["result"];
   std::printf("%-44s %-8s %5d ", doc["point"].get<std::string>().c_str(),
-              doc["strategy"].get<std::string>().c_str(),
-              doc["num_ranks"].get<int>());
+              doc["strategy"].get<std::string>().c_str(), doc["num_ranks"].get<int>());
   if (r["out_of_memory"].get<bool>()) {
     std::printf(" out of memory: %s\n", r["out_of_memory_reason"].get<std::string>().c_str());
     return;
@@ -400,17 +405,16 @@ int simulate_main(int argc, char** argv) {
     std::fprintf(stderr, "simulate: %s\n", failure.c_str());
     return failure_code;
   }
-  nlohmann::json document = {{"provenance", provenance_json(argc, argv)},
-                             {"simgrid_version", SIMGRID_VERSION_STRING},
-                             {"base_config", setup.replay_plans.empty()
-                                                 ? to_json(setup.base)
-                                                 : nlohmann::json(nullptr)},
-                             {"replay_plans", setup.replay_plans},
-                             {"cluster_source", setup.cluster_source},
-                             {"cluster_settings", setup.cluster_settings},
-                             {"calibration", setup.calibration_file},
-                             {"points", results},
-                             {"wall_seconds", total.seconds()}};
+  nlohmann::json document = {
+      {"provenance", provenance_json(argc, argv)},
+      {"simgrid_version", SIMGRID_VERSION_STRING},
+      {"base_config", setup.replay_plans.empty() ? to_json(setup.base) : nlohmann::json(nullptr)},
+      {"replay_plans", setup.replay_plans},
+      {"cluster_source", setup.cluster_source},
+      {"cluster_settings", setup.cluster_settings},
+      {"calibration", setup.calibration_file},
+      {"points", results},
+      {"wall_seconds", total.seconds()}};
   write_text_file_atomically(setup.output, document.dump(2) + "\n");
   write_text_file_atomically(setup.csv, points_csv(results));
   if (!setup.quiet) {

@@ -71,6 +71,12 @@ TEST(Calibrate, WritesAFileWithEveryCostedKindAndTheNetwork) {
     }
   }
   EXPECT_TRUE(distributed_assembly) << calibration.fits["scatter_rows"].dump();
+  // How far apart the distributed case's ranks' compute times were: one case, its spread taken.
+  const nlohmann::json& spread = calibration.fits["rank_speed_spread"];
+  ASSERT_EQ(spread["cases"].size(), 1u) << spread.dump();
+  EXPECT_NE(spread["cases"][0]["case"].get<std::string>().find("2 ranks"), std::string::npos);
+  EXPECT_GE(calibration.rank_speed_spread, 0);
+  EXPECT_EQ(spread["cases"][0]["rank_speed_spread"].get<double>(), calibration.rank_speed_spread);
 
   EXPECT_GT(calibration.network.latency_seconds, 0);
   EXPECT_GT(calibration.network.bandwidth_bytes_per_second, 0);

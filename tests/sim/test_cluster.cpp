@@ -88,6 +88,24 @@ TEST(Cluster, BadValuesNameTheField) {
   EXPECT_NE(error_of("emulated-cluster", {"nic.cpu_seconds_per_byte=-1e-9"})
                 .find("nic.cpu_seconds_per_byte"),
             std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"rank_speed_spread=-0.1"}).find("rank_speed_spread"),
+            std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"rank_speed_spread=0.3"}).find("rank_speed_spread"),
+            std::string::npos);
+}
+
+TEST(Cluster, RanksSpreadAroundTheCostModelWithTheMeanKept) {
+  EXPECT_DOUBLE_EQ(load_cluster("emulated-cluster", {"machines=4"}).compute_factor(3), 1.0);
+  const ClusterSpec spread =
+      load_cluster("emulated-cluster", {"machines=4", "rank_speed_spread=0.1"});
+  // Blom's scores of 4 draws: +-Phi^-1(0.853) = +-1.0491, +-Phi^-1(0.618) = +-0.2993.
+  EXPECT_NEAR(spread.compute_factor(0), 1 - 0.1 * 1.0491, 1e-4);
+  EXPECT_NEAR(spread.compute_factor(1), 1 - 0.1 * 0.2993, 1e-4);
+  EXPECT_NEAR(spread.compute_factor(3), 1 + 0.1 * 1.0491, 1e-4);
+  double sum = 0;
+  for (int r = 0; r < 4; ++r) sum += spread.compute_factor(r);
+  EXPECT_NEAR(sum, 4.0, 1e-12);
+  EXPECT_DOUBLE_EQ(cluster_from_json(spread.to_json(), "round trip").rank_speed_spread, 0.1);
 }
 
 TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {

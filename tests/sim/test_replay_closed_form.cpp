@@ -281,6 +281,28 @@ TEST(ReplayClosedForm, AsManySharedCoresAsRanksChangeNothing) {
   expect_relative(four_cores.makespan_seconds, 3e-6 + 5e7 / 5e10);
 }
 
+TEST(ReplayClosedForm, SpreadRanksWaitForTheSlowest) {
+  // Two ranks compute, then exchange nothing: the faster waits for the slower, which computes
+  // for (1 + spread * 0.5894) of the cost model's time (Blom's score of the larger of 2 draws).
+  const double spread = 0.1;
+  const double slow_factor = 1 + spread * 0.58945;
+  std::vector<Plan> plans = compute_only_plans(2);
+  for (Plan& plan : plans) {
+    Op exchange = exchange_op("features", Traffic::features, 2);
+    exchange.deps = {0};
+    plan.ops.push_back(exchange);
+  }
+  const ReplayResult result =
+      replay_plans(cluster(2, 1, "cpu", {{"rank_speed_spread", spread}}), one_iteration(plans), {});
+  const double one = 3e-6 + 5e7 / 5e10;
+  const double exchange = remote_seconds(0);
+  EXPECT_NEAR(result.makespan_seconds, slow_factor * one + exchange, 1e-5 * one);
+  const double fast_factor = 2 - slow_factor;
+  EXPECT_NEAR(result.ranks[0].seconds[kNumTimeCategories], (slow_factor - fast_factor) * one,
+              1e-5 * one);
+  EXPECT_EQ(result.ranks[1].seconds[kNumTimeCategories], 0.0);
+}
+
 TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) {
   // 1 ns of CPU per byte at each end (1 GB/s) is slower than the 10 Gbit/s route, and runs
   // concurrently with the transfer: the transfer takes bytes * 1 ns.

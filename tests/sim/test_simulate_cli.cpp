@@ -43,6 +43,40 @@ TEST(SimulateCli, SameInputsGiveBitIdenticalResults) {
   EXPECT_GT(points[0][0]["result"]["epoch_seconds"].get<double>(), 0);
 }
 
+// A calibration whose cost model is the emulated cluster preset's, with ranks that spread.
+std::filesystem::path spread_calibration(const TemporaryDirectory& dir, double spread) {
+  const nlohmann::json preset =
+      read_json(std::filesystem::path(GNNBED_SOURCE_DIR) / "sim/presets/emulated-cluster.json");
+  const nlohmann::json calibration = {
+      {"format", "gnnbed-calibration"},
+      {"version", 1},
+      {"cost_model", preset["device"]["cost_model"]},
+      {"network", {{"latency_seconds", 1e-6}, {"bandwidth_bytes_per_second", 1e10}}},
+      {"rank_speed_spread", spread}};
+  return dir.write("calibration.json", calibration.dump());
+}
+
+TEST(SimulateCli, ACalibrationSpreadsTheRanksUnlessASettingSaysOtherwise) {
+  const TemporaryDirectory dir;
+  const std::string base = simulate() + " --cluster emulated-cluster --calibration " +
+                           spread_calibration(dir, 0.1).string() +
+                           " --workload cora --batch-size 32 --strategy dgl-pull --quiet";
+  const CommandResult spread = run_command(base + " -o " + (dir.path() / "a.json").string());
+  ASSERT_EQ(spread.exit_code, 0) << spread.output;
+  const CommandResult identical = run_command(base + " --cluster-set rank_speed_spread=0 -o " +
+                                              (dir.path() / "b.json").string());
+  ASSERT_EQ(identical.exit_code, 0) << identical.output;
+  const nlohmann::json spread_point = read_json(dir.path() / "a.json")["points"][0];
+  const nlohmann::json identical_point = read_json(dir.path() / "b.json")["points"][0];
+  EXPECT_EQ(spread_point["cluster"]["rank_speed_spread"], 0.1);
+  EXPECT_FALSE(identical_point["cluster"].contains("rank_speed_spread"));
+  // The slower rank sets the pace, and the faster waits for it.
+  EXPECT_GT(spread_point["result"]["epoch_seconds"].get<double>(),
+            identical_point["result"]["epoch_seconds"].get<double>());
+  EXPECT_GT(spread_point["result"]["breakdown_mean_seconds"]["waiting"].get<double>(),
+            identical_point["result"]["breakdown_mean_seconds"]["waiting"].get<double>());
+}
+
 TEST(SimulateCli, SweepsMakeAGridAndTheCsvHasARowPerPoint) {
   const TemporaryDirectory dir;
   const std::string output = (dir.path() / "sweep.json").string();
