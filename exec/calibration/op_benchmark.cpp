@@ -27,7 +27,7 @@ ExperimentConfig experiment_of(const ComputeCase& test_case, std::uint64_t seed)
 
 // Collective: the spread that puts the model's fastest and slowest of world's ranks as far apart,
 // relative to their mean, as their `busy_seconds`.
-double rank_speed_spread(double busy_seconds, Transport& world) {
+double measured_rank_speed_spread(double busy_seconds, Transport& world) {
   const int n = world.size();
   const double slowest = world.max_over_ranks(busy_seconds);
   const double fastest = -world.max_over_ranks(-busy_seconds);
@@ -206,7 +206,8 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
         {name + ": " + op.label, work_of(op), seconds});
   }
   CaseTiming timing{iteration_seconds, std::nullopt};
-  if (test_case.ranks > 1) timing.rank_speed_spread = rank_speed_spread(busy_seconds, world);
+  if (test_case.ranks > 1)
+    timing.rank_speed_spread = measured_rank_speed_spread(busy_seconds, world);
   return timing;
 }
 

@@ -41,7 +41,11 @@ def connect(role, address):
         listener.bind((address, PORT))
         listener.listen(1)
         listener.settimeout(CONNECT_SECONDS)
-        connection, _ = listener.accept()
+        try:
+            connection, _ = listener.accept()
+        except socket.timeout:
+            raise SystemExit(f"tcp_link_exchange: no client connected to {address}:{PORT} "
+                             f"within {CONNECT_SECONDS:.0f} s")
         listener.close()
     else:
         deadline = time.monotonic() + CONNECT_SECONDS
