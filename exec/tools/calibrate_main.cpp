@@ -23,6 +23,7 @@
 #include "strategies/cost_fit.hpp"
 #include "strategies/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/provenance.hpp"
 #include "workloads/common/stopwatch.hpp"
 
@@ -194,6 +195,8 @@ NetworkCalibration network_to_keep(const std::string& output) {
 }
 
 int calibrate(int argc, char** argv) {
+  // As run_experiment does, so that the ops are timed under the same allocator.
+  keep_freed_memory_for_reuse();
   MpiSession session(&argc, &argv);
   MpiTransport world;
   MpiTransport self(MPI_COMM_SELF);

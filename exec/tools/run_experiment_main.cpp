@@ -22,6 +22,7 @@
 #include "strategies/roc_partition.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/provenance.hpp"
 #include "workloads/common/stopwatch.hpp"
 
@@ -308,6 +309,7 @@ int run(int argc, char** argv, MpiTransport& transport) {
 
 int main(int argc, char** argv) {
   try {
+    keep_freed_memory_for_reuse();
     MpiSession session(&argc, &argv);
     int code = 0;
     {

@@ -8,6 +8,7 @@
 #include "exec/train/trainer.hpp"
 #include "strategies/experiment_cli.hpp"
 #include "workloads/common/files.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/provenance.hpp"
 #include "workloads/common/stopwatch.hpp"
 
@@ -31,6 +32,7 @@ void print_progress(const EpochRecord& record, int epochs) {
 }
 
 int train_main(int argc, char** argv) {
+  keep_freed_memory_for_reuse();
   po::options_description options("train [options]");
   options.add_options()("help,h", "show this help")(
       "output,o", po::value<std::string>(),

@@ -1,6 +1,12 @@
 #include "workloads/common/memory.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
+
+#include <climits>
+#include <string>
+
+#include "workloads/common/errors.hpp"
 
 namespace gnnbed {
 
@@ -8,6 +14,21 @@ std::int64_t peak_resident_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// By default glibc maps every allocation over its (adaptive, at most 32 MiB) mmap threshold
+// afresh and unmaps it when freed, so a tensor of that size that a step frees and the next step
+// allocates again is faulted in page by page every step. In a virtual machine a page fault costs
+// microseconds: with 4 ranks training dgl-pull on 2 cores, assembling the input features took
+// twice its calibrated time and the ranks' uneven fault costs tripled their waiting
+// (docs/validation.md). Served from the heap and never trimmed, the freed pages are reused.
+void keep_freed_memory_for_reuse() {
+  constexpr int kLargestHeapAllocationBytes = 1 << 30;
+  if (mallopt(M_MMAP_THRESHOLD, kLargestHeapAllocationBytes) != 1 ||
+      mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1) {
+    throw Error("keep_freed_memory_for_reuse: the allocator refused mallopt(M_MMAP_THRESHOLD, " +
+                std::to_string(kLargestHeapAllocationBytes) + ") or mallopt(M_TRIM_THRESHOLD)");
+  }
 }
 
 }  // namespace gnnbed
