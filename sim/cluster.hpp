@@ -64,7 +64,10 @@ struct ClusterSpec {
   bool uses_crosstraffic() const { return crosstraffic && network_model != "CM02"; }
 
   // When positive, the machines are emulated on one physical host with this many cores (the
-  // validation cluster: one network namespace per rank): every rank's computation shares them.
+  // validation cluster: one network namespace per rank), rank r computing on core
+  // r mod shared_cores. Per core, not pooled: MPI ranks busy-poll while they wait, so the OS sees
+  // every rank busy at all times and never moves one to another core. A waiting rank yields to
+  // the ranks of its own core (Open MPI's mpi_yield_when_idle), so it takes nothing from them.
   int shared_cores = 0;
 
   // How much ranks' compute speeds differ, as a coefficient of variation: 0 (the default) is

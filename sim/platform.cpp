@@ -25,11 +25,12 @@ std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::N
                        ->set_core_count(cluster.host_cores)
                        ->seal();
   platform.machine_hosts[static_cast<std::size_t>(machine)] = cpu;
-  if (machine == 0 && cluster.shared_cores > 0) {
-    // Only executions run on it, so it needs no route.
-    platform.shared_compute_host = zone->create_host("shared-cores", kWorkUnitsPerSecond)
-                                       ->set_core_count(cluster.shared_cores)
-                                       ->seal();
+  if (machine == 0) {
+    // Only executions run on them, so they need no routes.
+    for (int core = 0; core < cluster.shared_cores; ++core) {
+      platform.shared_cores.push_back(
+          zone->create_host("shared-core" + std::to_string(core), kWorkUnitsPerSecond)->seal());
+    }
   }
   std::vector<sg4::Host*> devices;
   std::vector<sg4::Link*> device_links;

@@ -18,9 +18,9 @@ inline constexpr double kWorkUnitsPerSecond = 1e9;
 struct Platform {
   std::vector<simgrid::s4u::Host*> machine_hosts;  // per machine: its CPU
   std::vector<simgrid::s4u::Host*> device_hosts;   // per rank
-  // With ClusterSpec::shared_cores: the one multi-core host all ranks compute on, so that more
-  // busy ranks than cores share the cores as the OS scheduler shares them.
-  simgrid::s4u::Host* shared_compute_host = nullptr;
+  // With ClusterSpec::shared_cores: one single-core host per core, rank r computing on core
+  // r mod shared_cores, so that the ranks of a core share it (ClusterSpec says why per core).
+  std::vector<simgrid::s4u::Host*> shared_cores;
 };
 
 // Sets the SimGrid configuration the cluster asks for and creates its platform; call once, after

@@ -158,7 +158,9 @@ class Replay {
     return platform_.machine_hosts[static_cast<std::size_t>(cluster_.machine_of(rank))];
   }
   sg4::Host* compute_host(int rank, OpKind kind) const {
-    if (platform_.shared_compute_host != nullptr) return platform_.shared_compute_host;
+    if (!platform_.shared_cores.empty()) {
+      return platform_.shared_cores[static_cast<std::size_t>(rank) % platform_.shared_cores.size()];
+    }
     return cluster_.runs_on_host(kind) ? machine_host(rank) : device(rank);
   }
   // Structure and features live in host memory; activations, gradients and weights on devices.

@@ -275,6 +275,15 @@ TEST(ReplayClosedForm, RanksOutnumberingSharedCoresShareThem) {
   expect_relative(two_cores.makespan_seconds, 2 * one);  // four busy ranks, two cores
 }
 
+TEST(ReplayClosedForm, RanksShareOnlyTheirOwnCore) {
+  // Ranks 0 and 2 share core 0, rank 1 has core 1 to itself and does not lend it when it is done:
+  // busy-polling MPI ranks never leave a core idle for the OS to balance onto.
+  const double one = 3e-6 + 5e7 / 5e10;
+  const ReplayResult three_ranks = replay_plans(cluster(3, 1, "cpu", {{"shared_cores", 2}}),
+                                                one_iteration(compute_only_plans(3)), {});
+  expect_relative(three_ranks.makespan_seconds, 2 * one);
+}
+
 TEST(ReplayClosedForm, AsManySharedCoresAsRanksChangeNothing) {
   const ReplayResult four_cores = replay_plans(cluster(4, 1, "cpu", {{"shared_cores", 4}}),
                                                one_iteration(compute_only_plans(4)), {});
