@@ -31,6 +31,9 @@ usage: experiments/validate_emulated_cluster.sh [options]
                       and both ways, through MPI (bench_link_exchange) and plain TCP
                       (tcp_link_exchange.py), through the shaped link at the first rate or at
                       every rate (default first)
+  --record            also write each run's first-epoch timeline (runs/LABEL.trace.json, Chrome
+                      trace) and its first measured iteration's plans with their measured op
+                      durations (runs/LABEL.plans.json, for simulate --replay-plans)
   --clean-stale       delete existing gnnbed-v* namespaces and the bridge instead of refusing
   --quick             smoke run: 1 Gbit/s, hidden 16, 2 ranks, both strategies
   -h, --help          this help
@@ -50,6 +53,7 @@ output="$root/results/validation"
 build="${GNNBED_BUILD_DIR:-$root/build}"
 bandwidth_check="first"
 clean_stale=0
+record=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rates) rates="$2"; shift 2 ;;
@@ -62,6 +66,7 @@ while [[ $# -gt 0 ]]; do
     --output) output="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --bandwidth-check) bandwidth_check="$2"; shift 2 ;;
+    --record) record=1; shift ;;
     --clean-stale) clean_stale=1; shift ;;
     --quick) rates="1"; hidden_list="16"; ranks_list="2"; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -244,16 +249,17 @@ printf 'rate_gbps\thidden\tranks\tstrategy\tresult\texit_code\twall_seconds\tloa
 # exchange 16 MiB both ways at once after a pause over the unshaped path, each rank's core sending
 # and receiving R bytes a second, so spending 1 / (2 R) seconds per byte. A one-way ping-pong reads
 # about half that cost, and predicted the 10 Gbit/s exchanges at two thirds of their time
-# (docs/validation.md).
+# (docs/validation.md). R is the median of 21 exchanges: the mean of 5 moved from run to run by a
+# factor of 3 (0.31 to 0.94 ns per byte).
 stack_cpu_seconds_per_byte=0
 if [[ -x "$link_bench" ]]; then
   echo "== network stack: 16 MiB both ways after a pause, over the unshaped namespaces"
-  mpirun_in_cluster 2 "$link_bench" --sizes-mib 16 --pause-ms 250 --repetitions 5 \
+  mpirun_in_cluster 2 "$link_bench" --sizes-mib 16 --pause-ms 250 --repetitions 21 \
     > "$output/logs/link-unshaped.txt" 2>&1 || fail "unshaped exchange failed: $output/logs/link-unshaped.txt"
   grep '^{' "$output/logs/link-unshaped.txt" > "$output/link-unshaped.json"
   stack_cpu_seconds_per_byte=$(/usr/bin/python3 -c 'import json, sys
 both = [r for r in json.load(open(sys.argv[1]))["results"] if r["both_ways"]]
-print(1 / (2 * both[0]["gbps_per_direction"] * 1e9 / 8))' "$output/link-unshaped.json")
+print(1 / (2 * both[0]["median_gbps_per_direction"] * 1e9 / 8))' "$output/link-unshaped.json")
   echo "  $stack_cpu_seconds_per_byte CPU seconds per byte sent or received"
 fi
 
@@ -312,9 +318,13 @@ for rate in "${rate_values[@]}"; do
         load_before=$(cut -d' ' -f1 /proc/loadavg)
         start=$(date +%s.%N)
         code=0
+        recording=()
+        if [[ $record -eq 1 ]]; then
+          recording=(--trace "$output/runs/$label.trace.json" --plans "$output/runs/$label.plans.json")
+        fi
         mpirun_in_cluster "$ranks" "$run_experiment" "${workload_words[@]}" --strategy "$strategy" \
           --hidden "$hidden" --epochs "$epochs" --set training.eval_every=-1 --quiet \
-          --output "$result" > "$output/logs/$label.txt" 2>&1 || code=$?
+          "${recording[@]}" --output "$result" > "$output/logs/$label.txt" 2>&1 || code=$?
         wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$hidden" "$ranks" "$strategy" \
           "runs/$label.json" "$code" "$wall" "$load_before" >> "$manifest"

@@ -1,10 +1,12 @@
 #include "sim/cluster.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
+#include "workloads/common/random.hpp"
 
 namespace gnnbed {
 namespace {
@@ -12,6 +14,9 @@ namespace {
 constexpr double kBitsPerByte = 8;
 constexpr double kGiga = 1e9;
 constexpr double kLargestRankSpeedSpread = 0.25;
+// A log-sd of 0.5 already makes one op in twenty 2.3 times its mean; beyond it, a model of
+// per-op noise is no longer what the cluster needs.
+constexpr double kLargestComputeJitter = 0.5;
 
 LinkSpec link_from_json(const nlohmann::json& object, const std::string& where) {
   LinkSpec link;
@@ -90,6 +95,8 @@ void validate(const ClusterSpec& cluster) {
   // At 1024 ranks the fastest is 3.2 standard deviations below the mean: 0.25 leaves it 0.2.
   require(cluster.rank_speed_spread >= 0 && cluster.rank_speed_spread <= kLargestRankSpeedSpread,
           "rank_speed_spread", "must be between 0 (identical ranks) and 0.25");
+  require(cluster.compute_jitter >= 0 && cluster.compute_jitter <= kLargestComputeJitter,
+          "compute_jitter", "must be between 0 (none) and 0.5");
   require(cluster.device_memory_bytes > 0, "device.memory_bytes", "must be positive");
   if (cluster.topology == "fat-tree") {
     const FatTreeSpec& tree = cluster.fat_tree;
@@ -131,6 +138,15 @@ double ClusterSpec::compute_factor(int rank) const {
   return 1 + rank_speed_spread * normal_order_score(rank, num_ranks());
 }
 
+double ClusterSpec::jitter_factor(int rank, std::int64_t iteration, std::int64_t op) const {
+  if (compute_jitter == 0) return 1;
+  const double z = standard_normal(hash_mix(compute_jitter_seed, static_cast<std::uint64_t>(rank),
+                                            static_cast<std::uint64_t>(iteration),
+                                            static_cast<std::uint64_t>(op)));
+  // exp(s z) has mean exp(s^2 / 2): dividing it out keeps the cost model's time the mean.
+  return std::exp(compute_jitter * z - 0.5 * compute_jitter * compute_jitter);
+}
+
 double ClusterSpec::compute_seconds(const Op& op) const {
   return (runs_on_host(op.kind) ? host_cost_model : device_cost_model).seconds(op);
 }
@@ -145,6 +161,8 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     reader.read("ranks_per_machine", cluster.ranks_per_machine);
     reader.read("shared_cores", cluster.shared_cores);
     reader.read("rank_speed_spread", cluster.rank_speed_spread);
+    reader.read("compute_jitter", cluster.compute_jitter);
+    reader.read("compute_jitter_seed", cluster.compute_jitter_seed);
     if (const nlohmann::json* host = reader.child("host"); host != nullptr && !host->is_null()) {
       JsonFieldReader host_reader(*host, "host");
       host_reader.read("cores", cluster.host_cores);
@@ -209,6 +227,10 @@ nlohmann::json ClusterSpec::to_json() const {
   if (peer_link) document["peer_link"] = gnnbed::to_json(*peer_link);
   if (shared_cores > 0) document["shared_cores"] = shared_cores;
   if (rank_speed_spread > 0) document["rank_speed_spread"] = rank_speed_spread;
+  if (compute_jitter > 0) {
+    document["compute_jitter"] = compute_jitter;
+    document["compute_jitter_seed"] = compute_jitter_seed;
+  }
   if (topology == "fat-tree") {
     document["network"]["fat_tree"] = {
         {"down", fat_tree.down}, {"up", fat_tree.up}, {"link_count", fat_tree.link_count}};

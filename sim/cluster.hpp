@@ -4,6 +4,7 @@
 // (NVLink, when there is one), the machines' NICs and the fabric joining them (one switch, or a fat
 // tree), and the cost models that time compute ops on the host and on the devices. Presets are JSON
 // files in sim/presets/; any field can be overridden from the command line.
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -78,6 +79,17 @@ struct ClusterSpec {
   // so the ranks' mean is the cost model's and rank 0 is the fastest. Calibration measures it.
   double rank_speed_spread = 0;
   double compute_factor(int rank) const;
+
+  // How much one op's compute time varies from one run of it to the next, independently on every
+  // rank: the standard deviation of the log of its duration. 0 (the default) is none. On a shared
+  // machine an op's time moves with what else the core does meanwhile (interrupts, the network
+  // stack's soft interrupts, a core-mate, the hypervisor); over an epoch that averages out, but
+  // every exchange waits for the ranks that drew slow ops since the last one. Op `op` of replayed
+  // iteration `iteration` on `rank` computes for a lognormal factor of mean 1 times its time, drawn
+  // from `compute_jitter_seed` and those three. Calibration measures it.
+  double compute_jitter = 0;
+  std::uint64_t compute_jitter_seed = 1;
+  double jitter_factor(int rank, std::int64_t iteration, std::int64_t op) const;
 
   int num_ranks() const { return machines * ranks_per_machine; }
   int machine_of(int rank) const { return rank / ranks_per_machine; }

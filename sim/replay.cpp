@@ -261,7 +261,8 @@ class Replay {
           while (!ready(state, plan, i, j, op)) state.changed->wait(lock);
         }
         const double start = sg4::Engine::get_clock();
-        const StepCost cost = run_op(plan, op);
+        const StepCost cost =
+            run_op(plan, static_cast<std::int64_t>(i), op, static_cast<std::int64_t>(j));
         const double end = sg4::Engine::get_clock();
         state.stats.seconds[static_cast<std::size_t>(category_of(op.kind))] +=
             (end - start) - cost.waiting_seconds;
@@ -280,9 +281,13 @@ class Replay {
     }
   }
 
-  StepCost run_op(const Plan& plan, const Op& op) {
+  // `index`: the op's position in the plan of replayed iteration `iteration`.
+  StepCost run_op(const Plan& plan, std::int64_t iteration, const Op& op, std::int64_t index) {
+    // The cost model's time for this rank, this op and this run of it.
+    const double factor =
+        cluster_.compute_factor(plan.rank) * cluster_.jitter_factor(plan.rank, iteration, index);
     if (op.kind == OpKind::sample && !op.sampling_hops.empty() && !measured(op)) {
-      return sample_over_network(plan.rank, op);
+      return sample_over_network(plan.rank, op, factor);
     }
     switch (op.kind) {
       case OpKind::all_to_all:
@@ -296,8 +301,7 @@ class Replay {
         return {};
       default:
         compute(compute_host(plan.rank, op.kind),
-                measured(op) ? op.measured_seconds
-                             : cluster_.compute_seconds(op) * cluster_.compute_factor(plan.rank));
+                measured(op) ? op.measured_seconds : cluster_.compute_seconds(op) * factor);
         return {};
     }
   }
@@ -414,7 +418,7 @@ class Replay {
 
   // Sampling over partitioned structure, hop by hop: requests to the owners of remote frontier
   // nodes, sampling (own frontier and peers' requests) on the sampling host, replies.
-  StepCost sample_over_network(int rank, const Op& op) {
+  StepCost sample_over_network(int rank, const Op& op, double compute_factor) {
     StepCost total;
     const std::optional<OpCost>& cost =
         (cluster_.runs_on_host(OpKind::sample) ? cluster_.host_cost_model
@@ -425,8 +429,7 @@ class Replay {
       OpWork work;
       work.sampled_edges =
           static_cast<double>(hop.edges_sampled_locally + hop.edges_sampled_for_peers);
-      compute(compute_host(rank, OpKind::sample),
-              cost->seconds(work) * cluster_.compute_factor(rank));
+      compute(compute_host(rank, OpKind::sample), cost->seconds(work) * compute_factor);
       const StepCost replies = pairwise(rank, Traffic::structure, hop.reply_bytes_to);
       total.seconds += requests.seconds + replies.seconds;
       total.waiting_seconds += requests.waiting_seconds + replies.waiting_seconds;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/statistics.hpp"
 
 namespace gnnbed {
 namespace {
@@ -233,11 +234,8 @@ FitSummary summarize_residuals(std::span<const double> residuals) {
   if (residuals.empty()) return summary;
   std::vector<double> magnitudes;
   for (const double r : residuals) magnitudes.push_back(std::abs(r));
-  std::sort(magnitudes.begin(), magnitudes.end());
-  const std::size_t n = magnitudes.size();
-  summary.median_abs_relative_residual =
-      n % 2 == 1 ? magnitudes[n / 2] : (magnitudes[n / 2 - 1] + magnitudes[n / 2]) / 2;
-  summary.max_abs_relative_residual = magnitudes.back();
+  summary.median_abs_relative_residual = median(magnitudes);
+  summary.max_abs_relative_residual = *std::max_element(magnitudes.begin(), magnitudes.end());
   return summary;
 }
 

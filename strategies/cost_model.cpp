@@ -139,13 +139,10 @@ NetworkCalibration NetworkCalibration::from_json(const nlohmann::json& object,
 }
 
 nlohmann::json Calibration::to_json() const {
-  return {{"format", kCalibrationFormat},
-          {"version", kCalibrationVersion},
-          {"provenance", provenance},
-          {"cost_model", cost_model.to_json()},
-          {"network", network.to_json()},
-          {"rank_speed_spread", rank_speed_spread},
-          {"fits", fits}};
+  return {{"format", kCalibrationFormat},     {"version", kCalibrationVersion},
+          {"provenance", provenance},         {"cost_model", cost_model.to_json()},
+          {"network", network.to_json()},     {"rank_speed_spread", rank_speed_spread},
+          {"compute_jitter", compute_jitter}, {"fits", fits}};
 }
 
 Calibration read_calibration(const std::filesystem::path& path) {
@@ -166,6 +163,10 @@ Calibration read_calibration(const std::filesystem::path& path) {
     calibration.rank_speed_spread = document.value("rank_speed_spread", 0.0);
     if (!(calibration.rank_speed_spread >= 0)) {
       throw InputError(origin, 0, "rank_speed_spread", "must not be negative");
+    }
+    calibration.compute_jitter = document.value("compute_jitter", 0.0);
+    if (!(calibration.compute_jitter >= 0)) {
+      throw InputError(origin, 0, "compute_jitter", "must not be negative");
     }
     calibration.fits = document.value("fits", nlohmann::json::object());
     calibration.provenance = document.value("provenance", nlohmann::json::object());

@@ -76,6 +76,9 @@ struct Calibration {
   // How much the calibrating ranks' compute times differed in the iterations they ran together
   // (the simulator's ClusterSpec::rank_speed_spread); 0 when calibration ran one rank.
   double rank_speed_spread = 0;
+  // How much one op's time varied from run to run on one rank, beyond what all ranks shared (the
+  // simulator's ClusterSpec::compute_jitter); 0 when calibration ran one rank.
+  double compute_jitter = 0;
   nlohmann::json fits;        // per op kind: samples, fitted values and residuals
   nlohmann::json provenance;  // command, git revision, machine
   nlohmann::json to_json() const;

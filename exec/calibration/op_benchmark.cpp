@@ -1,5 +1,6 @@
 #include "exec/calibration/op_benchmark.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include "exec/distributed/rank_engine.hpp"
@@ -39,7 +40,69 @@ double measured_rank_speed_spread(double busy_seconds, Transport& world) {
   return mean > 0 ? (slowest - fastest) / (mean * score_range) : 0;
 }
 
+// Collective: the compute jitter (compute_jitter_of) of the timed runs of one plan,
+// `run_seconds[k][i]` this rank's time of op i in run k, over the costed ops of every rank.
+std::optional<double> measured_compute_jitter(const std::vector<std::vector<double>>& run_seconds,
+                                              const Plan& plan, Transport& world) {
+  std::vector<std::size_t> costed;
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    if (is_costed(plan.ops[i].kind)) costed.push_back(i);
+  }
+  std::vector<float> mine;
+  for (const std::vector<double>& run : run_seconds) {
+    for (const std::size_t i : costed) mine.push_back(static_cast<float>(run[i]));
+  }
+  std::vector<std::vector<std::vector<double>>> seconds;  // [rank][run][costed op]
+  for (const std::vector<float>& theirs : world.all_gather_control(mine)) {
+    std::vector<std::vector<double>>& runs = seconds.emplace_back();
+    for (std::size_t k = 0; k < run_seconds.size(); ++k) {
+      runs.emplace_back(theirs.begin() + static_cast<std::ptrdiff_t>(k * costed.size()),
+                        theirs.begin() + static_cast<std::ptrdiff_t>((k + 1) * costed.size()));
+    }
+  }
+  return compute_jitter_of(seconds);
+}
+
 }  // namespace
+
+std::optional<double> compute_jitter_of(
+    const std::vector<std::vector<std::vector<double>>>& seconds) {
+  const std::size_t ranks = seconds.size();
+  const std::size_t runs = ranks > 0 ? seconds[0].size() : 0;
+  const std::size_t ops = runs > 0 ? seconds[0][0].size() : 0;
+  if (ranks < 2 || runs < 2) return std::nullopt;
+  double squares = 0;
+  std::size_t ops_used = 0;
+  std::vector<std::vector<double>> x(ranks, std::vector<double>(runs));  // [rank][run]
+  for (std::size_t i = 0; i < ops; ++i) {
+    bool long_enough = true;
+    for (const auto& rank_runs : seconds) {
+      for (const auto& run : rank_runs) {
+        long_enough = long_enough && run[i] >= kShortestJitterOpSeconds;
+      }
+    }
+    if (!long_enough) continue;
+    // The log time less its mean over the runs: what the op's work on that rank explains.
+    for (std::size_t r = 0; r < ranks; ++r) {
+      double mean = 0;
+      for (std::size_t k = 0; k < runs; ++k) {
+        x[r][k] = std::log(seconds[r][k][i]);
+        mean += x[r][k] / static_cast<double>(runs);
+      }
+      for (double& value : x[r]) value -= mean;
+    }
+    // Less its mean over the ranks at each run: what the machine did to all of them at once.
+    for (std::size_t k = 0; k < runs; ++k) {
+      double shared = 0;
+      for (std::size_t r = 0; r < ranks; ++r) shared += x[r][k] / static_cast<double>(ranks);
+      for (std::size_t r = 0; r < ranks; ++r) squares += (x[r][k] - shared) * (x[r][k] - shared);
+    }
+    ++ops_used;
+  }
+  if (ops_used == 0) return std::nullopt;
+  return std::sqrt(squares / (static_cast<double>(ops_used) * static_cast<double>(runs - 1) *
+                              static_cast<double>(ranks - 1)));
+}
 
 std::string ComputeCase::describe() const {
   std::string text = strategy + " " + model + " F" + std::to_string(feature_dim) + " H" +
@@ -175,15 +238,19 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
   world.barrier();
   IterationRun run;
   std::vector<double> op_seconds;
+  std::vector<std::vector<double>> run_seconds;  // [timed run][op]
   double sample_seconds = 0;
   const Stopwatch loop;
   for (int k = 0; k < repetitions.timed; ++k) {
     run = engine.run_iteration(1, 0, clock);
     op_seconds.resize(run.plan.ops.size(), 0.0);
+    run_seconds.emplace_back(run.plan.ops.size(), 0.0);
     sample_seconds += run.sample_seconds;
     for (const OpRecord& record : run.outcome.records) {
       op_seconds[static_cast<std::size_t>(record.op)] += record.seconds;
+      run_seconds.back()[static_cast<std::size_t>(record.op)] += record.seconds;
     }
+    run_seconds.back()[0] = run.sample_seconds;  // the prologue's `sample` op
   }
   const double iteration_seconds = world.max_over_ranks(loop.seconds() / repetitions.timed);
   op_seconds[0] = sample_seconds;  // the prologue's `sample` op
@@ -205,9 +272,11 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
     samples[static_cast<std::size_t>(op.kind)].push_back(
         {name + ": " + op.label, work_of(op), seconds});
   }
-  CaseTiming timing{iteration_seconds, std::nullopt};
-  if (test_case.ranks > 1)
+  CaseTiming timing{iteration_seconds, std::nullopt, std::nullopt};
+  if (test_case.ranks > 1) {
     timing.rank_speed_spread = measured_rank_speed_spread(busy_seconds, world);
+    timing.compute_jitter = measured_compute_jitter(run_seconds, plan, world);
+  }
   return timing;
 }
 

@@ -54,6 +54,20 @@ struct ComputeRepetitions {
   int timed = 5;
 };
 
+// Ops shorter than this are left out of the compute jitter: the clock's and the caches' noise on
+// a few microseconds says nothing about how training's millisecond ops vary.
+inline constexpr double kShortestJitterOpSeconds = 1e-3;
+
+// The simulator's ClusterSpec::compute_jitter from timed runs of one plan on several ranks,
+// `seconds[r][k][i]` rank r's time of op i in run k: the standard deviation of an op's log time
+// from run to run on one rank, beyond what the ranks' runs shared at the time. Over the ops of at
+// least kShortestJitterOpSeconds on every rank in every run, x = log t less its mean over the runs
+// (the op's work on that rank) and its mean over the ranks at that run (what the machine did to
+// all of them at once); for K runs and R ranks its variance is jitter^2 (1 - 1/K)(1 - 1/R). Empty
+// with fewer than 2 ranks or runs, or when no op is long enough.
+std::optional<double> compute_jitter_of(
+    const std::vector<std::vector<std::vector<double>>>& seconds);
+
 using SamplesByKind = std::array<std::vector<CostSample>, kNumOpKinds>;
 
 struct CaseTiming {
@@ -61,6 +75,9 @@ struct CaseTiming {
   // A case of several ranks: how far apart their compute times were, as the rank speed spread
   // (ClusterSpec::rank_speed_spread) whose fastest and slowest ranks are as far apart.
   std::optional<double> rank_speed_spread;
+  // A case of several ranks: how much an op's time varied from run to run on one rank, as the
+  // log-sd of ClusterSpec::compute_jitter; empty when none of its ops ran long enough to tell.
+  std::optional<double> compute_jitter;
 };
 
 class OpBenchmark {

@@ -25,6 +25,7 @@
 #include "workloads/common/errors.hpp"
 #include "workloads/common/memory.hpp"
 #include "workloads/common/provenance.hpp"
+#include "workloads/common/statistics.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace po = boost::program_options;
@@ -176,6 +177,23 @@ void print_network(const NetworkFit& fit, std::span<const TransferSample> ping_p
 
 // The 1-minute load average before measuring (-1 where /proc/loadavg is missing): other
 // processes on the machine inflate every timing.
+// A quantity measured once per case of several ranks (the ranks' speed spread, ops' jitter), as
+// (case, value).
+using PerCase = std::vector<std::pair<std::string, double>>;
+
+// The median over the cases, recorded in `fits[name]` with every case's value.
+double median_over_cases(const PerCase& cases, const std::string& name, nlohmann::json& fits) {
+  nlohmann::json cases_json = nlohmann::json::array();
+  std::vector<double> values;
+  for (const auto& [label, value] : cases) {
+    cases_json.push_back({{"case", label}, {name, value}});
+    values.push_back(value);
+  }
+  const double middle = median(values);
+  fits[name] = {{"cases", cases_json}, {"median", middle}};
+  return middle;
+}
+
 double load_average() {
   std::ifstream in("/proc/loadavg");
   double load = -1;
@@ -241,7 +259,8 @@ int calibrate(int argc, char** argv) {
   SamplesByKind samples;
   std::vector<TransferSample> ping_pongs;
   std::vector<CollectiveSample> collectives;
-  std::vector<std::pair<std::string, double>> rank_speed_spreads;  // per case of several ranks
+  PerCase rank_speed_spreads;
+  PerCase compute_jitters;
   try {
     OpBenchmark benchmark(settings.num_nodes, settings.average_degree, settings.seed);
     for (std::size_t c = 0; c < cases.size(); ++c) {
@@ -249,6 +268,9 @@ int calibrate(int argc, char** argv) {
           benchmark.run(cases[c], settings.compute, self, world, *backend, samples);
       if (timing.rank_speed_spread) {
         rank_speed_spreads.emplace_back(cases[c].describe(), *timing.rank_speed_spread);
+      }
+      if (timing.compute_jitter) {
+        compute_jitters.emplace_back(cases[c].describe(), *timing.compute_jitter);
       }
       if (rank == 0) {
         std::printf("[%3zu/%zu] %-40s %9.2f ms/iteration\n", c + 1, cases.size(),
@@ -290,19 +312,19 @@ int calibrate(int argc, char** argv) {
   }
   print_fits(fits, samples);
   if (!rank_speed_spreads.empty()) {
-    nlohmann::json cases_json = nlohmann::json::array();
-    std::vector<double> spreads;
-    for (const auto& [name, spread] : rank_speed_spreads) {
-      cases_json.push_back({{"case", name}, {"rank_speed_spread", spread}});
-      spreads.push_back(spread);
-    }
-    // Spreads are never negative: the median of their absolute values is theirs.
-    calibration.rank_speed_spread = summarize_residuals(spreads).median_abs_relative_residual;
-    calibration.fits["rank_speed_spread"] = {{"cases", cases_json},
-                                             {"median", calibration.rank_speed_spread}};
+    calibration.rank_speed_spread =
+        median_over_cases(rank_speed_spreads, "rank_speed_spread", calibration.fits);
     std::printf(
         "\nrank speed spread (the ranks' compute times, %zu cases of %d ranks): median %.3f\n",
         rank_speed_spreads.size(), num_ranks, calibration.rank_speed_spread);
+  }
+  if (!compute_jitters.empty()) {
+    calibration.compute_jitter =
+        median_over_cases(compute_jitters, "compute_jitter", calibration.fits);
+    std::printf(
+        "compute jitter (an op's log time from run to run, %zu cases of %d ranks): "
+        "median %.3f\n",
+        compute_jitters.size(), num_ranks, calibration.compute_jitter);
   }
   if (kept_network) {
     calibration.network = *kept_network;

@@ -13,12 +13,14 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <thread>
 
 #include "exec/mpi/mpi_transport.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/provenance.hpp"
+#include "workloads/common/statistics.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace po = boost::program_options;
@@ -29,12 +31,15 @@ namespace {
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 
 struct Measurement {
-  double seconds_per_exchange = 0;
+  double seconds_per_exchange = 0;  // mean
+  double median_seconds_per_exchange = 0;
   double waiting_seconds_per_exchange = 0;
 };
 
 // `both`: each rank sends `bytes` to the other; otherwise only rank 0 sends. The pause sleeps (as
-// a rank that computes leaves the link idle); only the exchanges are timed, slowest rank.
+// a rank that computes leaves the link idle); only the exchanges are timed, each by its slowest
+// rank. The median over the repetitions leaves out the exchange that a descheduled rank or a
+// busy host stretched, which the mean of a few repetitions does not.
 Measurement measure(MpiTransport& transport, std::int64_t bytes, bool both, double pause_seconds,
                     int repetitions) {
   const int peer = 1 - transport.rank();
@@ -45,15 +50,17 @@ Measurement measure(MpiTransport& transport, std::int64_t bytes, bool both, doub
   TransferTiming warmup;
   transport.all_to_all_into(send, received, Traffic::features, warmup);
   TransferTiming timing;
-  double exchange_seconds = 0;
+  std::vector<double> exchange_seconds;  // per repetition, slowest rank
   for (int r = 0; r < repetitions; ++r) {
     transport.barrier();
     std::this_thread::sleep_for(std::chrono::duration<double>(pause_seconds));
     const Stopwatch watch;
     transport.all_to_all_into(send, received, Traffic::features, timing);
-    exchange_seconds += watch.seconds();
+    exchange_seconds.push_back(transport.max_over_ranks(watch.seconds()));
   }
-  return {transport.max_over_ranks(exchange_seconds / repetitions),
+  const double mean = std::accumulate(exchange_seconds.begin(), exchange_seconds.end(), 0.0) /
+                      static_cast<double>(repetitions);
+  return {mean, median(exchange_seconds),
           transport.max_over_ranks(timing.waiting_seconds / repetitions)};
 }
 
@@ -94,21 +101,26 @@ int bench_main(int argc, char** argv) {
     for (const int pause_ms : pauses_ms) {
       for (const bool both : {false, true}) {
         const Measurement m = measure(transport, bytes, both, pause_ms * 1e-3, repetitions);
-        const double gbps = 8.0 * static_cast<double>(bytes) / m.seconds_per_exchange / 1e9;
+        const auto gbps = [bytes](double seconds) {
+          return 8.0 * static_cast<double>(bytes) / seconds / 1e9;
+        };
         if (transport.rank() == 0) {
           std::printf(
               "%4d MiB, pause %4d ms, %-9s: %9.3f ms per exchange, %6.3f Gbit/s per "
-              "direction (waiting %.3f ms)\n",
+              "direction (median %.3f ms, %.3f Gbit/s; waiting %.3f ms)\n",
               size_mib, pause_ms, both ? "both ways" : "one way", 1e3 * m.seconds_per_exchange,
-              gbps, 1e3 * m.waiting_seconds_per_exchange);
+              gbps(m.seconds_per_exchange), 1e3 * m.median_seconds_per_exchange,
+              gbps(m.median_seconds_per_exchange), 1e3 * m.waiting_seconds_per_exchange);
           std::fflush(stdout);
         }
         rows.push_back({{"bytes", bytes},
                         {"pause_seconds", pause_ms * 1e-3},
                         {"both_ways", both},
                         {"seconds_per_exchange", m.seconds_per_exchange},
+                        {"median_seconds_per_exchange", m.median_seconds_per_exchange},
                         {"waiting_seconds_per_exchange", m.waiting_seconds_per_exchange},
-                        {"gbps_per_direction", gbps}});
+                        {"gbps_per_direction", gbps(m.seconds_per_exchange)},
+                        {"median_gbps_per_direction", gbps(m.median_seconds_per_exchange)}});
       }
     }
   }

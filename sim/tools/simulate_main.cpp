@@ -112,10 +112,12 @@ ClusterSpec point_cluster(const Setup& setup, const Point& point) {
   std::optional<Calibration> calibration;
   if (!setup.calibration_file.empty()) calibration = read_calibration(setup.calibration_file);
   std::vector<std::string> settings;
-  // The calibrated machine's ranks differ as calibration measured, unless a setting says otherwise.
+  // The calibrated machine's ranks differ, and its ops vary, as calibration measured, unless a
+  // setting says otherwise.
   if (calibration) {
     settings.push_back("rank_speed_spread=" +
                        nlohmann::json(calibration->rank_speed_spread).dump());
+    settings.push_back("compute_jitter=" + nlohmann::json(calibration->compute_jitter).dump());
   }
   settings.insert(settings.end(), setup.cluster_settings.begin(), setup.cluster_settings.end());
   for (const auto& [field, value] : point.assignments) {

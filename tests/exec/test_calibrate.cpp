@@ -77,6 +77,15 @@ TEST(Calibrate, WritesAFileWithEveryCostedKindAndTheNetwork) {
   EXPECT_NE(spread["cases"][0]["case"].get<std::string>().find("2 ranks"), std::string::npos);
   EXPECT_GE(calibration.rank_speed_spread, 0);
   EXPECT_EQ(spread["cases"][0]["rank_speed_spread"].get<double>(), calibration.rank_speed_spread);
+  // The quick case's ops may all be under the jitter's 1 ms: then it claims none.
+  if (calibration.fits.contains("compute_jitter")) {
+    const nlohmann::json& jitter = calibration.fits["compute_jitter"];
+    ASSERT_EQ(jitter["cases"].size(), 1u) << jitter.dump();
+    EXPECT_GE(calibration.compute_jitter, 0);
+    EXPECT_EQ(jitter["cases"][0]["compute_jitter"].get<double>(), calibration.compute_jitter);
+  } else {
+    EXPECT_EQ(calibration.compute_jitter, 0.0);
+  }
 
   EXPECT_GT(calibration.network.latency_seconds, 0);
   EXPECT_GT(calibration.network.bandwidth_bytes_per_second, 0);

@@ -1,6 +1,8 @@
 // Cluster presets and their validation (no SimGrid engine involved).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/cluster.hpp"
 #include "workloads/common/errors.hpp"
 
@@ -92,6 +94,10 @@ TEST(Cluster, BadValuesNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"rank_speed_spread=0.3"}).find("rank_speed_spread"),
             std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"compute_jitter=-0.1"}).find("compute_jitter"),
+            std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"compute_jitter=0.6"}).find("compute_jitter"),
+            std::string::npos);
 }
 
 TEST(Cluster, RanksSpreadAroundTheCostModelWithTheMeanKept) {
@@ -106,6 +112,41 @@ TEST(Cluster, RanksSpreadAroundTheCostModelWithTheMeanKept) {
   for (int r = 0; r < 4; ++r) sum += spread.compute_factor(r);
   EXPECT_NEAR(sum, 4.0, 1e-12);
   EXPECT_DOUBLE_EQ(cluster_from_json(spread.to_json(), "round trip").rank_speed_spread, 0.1);
+}
+
+TEST(Cluster, JitteredOpsKeepTheCostModelsMeanAndTheirLogSpread) {
+  const ClusterSpec none = load_cluster("emulated-cluster", {"machines=4"});
+  EXPECT_EQ(none.jitter_factor(1, 2, 3), 1.0);
+  const ClusterSpec jittered =
+      load_cluster("emulated-cluster", {"machines=4", "compute_jitter=0.2"});
+  // Over 4 ranks x 100 iterations x 100 ops: mean 1 and log-sd 0.2, to the sampling error of
+  // 40,000 draws (0.2 / sqrt(40000) = 0.001).
+  double sum = 0, log_sum = 0, log_squares = 0;
+  int draws = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    for (int iteration = 0; iteration < 100; ++iteration) {
+      for (int op = 0; op < 100; ++op) {
+        const double factor = jittered.jitter_factor(rank, iteration, op);
+        sum += factor;
+        log_sum += std::log(factor);
+        log_squares += std::log(factor) * std::log(factor);
+        ++draws;
+      }
+    }
+  }
+  const double log_mean = log_sum / draws;
+  EXPECT_NEAR(sum / draws, 1.0, 0.004);
+  EXPECT_NEAR(std::sqrt(log_squares / draws - log_mean * log_mean), 0.2, 0.004);
+  // A pure function of the seed and the op's position.
+  EXPECT_EQ(jittered.jitter_factor(2, 7, 5), jittered.jitter_factor(2, 7, 5));
+  EXPECT_NE(jittered.jitter_factor(2, 7, 5), jittered.jitter_factor(2, 7, 6));
+  const ClusterSpec reseeded = load_cluster(
+      "emulated-cluster", {"machines=4", "compute_jitter=0.2", "compute_jitter_seed=2"});
+  EXPECT_NE(reseeded.jitter_factor(2, 7, 5), jittered.jitter_factor(2, 7, 5));
+  const ClusterSpec round_trip = cluster_from_json(reseeded.to_json(), "round trip");
+  EXPECT_DOUBLE_EQ(round_trip.compute_jitter, 0.2);
+  EXPECT_EQ(round_trip.compute_jitter_seed, 2u);
+  EXPECT_FALSE(none.to_json().contains("compute_jitter"));
 }
 
 TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {

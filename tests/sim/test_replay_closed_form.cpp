@@ -4,6 +4,9 @@
 // Each test builds its own engine, so ctest runs each in its own process.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "sim/replay.hpp"
 #include "strategies/collective_schedule.hpp"
 #include "strategies/model_ops.hpp"
@@ -310,6 +313,28 @@ TEST(ReplayClosedForm, SpreadRanksWaitForTheSlowest) {
   EXPECT_NEAR(result.ranks[0].seconds[kNumTimeCategories], (slow_factor - fast_factor) * one,
               1e-5 * one);
   EXPECT_EQ(result.ranks[1].seconds[kNumTimeCategories], 0.0);
+}
+
+TEST(ReplayClosedForm, JitteredRanksWaitForTheSlowerDraw) {
+  // Two ranks compute one op each, then exchange nothing: each computes for its own draw of the
+  // jitter (op 0 of iteration 0), and the faster waits for the slower.
+  std::vector<Plan> plans = compute_only_plans(2);
+  for (Plan& plan : plans) {
+    Op exchange = exchange_op("features", Traffic::features, 2);
+    exchange.deps = {0};
+    plan.ops.push_back(exchange);
+  }
+  const ClusterSpec spec = cluster(2, 1, "cpu", {{"compute_jitter", 0.2}});
+  const double factor_0 = spec.jitter_factor(0, 0, 0);
+  const double factor_1 = spec.jitter_factor(1, 0, 0);
+  ASSERT_NE(factor_0, factor_1);
+  const ReplayResult result = replay_plans(spec, one_iteration(plans), {});
+  const double one = 3e-6 + 5e7 / 5e10;
+  expect_relative(result.makespan_seconds, std::max(factor_0, factor_1) * one + remote_seconds(0));
+  const std::size_t faster = factor_0 < factor_1 ? 0 : 1;
+  EXPECT_NEAR(result.ranks[faster].seconds[kNumTimeCategories], std::abs(factor_0 - factor_1) * one,
+              1e-9 * one);
+  EXPECT_EQ(result.ranks[1 - faster].seconds[kNumTimeCategories], 0.0);
 }
 
 TEST(ReplayClosedForm, NetworkStackCpuTimeBoundsATransferWhenSlowerThanTheLink) {
