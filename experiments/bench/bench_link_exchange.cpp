@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "exec/mpi/mpi_transport.hpp"
+#include "strategies/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/provenance.hpp"
@@ -81,7 +82,7 @@ int bench_main(int argc, char** argv) {
     return 0;
   }
   if (transport.size() != 2) {
-    throw Error("bench_link_exchange: needs 2 ranks, not " + std::to_string(transport.size()));
+    throw Error("needs 2 ranks, not " + std::to_string(transport.size()));
   }
   std::vector<int> sizes_mib;
   std::vector<int> pauses_ms;
@@ -136,11 +137,4 @@ int bench_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return bench_main(argc, argv);
-  } catch (const std::exception& error) {
-    std::cerr << "bench_link_exchange: " << error.what() << "\n";
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return run_main("bench_link_exchange", bench_main, argc, argv); }
