@@ -54,6 +54,9 @@ std::optional<double> measured_compute_jitter(const std::vector<std::vector<doub
   }
   std::vector<std::vector<std::vector<double>>> seconds;  // [rank][run][costed op]
   for (const std::vector<float>& theirs : world.all_gather_control(mine)) {
+    if (theirs.size() != mine.size()) {
+      throw Error("compute jitter: the ranks' plans have different costed ops");
+    }
     std::vector<std::vector<double>>& runs = seconds.emplace_back();
     for (std::size_t k = 0; k < run_seconds.size(); ++k) {
       runs.emplace_back(theirs.begin() + static_cast<std::ptrdiff_t>(k * costed.size()),

@@ -175,8 +175,6 @@ void print_network(const NetworkFit& fit, std::span<const TransferSample> ping_p
   }
 }
 
-// The 1-minute load average before measuring (-1 where /proc/loadavg is missing): other
-// processes on the machine inflate every timing.
 // A quantity measured once per case of several ranks (the ranks' speed spread, ops' jitter), as
 // (case, value).
 using PerCase = std::vector<std::pair<std::string, double>>;
@@ -194,6 +192,8 @@ double median_over_cases(const PerCase& cases, const std::string& name, nlohmann
   return middle;
 }
 
+// The 1-minute load average before measuring (-1 where /proc/loadavg is missing): other
+// processes on the machine inflate every timing.
 double load_average() {
   std::ifstream in("/proc/loadavg");
   double load = -1;
