@@ -240,23 +240,17 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
 
   world.barrier();
   IterationRun run;
-  std::vector<double> op_seconds;
   std::vector<std::vector<double>> run_seconds;  // [timed run][op]
-  double sample_seconds = 0;
   const Stopwatch loop;
   for (int k = 0; k < repetitions.timed; ++k) {
     run = engine.run_iteration(1, 0, clock);
-    op_seconds.resize(run.plan.ops.size(), 0.0);
-    run_seconds.emplace_back(run.plan.ops.size(), 0.0);
-    sample_seconds += run.sample_seconds;
+    std::vector<double>& seconds = run_seconds.emplace_back(run.plan.ops.size(), 0.0);
     for (const OpRecord& record : run.outcome.records) {
-      op_seconds[static_cast<std::size_t>(record.op)] += record.seconds;
-      run_seconds.back()[static_cast<std::size_t>(record.op)] += record.seconds;
+      seconds[static_cast<std::size_t>(record.op)] += record.seconds;
     }
-    run_seconds.back()[0] = run.sample_seconds;  // the prologue's `sample` op
+    seconds[0] = run.sample_seconds;  // the prologue's `sample` op
   }
   const double iteration_seconds = world.max_over_ranks(loop.seconds() / repetitions.timed);
-  op_seconds[0] = sample_seconds;  // the prologue's `sample` op
 
   const Plan& plan = run.plan;
   // The per-op maxima below are one collective per op: every rank must have as many.
@@ -270,8 +264,12 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     if (!is_costed(op.kind)) continue;
-    busy_seconds += op_seconds[i] / repetitions.timed;
-    const double seconds = world.max_over_ranks(op_seconds[i] / repetitions.timed);
+    double mean_seconds = 0;
+    for (const std::vector<double>& seconds : run_seconds) {
+      mean_seconds += seconds[i] / repetitions.timed;
+    }
+    busy_seconds += mean_seconds;
+    const double seconds = world.max_over_ranks(mean_seconds);
     samples[static_cast<std::size_t>(op.kind)].push_back(
         {name + ": " + op.label, work_of(op), seconds});
   }
