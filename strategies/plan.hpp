@@ -30,7 +30,8 @@ enum class OpKind : std::uint8_t {
   all_to_all,        // pairwise exchange: inputs[q] is the payload for rank q, outputs[q] q's
   all_reduce,        // ring all-reduce (sum) of the gradients of `parameters`
   gather_features,   // rows of the local feature store (columns [column_begin, column_end))
-  scatter_rows,      // output rows: inputs[2i + 1] (dense) placed at positions inputs[2i] (index)
+  scatter_rows,      // output rows: inputs[2i + 1] (dense) placed at positions inputs[2i] (index);
+                     // the parts write every row
   dropout,           // in place on inputs[0] (node ids: inputs[1]), mask keyed on `key`
   layer_forward,     // outputs[0] = layer(block inputs[0], dense inputs[1]) before activation
                      // (sync_step 2: inputs[1] is the first step's output summed over ranks)

@@ -300,10 +300,17 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
   throw Error("unknown op kind");
 }
 
+// An assembly's parts write every row of its block (plan.hpp), so the block is not zeroed first:
+// that would write every byte twice. Sums start from zeros.
 void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
   const TensorSpec& spec = plan.tensors[static_cast<std::size_t>(op.outputs[0])];
   Matrix& out = tensors_[static_cast<std::size_t>(op.outputs[0])].dense;
-  out.reset(spec.rows, spec.cols);
+  if (add) {
+    out.reset(spec.rows, spec.cols);
+  } else {
+    out.reshape_for_overwrite(spec.rows, spec.cols);
+    written_rows_.assign(static_cast<std::size_t>(spec.rows), 0);
+  }
   for (std::size_t i = 0; i + 1 < op.inputs.size(); i += 2) {
     const auto positions = node_ids(op.inputs[i]);
     const Matrix& rows = tensors_[static_cast<std::size_t>(op.inputs[i + 1])].dense;
@@ -324,7 +331,16 @@ void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
         for (std::int64_t j = 0; j < out.cols(); ++j) to[j] += from[j];
       } else {
         std::copy_n(from, out.cols(), to);
+        written_rows_[static_cast<std::size_t>(positions[r])] = 1;
       }
+    }
+  }
+  if (!add) {
+    const auto unwritten = std::count(written_rows_.begin(), written_rows_.end(), 0);
+    if (unwritten > 0) {
+      throw Error(std::string(to_string(op.kind)) + " '" + op.label +
+                  "': " + std::to_string(unwritten) + " of its " + std::to_string(out.rows()) +
+                  " rows are written by no part");
     }
   }
 }

@@ -144,6 +144,7 @@ class PlanExecutor {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<TensorValue> tensors_;
   std::vector<std::vector<std::byte>> receive_buffers_;  // reused by every all-to-all
+  std::vector<char> written_rows_;                       // scatter's, reused
   LayerMap layers_;                                      // (layer, instance)
   WeightRowMap weight_rows_;                             // (layer, instance, name)
   PlanOutcome outcome_;
