@@ -84,6 +84,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   double busy_seconds = 0;
   for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
     transport.barrier();
+    const std::int64_t faults_before = page_faults();
     const Stopwatch clock;
     DistributedEpoch record;
     record.epoch = epoch;
@@ -150,7 +151,10 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
       }
     }
     const double elapsed = clock.seconds();
+    const auto faults = static_cast<double>(page_faults() - faults_before);
     record.seconds = transport.max_over_ranks(elapsed);
+    record.page_faults_mean = transport.sum_over_ranks(faults) / num_ranks;
+    record.page_faults_max = transport.max_over_ranks(faults);
     record.loss = loss_sum / std::max(1, record.iterations);
     record.train_accuracy =
         seeds > 0 ? static_cast<double>(correct) / static_cast<double>(seeds) : 0.0;
@@ -272,14 +276,16 @@ nlohmann::json DistributedReport::to_json() const {
       mean[std::string(breakdown_part_name(p))] = e.mean_seconds[p];
       max[std::string(breakdown_part_name(p))] = e.max_seconds[p];
     }
-    nlohmann::json row = {{"epoch", e.epoch},
-                          {"seconds", e.seconds},
-                          {"loss", e.loss},
-                          {"train_accuracy", e.train_accuracy},
-                          {"iterations", e.iterations},
-                          {"breakdown_mean_seconds", mean},
-                          {"breakdown_max_seconds", max},
-                          {"planning_seconds", e.planning_seconds}};
+    nlohmann::json row = {
+        {"epoch", e.epoch},
+        {"seconds", e.seconds},
+        {"loss", e.loss},
+        {"train_accuracy", e.train_accuracy},
+        {"iterations", e.iterations},
+        {"breakdown_mean_seconds", mean},
+        {"breakdown_max_seconds", max},
+        {"planning_seconds", e.planning_seconds},
+        {"page_faults", {{"mean", e.page_faults_mean}, {"max", e.page_faults_max}}}};
     if (e.val_accuracy >= 0) row["val_accuracy"] = e.val_accuracy;
     epoch_list.push_back(std::move(row));
   }

@@ -36,6 +36,10 @@ struct DistributedEpoch {
   std::array<double, kNumBreakdownParts> mean_seconds{};  // per part, mean over ranks
   std::array<double, kNumBreakdownParts> max_seconds{};   // per part, slowest rank
   double planning_seconds = 0;  // building plans (mean over ranks; counted in "sampling")
+  // Page faults taken during the epoch, mean and largest over ranks: memory touched for the first
+  // time (buffers that outgrow what earlier epochs allocated) slows the epoch that touches it.
+  double page_faults_mean = 0;
+  double page_faults_max = 0;
 };
 
 struct RankReport {

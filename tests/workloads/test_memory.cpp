@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +50,33 @@ TEST(ProcessMemory, KeptMemoryServesALargeBlockFromTheHeapAndKeepsItFreed) {
   // Freed, it stays in the heap as free space for the next allocation.
   EXPECT_EQ(counts.freed.arena, counts.held.arena);
   EXPECT_GE(counts.freed.fordblks, kBlockBytes);
+}
+
+// Writes a byte to every page of `bytes` at `block`, through a volatile pointer so that the
+// writes are not elided.
+void touch_every_page(void* block, std::size_t bytes, std::size_t page_bytes, unsigned char value) {
+  auto* bytes_of_block = static_cast<volatile unsigned char*>(block);
+  for (std::size_t offset = 0; offset < bytes; offset += page_bytes) bytes_of_block[offset] = value;
+}
+
+TEST(ProcessMemory, TouchingNewPagesCountsPageFaults) {
+  // A fresh anonymous mapping: each page faults when first touched, and not when touched again.
+  const auto page_bytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  constexpr std::size_t kPages = 1024;
+  const std::size_t bytes = kPages * page_bytes;
+  void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(block, MAP_FAILED);
+  // Not transparent huge pages, which would fault 2 MiB at a time.
+  madvise(block, bytes, MADV_NOHUGEPAGE);
+  const std::int64_t before = page_faults();
+  touch_every_page(block, bytes, page_bytes, 1);
+  const std::int64_t first_touch = page_faults() - before;
+  touch_every_page(block, bytes, page_bytes, 2);
+  const std::int64_t second_touch = page_faults() - before - first_touch;
+  munmap(block, bytes);
+  EXPECT_GE(first_touch, static_cast<std::int64_t>(kPages));
+  EXPECT_LE(first_touch, static_cast<std::int64_t>(kPages) + 16);  // the test's own pages
+  EXPECT_LE(second_touch, 2);
 }
 
 }  // namespace

@@ -16,6 +16,12 @@ std::int64_t peak_resident_bytes() {
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
+std::int64_t page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_minflt) + static_cast<std::int64_t>(usage.ru_majflt);
+}
+
 // By default glibc maps every allocation over its (adaptive, at most 32 MiB) mmap threshold
 // afresh and unmaps it when freed, so a tensor of that size that a step frees and the next step
 // allocates again is faulted in page by page every step. In a virtual machine a page fault costs
