@@ -24,7 +24,11 @@ usage: experiments/validate_emulated_cluster.sh [options]
   --workload "ARGS"   workload and experiment options for both sides
                       (default "--workload products-like --scale 0.05 --features stored":
                       stored features, as real datasets have, not generated on every read)
-  --epochs N          epochs per measured run, the first a warm-up (default 5; the table takes the median of the others)
+  --epochs N          epochs per measured run (default 8; the table takes the median of those
+                      after the warm-up)
+  --warmup-epochs N   epochs not measured (default 4): until a rank's buffers have grown to the
+                      largest batch, epochs fault in new pages (run_experiment reports the faults
+                      per epoch), which the simulator's steady state does not have
   --output DIR        results directory (default results/validation)
   --build DIR         build directory (default $GNNBED_BUILD_DIR or build)
   --bandwidth-check   first|all|none: MPI ping-pong (calibrate --quick) and exchanges one way
@@ -48,7 +52,8 @@ ranks_list="2,4"
 strategies="dgl-pull,p3"
 calibration=""
 workload_args="--workload products-like --scale 0.05 --features stored"
-epochs=5
+epochs=8
+warmup_epochs=4
 output="$root/results/validation"
 build="${GNNBED_BUILD_DIR:-$root/build}"
 bandwidth_check="first"
@@ -63,6 +68,7 @@ while [[ $# -gt 0 ]]; do
     --calibration) calibration="$(realpath "$2")"; shift 2 ;;
     --workload) workload_args="$2"; shift 2 ;;
     --epochs) epochs="$2"; shift 2 ;;
+    --warmup-epochs) warmup_epochs="$2"; shift 2 ;;
     --output) output="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --bandwidth-check) bandwidth_check="$2"; shift 2 ;;
@@ -77,7 +83,9 @@ done
 fail() { echo "validate_emulated_cluster: $*" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || fail "needs root (ip netns, tc)"
 case "$bandwidth_check" in first | all | none) ;; *) fail "--bandwidth-check: first, all or none" ;; esac
-[[ "$epochs" =~ ^[0-9]+$ && "$epochs" -ge 2 ]] || fail "--epochs must be at least 2 (one warm-up)"
+[[ "$warmup_epochs" =~ ^[0-9]+$ ]] || fail "--warmup-epochs must be a number of epochs"
+[[ "$epochs" =~ ^[0-9]+$ && "$epochs" -gt "$warmup_epochs" ]] ||
+  fail "--epochs must be more than --warmup-epochs ($warmup_epochs)"
 run_experiment="$build/exec/run_experiment"
 simulate="$build/sim/simulate"
 calibrate="$build/exec/calibrate"
@@ -263,12 +271,30 @@ print(1 / (2 * both[0]["median_gbps_per_direction"] * 1e9 / 8))' "$output/link-u
   echo "  $stack_cpu_seconds_per_byte CPU seconds per byte sent or received"
 fi
 
+# Ranks that outnumber the cores take turns on them, a time slice each, and a rank that a message
+# releases while its core-mate computes runs again only at the next timer tick. The slice is
+# measured with a sender on one core and a receiver beside a computing rank on the other (3 ranks,
+# pinned by the benchmark): messages sent at random moments wait half a slice on average.
+time_slice_seconds=0
+shared_core_bench="$build/experiments/bench_shared_core_latency"
+if [[ $num_namespaces -gt $cores && -x "$shared_core_bench" ]]; then
+  echo "== shared cores: the time slice, from how long a message waits beside a computing rank"
+  mpirun_in_cluster 3 "$shared_core_bench" --seconds 2 > "$output/logs/shared-core.txt" 2>&1 ||
+    fail "shared-core latency benchmark failed: $output/logs/shared-core.txt"
+  grep -v '^{' "$output/logs/shared-core.txt" | sed 's/^/  /'
+  grep '^{' "$output/logs/shared-core.txt" > "$output/shared-core.json"
+  time_slice_seconds=$(/usr/bin/python3 -c 'import json, sys
+print(max(0.0, json.load(open(sys.argv[1]))["shared_core_time_slice_seconds"]))' "$output/shared-core.json")
+fi
+
 echo "== predictions: simulate over the grid"
 # The namespaces share this machine's cores and its network stack: the simulator shares them the
 # same way.
 simulate_command=("$simulate" --cluster emulated-cluster --cluster-set "shared_cores=$cores"
   --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte"
-  "${workload_words[@]}" --epochs "$epochs" --set training.eval_every=-1 --sweep "cluster.nic.bandwidth_gbps=$rates"
+  --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds"
+  "${workload_words[@]}" --epochs "$epochs" --set training.eval_every=-1
+  --set "training.warmup_epochs=$warmup_epochs" --sweep "cluster.nic.bandwidth_gbps=$rates"
   --sweep "model.hidden=$hidden_list" --sweep "cluster.machines=$ranks_list"
   --sweep "distribution.strategy=$strategies" --jobs "$cores" --quiet
   --output "$output/simulate.json")
@@ -323,7 +349,8 @@ for rate in "${rate_values[@]}"; do
           recording=(--trace "$output/runs/$label.trace.json" --plans "$output/runs/$label.plans.json")
         fi
         mpirun_in_cluster "$ranks" "$run_experiment" "${workload_words[@]}" --strategy "$strategy" \
-          --hidden "$hidden" --epochs "$epochs" --set training.eval_every=-1 --quiet \
+          --hidden "$hidden" --epochs "$epochs" --set training.eval_every=-1 \
+          --set "training.warmup_epochs=$warmup_epochs" --quiet \
           "${recording[@]}" --output "$result" > "$output/logs/$label.txt" 2>&1 || code=$?
         wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$hidden" "$ranks" "$strategy" \

@@ -17,6 +17,8 @@ constexpr double kLargestRankSpeedSpread = 0.25;
 // A log-sd of 0.5 already makes one op in twenty 2.3 times its mean; beyond it, a model of
 // per-op noise is no longer what the cluster needs.
 constexpr double kLargestComputeJitter = 0.5;
+// Linux's time slices are milliseconds; a tenth of a second is no longer a scheduler's.
+constexpr double kLargestTimeSliceSeconds = 0.1;
 
 LinkSpec link_from_json(const nlohmann::json& object, const std::string& where) {
   LinkSpec link;
@@ -97,6 +99,11 @@ void validate(const ClusterSpec& cluster) {
           "rank_speed_spread", "must be between 0 (identical ranks) and 0.25");
   require(cluster.compute_jitter >= 0 && cluster.compute_jitter <= kLargestComputeJitter,
           "compute_jitter", "must be between 0 (none) and 0.5");
+  require(cluster.shared_core_time_slice_seconds >= 0 &&
+              cluster.shared_core_time_slice_seconds <= kLargestTimeSliceSeconds,
+          "shared_core_time_slice_seconds", "must be between 0 (processor sharing) and 0.1");
+  require(cluster.shared_core_time_slice_seconds == 0 || cluster.shared_cores > 0,
+          "shared_core_time_slice_seconds", "needs shared_cores: only shared cores time slice");
   require(cluster.device_memory_bytes > 0, "device.memory_bytes", "must be positive");
   if (cluster.topology == "fat-tree") {
     const FatTreeSpec& tree = cluster.fat_tree;
@@ -160,6 +167,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     reader.read("machines", cluster.machines);
     reader.read("ranks_per_machine", cluster.ranks_per_machine);
     reader.read("shared_cores", cluster.shared_cores);
+    reader.read("shared_core_time_slice_seconds", cluster.shared_core_time_slice_seconds);
     reader.read("rank_speed_spread", cluster.rank_speed_spread);
     reader.read("compute_jitter", cluster.compute_jitter);
     reader.read("compute_jitter_seed", cluster.compute_jitter_seed);
@@ -226,6 +234,9 @@ nlohmann::json ClusterSpec::to_json() const {
        {{"topology", topology}, {"model", network_model}, {"crosstraffic", uses_crosstraffic()}}}};
   if (peer_link) document["peer_link"] = gnnbed::to_json(*peer_link);
   if (shared_cores > 0) document["shared_cores"] = shared_cores;
+  if (shared_core_time_slice_seconds > 0) {
+    document["shared_core_time_slice_seconds"] = shared_core_time_slice_seconds;
+  }
   if (rank_speed_spread > 0) document["rank_speed_spread"] = rank_speed_spread;
   if (compute_jitter > 0) {
     document["compute_jitter"] = compute_jitter;

@@ -70,6 +70,15 @@ struct ClusterSpec {
   // every rank busy at all times and never moves one to another core. A waiting rank yields to
   // the ranks of its own core (Open MPI's mpi_yield_when_idle), so it takes nothing from them.
   int shared_cores = 0;
+  // With shared cores: how Linux gives a core to its ranks. 0 (the default) is processor
+  // sharing: the computing ranks of a core progress together, each at its share of the core. A
+  // positive value is the scheduler's time slice: a timer tick every that many seconds (4 ms at
+  // 250 Hz), at which a computing rank hands the core to a core-mate that waits to compute, so
+  // core-mates computing the same work do not finish together. A rank waiting in MPI polls and
+  // yields: when a message releases it while a core-mate computes, it runs again at the next tick
+  // or when the core-mate's op ends. The validation measures it
+  // (experiments/bench/bench_shared_core_latency.cpp).
+  double shared_core_time_slice_seconds = 0;
 
   // How much ranks' compute speeds differ, as a coefficient of variation: 0 (the default) is
   // identical ranks. Real ranks of one kind are not: on a shared or virtual machine one rank's

@@ -3,6 +3,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <optional>
 #include <simgrid/s4u.hpp>
@@ -55,6 +56,17 @@ struct StepCost {
   double waiting_seconds = 0;
 };
 
+// A core of an emulated cluster that time slices is given to one computing rank at a time, as
+// Linux gives it: the rank keeps it to the end of the op or to the next timer tick at which a
+// core-mate waits for it, then goes to the back of the queue. Ranks that wait in MPI poll and
+// yield, so they take it only when no core-mate computes, or at a tick.
+struct SharedCore {
+  int running = -1;        // the rank whose compute op holds the core, -1 for none
+  std::deque<int> queued;  // computing ranks waiting for their turn, in order
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr changed = sg4::ConditionVariable::create();
+};
+
 class Replay {
  public:
   Replay(const ClusterSpec& cluster, const std::vector<std::vector<Plan>>& iterations,
@@ -65,6 +77,7 @@ class Replay {
         platform_(std::move(platform)),
         num_ranks_(cluster.num_ranks()),
         ranks_(static_cast<std::size_t>(num_ranks_)),
+        cores_(cluster.shared_core_time_slice_seconds > 0 ? platform_.shared_cores.size() : 0),
         iteration_end_(iterations.size(), 0.0) {
     for (std::size_t i = 0; i < iterations_.size(); ++i) {
       if (static_cast<int>(iterations_[i].size()) != num_ranks_) {
@@ -300,7 +313,7 @@ class Replay {
         }
         return {};
       default:
-        compute(compute_host(plan.rank, op.kind),
+        compute(plan.rank, op.kind,
                 measured(op) ? op.measured_seconds : cluster_.compute_seconds(op) * factor);
         return {};
     }
@@ -310,9 +323,67 @@ class Replay {
     return options_.use_measured_durations && op.measured_seconds >= 0 && is_costed(op.kind);
   }
 
-  static void compute(sg4::Host* host, double seconds) {
+  void compute(int rank, OpKind kind, double seconds) {
     if (seconds <= 0) return;
+    sg4::Host* host = compute_host(rank, kind);
+    SharedCore* core = sliced_core(rank);
+    if (core == nullptr) {
+      execute(host, seconds);
+      return;
+    }
+    std::unique_lock lock(*core->mutex);
+    core->queued.push_back(rank);
+    double remaining = seconds;
+    while (remaining > 0) {
+      while (core->running != -1 || core->queued.front() != rank) core->changed->wait(lock);
+      core->queued.pop_front();
+      core->running = rank;
+      do {
+        const double turn = std::min(remaining, seconds_to_next_tick());
+        lock.unlock();
+        execute(host, turn);
+        lock.lock();
+        remaining -= turn;
+      } while (remaining > 0 && core->queued.empty());
+      core->running = -1;
+      if (remaining > 0) core->queued.push_back(rank);
+      core->changed->notify_all();
+    }
+  }
+
+  static void execute(sg4::Host* host, double seconds) {
     sg4::this_actor::exec_init(seconds * kWorkUnitsPerSecond)->set_host(host)->start()->wait();
+  }
+
+  // The core of `rank` when its ranks time slice it; null otherwise (processor sharing).
+  SharedCore* sliced_core(int rank) {
+    if (cores_.empty()) return nullptr;
+    return &cores_[static_cast<std::size_t>(rank) % cores_.size()];
+  }
+
+  // Ticks fall on multiples of the time slice.
+  double seconds_to_next_tick() const {
+    const double slice = cluster_.shared_core_time_slice_seconds;
+    const double now = sg4::Engine::get_clock();
+    const double next = (std::floor(now / slice) + 1) * slice;
+    // A turn that ended on a tick must not start a turn of rounding error.
+    return next - now > 1e-9 * slice ? next - now : next + slice - now;
+  }
+
+  // A rank that a peer has just released from a wait: while a core-mate computes, it runs again
+  // at the next tick, or as soon as that core-mate's op ends (it then waits in MPI, and yields).
+  // Returns the seconds it waited for its core.
+  double wait_for_core(int rank) {
+    SharedCore* core = sliced_core(rank);
+    if (core == nullptr || core->running == -1 || core->running == rank) return 0;
+    const double start = sg4::Engine::get_clock();
+    const double tick = start + seconds_to_next_tick();
+    const int computing = core->running;
+    std::unique_lock lock(*core->mutex);
+    while (core->running == computing && sg4::Engine::get_clock() < tick) {
+      core->changed->wait_until(lock, tick);
+    }
+    return sg4::Engine::get_clock() - start;
   }
 
   void transfer(sg4::Host* from, sg4::Host* to, std::int64_t bytes) {
@@ -338,9 +409,13 @@ class Replay {
     }
     Channel& outgoing = channel(rank, send_to);
     const std::int64_t sequence = outgoing.sends_started++;
-    {
-      std::unique_lock lock(*self.mutex);
-      while (outgoing.receives_posted <= sequence) self.changed->wait(lock);
+    double core_waiting_seconds = 0;
+    if (outgoing.receives_posted <= sequence) {
+      {
+        std::unique_lock lock(*self.mutex);
+        while (outgoing.receives_posted <= sequence) self.changed->wait(lock);
+      }
+      core_waiting_seconds += wait_for_core(rank);
     }
     outgoing.in_flight.push_back({sg4::Engine::get_clock(), false});
     Message& sent = outgoing.in_flight.back();
@@ -368,16 +443,21 @@ class Replay {
     sent.done = true;
     rank_state(send_to).changed->notify_all();
     Channel& incoming = channel(receive_from, rank);
-    {
-      std::unique_lock lock(*self.mutex);
-      while (incoming.in_flight.empty() || !incoming.in_flight.front().done) {
-        self.changed->wait(lock);
+    const auto arrived = [&incoming] {
+      return !incoming.in_flight.empty() && incoming.in_flight.front().done;
+    };
+    if (!arrived()) {
+      {
+        std::unique_lock lock(*self.mutex);
+        while (!arrived()) self.changed->wait(lock);
       }
+      core_waiting_seconds += wait_for_core(rank);
     }
     const double peer_started = incoming.in_flight.front().started_at;
     incoming.in_flight.pop_front();
     const double end = sg4::Engine::get_clock();
-    return {end - step_start, std::clamp(peer_started - step_start, 0.0, end - step_start)};
+    const double waiting = std::max(peer_started - step_start, 0.0) + core_waiting_seconds;
+    return {end - step_start, std::min(waiting, end - step_start)};
   }
 
   StepCost all_to_all(int rank, const Op& op) { return pairwise(rank, op.traffic, op.bytes_to); }
@@ -429,7 +509,7 @@ class Replay {
       OpWork work;
       work.sampled_edges =
           static_cast<double>(hop.edges_sampled_locally + hop.edges_sampled_for_peers);
-      compute(compute_host(rank, OpKind::sample), cost->seconds(work) * compute_factor);
+      compute(rank, OpKind::sample, cost->seconds(work) * compute_factor);
       const StepCost replies = pairwise(rank, Traffic::structure, hop.reply_bytes_to);
       total.seconds += requests.seconds + replies.seconds;
       total.waiting_seconds += requests.waiting_seconds + replies.waiting_seconds;
@@ -443,6 +523,7 @@ class Replay {
   Platform platform_;
   int num_ranks_;
   std::vector<RankState> ranks_;
+  std::vector<SharedCore> cores_;  // when shared cores time slice
   std::vector<double> iteration_end_;
   std::unordered_map<std::int64_t, Channel> channels_;
   std::vector<SimulatedOp> trace_;

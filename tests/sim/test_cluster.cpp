@@ -98,6 +98,15 @@ TEST(Cluster, BadValuesNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"compute_jitter=0.6"}).find("compute_jitter"),
             std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"shared_cores=2", "shared_core_time_slice_seconds=-1e-3"})
+                .find("shared_core_time_slice_seconds"),
+            std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"shared_cores=2", "shared_core_time_slice_seconds=0.2"})
+                .find("shared_core_time_slice_seconds"),
+            std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"shared_core_time_slice_seconds=0.004"})
+                .find("needs shared_cores"),
+            std::string::npos);
 }
 
 TEST(Cluster, RanksSpreadAroundTheCostModelWithTheMeanKept) {
@@ -147,6 +156,16 @@ TEST(Cluster, JitteredOpsKeepTheCostModelsMeanAndTheirLogSpread) {
   EXPECT_DOUBLE_EQ(round_trip.compute_jitter, 0.2);
   EXPECT_EQ(round_trip.compute_jitter_seed, 2u);
   EXPECT_FALSE(none.to_json().contains("compute_jitter"));
+}
+
+TEST(Cluster, SharedCoresTimeSliceOnlyWhenASliceIsGiven) {
+  const ClusterSpec sharing = load_cluster("emulated-cluster", {"machines=4", "shared_cores=2"});
+  EXPECT_EQ(sharing.shared_core_time_slice_seconds, 0.0);
+  EXPECT_FALSE(sharing.to_json().contains("shared_core_time_slice_seconds"));
+  const ClusterSpec slicing = load_cluster(
+      "emulated-cluster", {"machines=4", "shared_cores=2", "shared_core_time_slice_seconds=0.004"});
+  EXPECT_DOUBLE_EQ(
+      cluster_from_json(slicing.to_json(), "round trip").shared_core_time_slice_seconds, 0.004);
 }
 
 TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {

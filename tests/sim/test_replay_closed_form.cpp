@@ -293,6 +293,93 @@ TEST(ReplayClosedForm, AsManySharedCoresAsRanksChangeNothing) {
   expect_relative(four_cores.makespan_seconds, 3e-6 + 5e7 / 5e10);
 }
 
+// Three ranks on two shared cores that time slice (ranks 0 and 2 on core 0, rank 1 on core 1).
+ClusterSpec sliced_cores(double slice_seconds) {
+  return cluster(3, 1, "cpu",
+                 {{"shared_cores", 2}, {"shared_core_time_slice_seconds", slice_seconds}});
+}
+
+// A relu of 5e10 bytes a second (every_kind_cost) that takes `seconds`.
+Op relu_of(double seconds) {
+  Op relu;
+  relu.kind = OpKind::relu;
+  relu.label = "relu";
+  relu.memory_bytes = static_cast<std::int64_t>(std::llround((seconds - 3e-6) * 5e10));
+  return relu;
+}
+
+TEST(ReplayClosedForm, CoreMatesComputingTakeTurnsOfATimeSlice) {
+  // Ranks 0 and 2 compute 10 ms each on core 0 in turns of 4 ms (ticks at 4, 8, 12, 16 ms): the
+  // first to start gets 0-4, 8-12 and 16-18, the other 4-8, 12-16 and 18-20, so one finishes at
+  // 18 ms and the other at 20 ms, where processor sharing finishes both at 20 ms. Rank 1 has
+  // core 1 to itself.
+  std::vector<Plan> plans;
+  for (int r = 0; r < 3; ++r) {
+    Plan plan = empty_plan(r, 3);
+    plan.ops = {relu_of(0.010)};
+    plans.push_back(plan);
+  }
+  const ReplayResult result = replay_plans(sliced_cores(0.004), one_iteration(plans), {});
+  const double first = std::min(result.ranks[0].finish_seconds, result.ranks[2].finish_seconds);
+  const double last = std::max(result.ranks[0].finish_seconds, result.ranks[2].finish_seconds);
+  expect_relative(first, 0.018);
+  expect_relative(last, 0.020);
+  expect_relative(result.ranks[1].finish_seconds, 0.010);
+}
+
+// Ranks 0, 1 and 2 on sliced_cores run one all-to-all in which only rank 1 sends rank 0 anything
+// (`bytes`); rank 2 then computes for `relu_seconds`. The pairwise steps: rank 2 is done at 2 T0
+// (T0 = remote_seconds(0)) and computes, while rank 0 still waits for rank 1's message, which
+// arrives at T0 + remote_seconds(bytes).
+ReplayResult released_beside_a_computing_core_mate(double slice_seconds, std::int64_t bytes,
+                                                   double relu_seconds) {
+  std::vector<Plan> plans;
+  for (int r = 0; r < 3; ++r) {
+    Plan plan = empty_plan(r, 3);
+    Op exchange = exchange_op("features", Traffic::features, 3);
+    if (r == 1) exchange.bytes_to[0] = bytes;
+    if (r == 0) exchange.bytes_from[1] = bytes;
+    plan.ops.push_back(exchange);
+    if (r == 2) {
+      plan.ops.push_back(relu_of(relu_seconds));
+      plan.ops.back().deps = {0};
+    }
+    plans.push_back(plan);
+  }
+  return replay_plans(sliced_cores(slice_seconds), one_iteration(plans), {});
+}
+
+constexpr std::int64_t kReleasingBytes = 1'250'000;  // 1 ms over the NIC
+
+double releasing_arrival_seconds() {
+  return remote_seconds(0) + remote_seconds(static_cast<double>(kReleasingBytes));
+}
+
+TEST(ReplayClosedForm, ARankReleasedWhileItsCoreMateComputesRunsAtTheNextTick) {
+  const ReplayResult result = released_beside_a_computing_core_mate(0.004, kReleasingBytes, 0.010);
+  ASSERT_LT(releasing_arrival_seconds(), 0.004);
+  expect_relative(result.ranks[0].finish_seconds, 0.004);
+  // Rank 0's peers started sending as soon as it asked: what it waited for is its core.
+  EXPECT_NEAR(result.ranks[0].seconds[kNumTimeCategories], 0.004 - releasing_arrival_seconds(),
+              1e-12);
+  // Rank 2 was released at 2 T0, when its core-mate waited: it computed at once, alone.
+  expect_relative(result.ranks[2].finish_seconds, 2 * remote_seconds(0) + 0.010);
+}
+
+TEST(ReplayClosedForm, ARankReleasedWhileItsCoreMateComputesRunsWhenTheCoreMateStops) {
+  // Rank 2's relu ends between the message's arrival and the next tick: the core-mate then waits
+  // in MPI and yields.
+  const double relu_seconds = (releasing_arrival_seconds() + 0.004) / 2 - 2 * remote_seconds(0);
+  const ReplayResult result =
+      released_beside_a_computing_core_mate(0.004, kReleasingBytes, relu_seconds);
+  // The relu as costed, its bytes rounded.
+  const double relu_end =
+      2 * remote_seconds(0) + 3e-6 + static_cast<double>(relu_of(relu_seconds).memory_bytes) / 5e10;
+  ASSERT_GT(relu_end, releasing_arrival_seconds());
+  expect_relative(result.ranks[2].finish_seconds, relu_end);
+  expect_relative(result.ranks[0].finish_seconds, relu_end);
+}
+
 TEST(ReplayClosedForm, SpreadRanksWaitForTheSlowest) {
   // Two ranks compute, then exchange nothing: the faster waits for the slower, which computes
   // for (1 + spread * 0.5894) of the cost model's time (Blom's score of the larger of 2 draws).
