@@ -250,7 +250,21 @@ echo "ranks ran in $seen distinct namespaces: $(sort -u "$scratch/where.txt" | t
 mkdir -p "$output/runs" "$output/logs"
 output="$(realpath "$output")"
 manifest="$output/runs.tsv"
-printf 'rate_gbps\thidden\tranks\tstrategy\tresult\texit_code\twall_seconds\tload_average_before\n' > "$manifest"
+printf 'rate_gbps\thidden\tranks\tstrategy\tresult\texit_code\twall_seconds\tload_average_before\tcompute_time_ratio\n' > "$manifest"
+
+# This virtual machine's speed drifts by more than the model's error over the minutes the grid
+# takes (docs/validation.md), and the calibration records one moment. With a calibration, a probe
+# times a few of its compute cases again just before and just after every run (calibrate --probe,
+# 3 s each); the mean ratio is the run's compute_time_ratio, and every configuration is also
+# predicted with its own (compute_time_factor), beside the prediction from the calibration alone.
+probe_ratio() {
+  "$mpirun_host" -np 2 --oversubscribe --bind-to none "$calibrate" --probe "$calibration" \
+    > "$scratch/probe.txt" 2>&1 || fail "speed probe failed: $(cat "$scratch/probe.txt")"
+  /usr/bin/python3 -c 'import json, sys
+print([json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]["compute_time_ratio"])' \
+    "$scratch/probe.txt"
+}
+mpirun_host=$(command -v mpirun)
 
 # Kernel TCP between namespaces costs CPU time per byte, on the cores the ranks compute on; the
 # simulator charges it at both ends of every transfer. Measured as training moves bytes: two ranks
@@ -341,6 +355,8 @@ for rate in "${rate_values[@]}"; do
       for strategy in "${strategy_values[@]}"; do
         label="$strategy-r$ranks-h$hidden-${rate}gbps"
         result="$output/runs/$label.json"
+        ratio=""
+        [[ -n "$calibration" ]] && ratio=$(probe_ratio)
         load_before=$(cut -d' ' -f1 /proc/loadavg)
         start=$(date +%s.%N)
         code=0
@@ -353,14 +369,35 @@ for rate in "${rate_values[@]}"; do
           --set "training.warmup_epochs=$warmup_epochs" --quiet \
           "${recording[@]}" --output "$result" > "$output/logs/$label.txt" 2>&1 || code=$?
         wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$hidden" "$ranks" "$strategy" \
-          "runs/$label.json" "$code" "$wall" "$load_before" >> "$manifest"
+        probed=""
+        if [[ -n "$calibration" ]]; then
+          ratio=$(awk -v a="$ratio" -v b="$(probe_ratio)" 'BEGIN { printf "%.4f", (a + b) / 2 }')
+          probed=", compute x$ratio of the calibration's"
+        fi
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rate" "$hidden" "$ranks" "$strategy" \
+          "runs/$label.json" "$code" "$wall" "$load_before" "$ratio" >> "$manifest"
         epoch=$(grep -o 'epoch time [0-9.]* s' "$output/logs/$label.txt" || echo "FAILED (exit $code)")
-        echo "  $label: $epoch (${wall} s wall, load $load_before)"
+        echo "  $label: $epoch (${wall} s wall, load $load_before$probed)"
       done
     done
   done
 done
+
+if [[ -n "$calibration" ]]; then
+  echo "== predictions at each run's probed speed"
+  mkdir -p "$output/probed"
+  tail -n +2 "$manifest" | while IFS=$'\t' read -r rate hidden ranks strategy _ _ _ _ ratio; do
+    "$simulate" --cluster emulated-cluster --cluster-set "shared_cores=$cores" \
+      --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte" \
+      --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds" \
+      --cluster-set "compute_time_factor=$ratio" "${workload_words[@]}" --epochs "$epochs" \
+      --set training.eval_every=-1 --set "training.warmup_epochs=$warmup_epochs" \
+      --sweep "cluster.nic.bandwidth_gbps=$rate" --sweep "model.hidden=$hidden" \
+      --sweep "cluster.machines=$ranks" --sweep "distribution.strategy=$strategy" --quiet \
+      --calibration "$calibration" --output "$output/probed/$strategy-r$ranks-h$hidden-${rate}gbps.json" \
+      > /dev/null || fail "simulate failed for $strategy, $ranks ranks, hidden $hidden, $rate Gbit/s"
+  done
+fi
 
 echo "== table"
 /usr/bin/python3 "$root/experiments/validation_table.py" --output "$output" \

@@ -46,6 +46,18 @@ def predictions(simulate_path):
     return document, points
 
 
+def probed_predictions(output):
+    """(rate, hidden, ranks, strategy) -> the prediction at the speed probed around that run
+    (probed/*.json, one simulated point each), when the validation probed."""
+    points = {}
+    directory = os.path.join(output, "probed")
+    if os.path.isdir(directory):
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(".json"):
+                points.update(predictions(os.path.join(directory, name))[1])
+    return points
+
+
 def measured_bytes_sent_per_rank(run):
     """Mean over ranks of the bytes each sent per epoch (all traffic kinds)."""
     epochs = len(run["epochs"])
@@ -69,7 +81,7 @@ def median_epoch(run):
     return ordered[(len(ordered) - 1) // 2]
 
 
-def rows(output, points):
+def rows(output, points, probed_points):
     table = []
     with open(os.path.join(output, "runs.tsv")) as manifest:
         for entry in csv.DictReader(manifest, delimiter="\t"):
@@ -79,11 +91,14 @@ def rows(output, points):
                    "exit_code": int(entry["exit_code"]),
                    "load_average_before": float(entry["load_average_before"]),
                    "result": entry["result"]}
-            predicted = points.get(key)
-            if predicted is not None and not predicted["out_of_memory"]:
-                row["predicted_epoch_seconds"] = predicted["epoch_seconds"]
-                for part in PARTS:
-                    row[f"predicted_{part}_seconds"] = predicted["breakdown_mean_seconds"][part]
+            if entry.get("compute_time_ratio"):
+                row["compute_time_ratio"] = float(entry["compute_time_ratio"])
+            for prefix, source in (("predicted", points), ("probed_predicted", probed_points)):
+                predicted = source.get(key)
+                if predicted is not None and not predicted["out_of_memory"]:
+                    row[f"{prefix}_epoch_seconds"] = predicted["epoch_seconds"]
+                    for part in PARTS:
+                        row[f"{prefix}_{part}_seconds"] = predicted["breakdown_mean_seconds"][part]
             path = os.path.join(output, entry["result"])
             if row["exit_code"] == 0 and os.path.exists(path):
                 run = json.load(open(path))
@@ -92,16 +107,20 @@ def rows(output, points):
                 for part in PARTS:
                     row[f"measured_{part}_seconds"] = typical["breakdown_mean_seconds"][part]
                 row["measured_mb_sent_per_rank"] = measured_bytes_sent_per_rank(run) / 1e6
-            if "predicted_epoch_seconds" in row and "measured_epoch_seconds" in row:
-                row["relative_error"] = (row["predicted_epoch_seconds"] /
-                                         row["measured_epoch_seconds"] - 1)
+            if "measured_epoch_seconds" in row:
+                for prefix, error in (("predicted", "relative_error"),
+                                      ("probed_predicted", "probed_relative_error")):
+                    if f"{prefix}_epoch_seconds" in row:
+                        row[error] = (row[f"{prefix}_epoch_seconds"] /
+                                      row["measured_epoch_seconds"] - 1)
             table.append(row)
     return table
 
 
 def print_table(table):
     print(f"{'strategy':9} {'ranks':>5} {'hidden':>6} {'Gbit/s':>6} {'measured s':>10} "
-          f"{'predicted s':>11} {'error':>7}  {'meas comm':>9} {'pred comm':>9} {'load':>5}")
+          f"{'predicted s':>11} {'error':>7}  {'meas comm':>9} {'pred comm':>9} {'load':>5} "
+          f"{'speed':>6} {'probed s':>9} {'error':>7}")
     for r in table:
         def cell(field, width, fmt="{:.3f}"):
             return (fmt.format(r[field]) if field in r else "-").rjust(width)
@@ -110,11 +129,15 @@ def print_table(table):
               f"{cell('relative_error', 7, '{:+.0%}')}  "
               f"{cell('measured_communication_seconds', 9)} "
               f"{cell('predicted_communication_seconds', 9)} "
-              f"{r['load_average_before']:5.1f}")
-    errors = [abs(r["relative_error"]) for r in table if "relative_error" in r]
-    if errors:
-        print(f"absolute relative error over {len(errors)} configurations: median "
-              f"{statistics.median(errors):.0%}, worst {max(errors):.0%}")
+              f"{r['load_average_before']:5.1f} {cell('compute_time_ratio', 6, '{:.2f}')} "
+              f"{cell('probed_predicted_epoch_seconds', 9)} "
+              f"{cell('probed_relative_error', 7, '{:+.0%}')}")
+    for field, what in (("relative_error", "the calibration's speed"),
+                        ("probed_relative_error", "the speed probed around each run")):
+        errors = [abs(r[field]) for r in table if field in r]
+        if errors:
+            print(f"absolute relative error over {len(errors)} configurations at {what}: "
+                  f"median {statistics.median(errors):.0%}, worst {max(errors):.0%}")
     failed = [r for r in table if "measured_epoch_seconds" not in r]
     if failed:
         print(f"{len(failed)} configuration(s) without a measurement (see logs/)")
@@ -137,7 +160,7 @@ def main():
         parser.error("--output is required")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     simulation, points = predictions(os.path.join(args.output, "simulate.json"))
-    table = rows(args.output, points)
+    table = rows(args.output, points, probed_predictions(args.output))
     columns = []
     for r in table:
         columns += [c for c in r if c not in columns]

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Predicted vs measured epoch time of validate_emulated_cluster.sh (validation.csv): one point
 per configuration, colour by strategy, marker by rank count, filled for the largest hidden width,
-with the y = x line and a +-25 % band."""
+with the y = x line and the +-20 % target band. Where the validation probed the machine's speed
+around each run, a short black tick marks the prediction at that speed, joined to the point."""
 import argparse
 import csv
 import os
@@ -39,11 +40,20 @@ def main():
                    facecolors=COLOURS.get(strategy, "tab:gray") if hidden == widest else "none",
                    s=22, label=None if label in seen else label)
         seen.add(label)
+        if r.get("probed_predicted_epoch_seconds"):
+            measured = float(r["measured_epoch_seconds"])
+            probed = float(r["probed_predicted_epoch_seconds"])
+            ax.plot([measured, measured], [float(r["predicted_epoch_seconds"]), probed],
+                    color="gray", linewidth=0.6, zorder=1)
+            ax.scatter(measured, probed, color="black", marker="_", s=30, linewidths=1.0,
+                       label=None if "probed" in seen else "at the probed speed")
+            seen.add("probed")
     values = [float(r[c]) for r in rows
-              for c in ("measured_epoch_seconds", "predicted_epoch_seconds")]
+              for c in ("measured_epoch_seconds", "predicted_epoch_seconds",
+                        "probed_predicted_epoch_seconds") if r.get(c)]
     low, high = 0.8 * min(values), 1.25 * max(values)
     ax.plot([low, high], [low, high], color="black", linewidth=0.8)
-    ax.fill_between([low, high], [0.75 * low, 0.75 * high], [1.25 * low, 1.25 * high],
+    ax.fill_between([low, high], [0.8 * low, 0.8 * high], [1.2 * low, 1.2 * high],
                     color="gray", alpha=0.15, linewidth=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -57,7 +67,7 @@ def main():
     ax.set_ylim(low, high)
     ax.set_xlabel("measured epoch time (s)")
     ax.set_ylabel("predicted epoch time (s)")
-    ax.set_title(f"emulated cluster (filled: hidden {widest}; band: ±25 %)")
+    ax.set_title(f"emulated cluster (filled: hidden {widest}; band: ±20 %)")
     ax.legend(loc="upper left")
     for path in style.save(fig, args.output):
         print(f"figure: {path}")

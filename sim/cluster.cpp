@@ -17,6 +17,8 @@ constexpr double kLargestRankSpeedSpread = 0.25;
 // A log-sd of 0.5 already makes one op in twenty 2.3 times its mean; beyond it, a model of
 // per-op noise is no longer what the cluster needs.
 constexpr double kLargestComputeJitter = 0.5;
+// A machine ten times slower than its calibration is another machine: calibrate it.
+constexpr double kLargestTimeFactor = 10;
 // Linux's time slices are milliseconds; a tenth of a second is no longer a scheduler's.
 constexpr double kLargestTimeSliceSeconds = 0.1;
 
@@ -97,6 +99,8 @@ void validate(const ClusterSpec& cluster) {
   // At 1024 ranks the fastest is 3.2 standard deviations below the mean: 0.25 leaves it 0.2.
   require(cluster.rank_speed_spread >= 0 && cluster.rank_speed_spread <= kLargestRankSpeedSpread,
           "rank_speed_spread", "must be between 0 (identical ranks) and 0.25");
+  require(cluster.compute_time_factor > 0 && cluster.compute_time_factor <= kLargestTimeFactor,
+          "compute_time_factor", "must be above 0 and at most 10");
   require(cluster.compute_jitter >= 0 && cluster.compute_jitter <= kLargestComputeJitter,
           "compute_jitter", "must be between 0 (none) and 0.5");
   require(cluster.shared_core_time_slice_seconds >= 0 &&
@@ -141,8 +145,8 @@ bool ClusterSpec::runs_on_host(OpKind kind) const {
 
 double ClusterSpec::compute_factor(int rank) const {
   // The replay asks for every op: identical ranks (every preset) skip the normal quantile.
-  if (rank_speed_spread == 0) return 1;
-  return 1 + rank_speed_spread * normal_order_score(rank, num_ranks());
+  if (rank_speed_spread == 0) return compute_time_factor;
+  return compute_time_factor * (1 + rank_speed_spread * normal_order_score(rank, num_ranks()));
 }
 
 double ClusterSpec::jitter_factor(int rank, std::int64_t iteration, std::int64_t op) const {
@@ -169,6 +173,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     reader.read("shared_cores", cluster.shared_cores);
     reader.read("shared_core_time_slice_seconds", cluster.shared_core_time_slice_seconds);
     reader.read("rank_speed_spread", cluster.rank_speed_spread);
+    reader.read("compute_time_factor", cluster.compute_time_factor);
     reader.read("compute_jitter", cluster.compute_jitter);
     reader.read("compute_jitter_seed", cluster.compute_jitter_seed);
     if (const nlohmann::json* host = reader.child("host"); host != nullptr && !host->is_null()) {
@@ -238,6 +243,7 @@ nlohmann::json ClusterSpec::to_json() const {
     document["shared_core_time_slice_seconds"] = shared_core_time_slice_seconds;
   }
   if (rank_speed_spread > 0) document["rank_speed_spread"] = rank_speed_spread;
+  if (compute_time_factor != 1) document["compute_time_factor"] = compute_time_factor;
   if (compute_jitter > 0) {
     document["compute_jitter"] = compute_jitter;
     document["compute_jitter_seed"] = compute_jitter_seed;

@@ -87,6 +87,11 @@ struct ClusterSpec {
   // time, z_r the expected r-th smallest of num_ranks() standard normal draws (Blom's scores),
   // so the ranks' mean is the cost model's and rank 0 is the fastest. Calibration measures it.
   double rank_speed_spread = 0;
+  // Every op computes for this many times the cost model's time: how much slower (above 1) or
+  // faster the machine computes than when the cost model was calibrated, as a probe measures it
+  // (calibrate --probe). 1 by default.
+  double compute_time_factor = 1;
+  // The rank's multiple of the cost model's time: compute_time_factor and the rank's speed.
   double compute_factor(int rank) const;
 
   // How much one op's compute time varies from one run of it to the next, independently on every

@@ -18,6 +18,7 @@
 
 #include "exec/backends.hpp"
 #include "exec/calibration/op_benchmark.hpp"
+#include "exec/calibration/speed_probe.hpp"
 #include "exec/calibration/transport_benchmark.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "strategies/cost_fit.hpp"
@@ -41,6 +42,7 @@ struct Settings {
   std::string device = "cpu";
   std::string transport = "mpi";
   bool quick = false;
+  std::string probe;  // a calibration to compare this machine's speed with, instead of calibrating
   std::uint64_t seed = 1;
   std::int64_t num_nodes = 0;
   double average_degree = 16;
@@ -77,6 +79,10 @@ std::optional<Settings> parse(int argc, char** argv) {
   options.add_options()("help,h", "show this help")(
       "output,o", po::value<std::string>()->default_value("results/calibration.json"),
       "calibration file (JSON)")("quick", "a few small sizes and repetitions (for tests)")(
+      "probe", po::value<std::string>(),
+      "instead of calibrating, time a few of the compute cases of this calibration file again "
+      "and print, as a JSON line, how much longer they take now (compute_time_ratio, for "
+      "simulate's compute_time_factor); use the --quick the file was taken with")(
       "device", po::value<std::string>()->default_value("cpu"),
       "where the compute ops run: cpu, or cuda (a GPU calibration)")(
       "transport", po::value<std::string>()->default_value("mpi"),
@@ -91,6 +97,7 @@ std::optional<Settings> parse(int argc, char** argv) {
   Settings settings;
   settings.output = vm["output"].as<std::string>();
   settings.quick = vm.count("quick") != 0;
+  if (vm.count("probe") != 0) settings.probe = vm["probe"].as<std::string>();
   settings.device = vm["device"].as<std::string>();
   settings.transport = vm["transport"].as<std::string>();
   require(settings.device == "cpu" || settings.device == "cuda", "--device", "must be cpu or cuda");
@@ -212,6 +219,29 @@ NetworkCalibration network_to_keep(const std::string& output) {
   }
 }
 
+// The probe (--probe): the probe cases timed as calibration times them, against the reference
+// calibration's samples of the same ops; one JSON line on rank 0.
+int probe_speed(const Settings& settings, Transport& self, Transport& world,
+                ComputeBackend& backend, int argc, char** argv) {
+  const double load_before = load_average();
+  const Calibration reference = read_calibration(settings.probe);
+  SamplesByKind samples;
+  OpBenchmark benchmark(settings.num_nodes, settings.average_degree, settings.seed);
+  for (const ComputeCase& probe : probe_cases(settings.quick)) {
+    benchmark.run(probe, settings.compute, self, world, backend, samples);
+  }
+  if (world.rank() != 0) return 0;
+  const SpeedProbe probe = compare_with_calibration(samples, reference.fits);
+  std::printf("compute takes %.3f times as long as when %s was taken (%d ops)\n",
+              probe.compute_time_ratio(), settings.probe.c_str(), probe.matched_ops);
+  nlohmann::json line = probe.to_json();
+  line["probe"] = settings.probe;
+  line["provenance"] = provenance_json(argc, argv);
+  line["load_average_before"] = load_before;
+  std::printf("%s\n", line.dump().c_str());
+  return 0;
+}
+
 int calibrate(int argc, char** argv) {
   // As run_experiment does, so that the ops are timed under the same allocator.
   keep_freed_memory_for_reuse();
@@ -233,6 +263,13 @@ int calibrate(int argc, char** argv) {
   }
   Transport& collective = nccl_world != nullptr ? *nccl_world : static_cast<Transport&>(world);
   std::optional<NetworkCalibration> kept_network;
+  if (!settings.probe.empty()) {
+    try {
+      return probe_speed(settings, self, world, *backend, argc, argv);
+    } catch (const std::exception& error) {
+      abort_all_ranks(error.what(), 1);
+    }
+  }
   if (num_ranks == 1) kept_network = network_to_keep(settings.output);
 
   const std::vector<ComputeCase> cases = compute_cases(settings.quick, num_ranks);

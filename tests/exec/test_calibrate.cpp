@@ -123,6 +123,30 @@ TEST(Calibrate, OneRankKeepsTheNetworkOfTheExistingFileOrRefuses) {
   EXPECT_TRUE(again.cost_model.cost(OpKind::layer_backward).has_value());
 }
 
+TEST(Calibrate, AProbeTimesTheCalibrationsCasesAgainAndPrintsTheRatio) {
+  const TemporaryDirectory dir;
+  const auto file = dir.path() / "calibration.json";
+  ASSERT_EQ(run_command(calibrate(2) + " --output " + file.string()).exit_code, 0);
+  const auto before = std::filesystem::last_write_time(file);
+  const CommandResult probe = run_command(calibrate(2) + " --probe " + file.string());
+  ASSERT_EQ(probe.exit_code, 0) << probe.output;
+  const auto json_line = probe.output.find("{\"compute_time_ratio\"");
+  ASSERT_NE(json_line, std::string::npos) << probe.output;
+  const nlohmann::json result =
+      nlohmann::json::parse(probe.output.substr(json_line, probe.output.find('\n', json_line)));
+  EXPECT_GT(result["matched_ops"].get<int>(), 0);
+  EXPECT_DOUBLE_EQ(result["compute_time_ratio"].get<double>(),
+                   result["now_seconds"].get<double>() / result["then_seconds"].get<double>());
+  EXPECT_EQ(std::filesystem::last_write_time(file), before) << "a probe writes no calibration";
+  // Probing a quick calibration with the full cases: its samples are not there.
+  const CommandResult mismatched = run_command(
+      std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 ") +
+      GNNBED_MPIEXEC + " --oversubscribe -n 1 " + testing::binary_path("exec/calibrate") +
+      " --nodes 4096 --probe " + file.string());
+  EXPECT_NE(mismatched.exit_code, 0);
+  EXPECT_NE(mismatched.output.find("has no sample of"), std::string::npos) << mismatched.output;
+}
+
 TEST(Calibrate, RejectsAGraphTooSmallForItsBatches) {
   const CommandResult run = run_command(calibrate(1) + " --nodes 100 --output /nonexistent/x");
   EXPECT_EQ(run.exit_code, 2) << run.output;

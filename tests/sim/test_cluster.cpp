@@ -98,6 +98,8 @@ TEST(Cluster, BadValuesNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"compute_jitter=0.6"}).find("compute_jitter"),
             std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"compute_time_factor=0"}).find("compute_time_factor"),
+            std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"shared_cores=2", "shared_core_time_slice_seconds=-1e-3"})
                 .find("shared_core_time_slice_seconds"),
             std::string::npos);
@@ -121,6 +123,15 @@ TEST(Cluster, RanksSpreadAroundTheCostModelWithTheMeanKept) {
   for (int r = 0; r < 4; ++r) sum += spread.compute_factor(r);
   EXPECT_NEAR(sum, 4.0, 1e-12);
   EXPECT_DOUBLE_EQ(cluster_from_json(spread.to_json(), "round trip").rank_speed_spread, 0.1);
+}
+
+TEST(Cluster, AComputeTimeFactorScalesEveryRank) {
+  EXPECT_FALSE(
+      load_cluster("emulated-cluster", {"machines=4"}).to_json().contains("compute_time_factor"));
+  const ClusterSpec slower = load_cluster(
+      "emulated-cluster", {"machines=4", "rank_speed_spread=0.1", "compute_time_factor=1.2"});
+  EXPECT_NEAR(slower.compute_factor(3), 1.2 * (1 + 0.1 * 1.0491), 1e-4);
+  EXPECT_DOUBLE_EQ(cluster_from_json(slower.to_json(), "round trip").compute_time_factor, 1.2);
 }
 
 TEST(Cluster, JitteredOpsKeepTheCostModelsMeanAndTheirLogSpread) {

@@ -271,6 +271,12 @@ std::vector<Plan> compute_only_plans(int num_ranks) {
   return plans;
 }
 
+TEST(ReplayClosedForm, AComputeTimeFactorScalesCompute) {
+  const ReplayResult result = replay_plans(cluster(2, 1, "cpu", {{"compute_time_factor", 1.25}}),
+                                           one_iteration(compute_only_plans(2)), {});
+  expect_relative(result.makespan_seconds, 1.25 * (3e-6 + 5e7 / 5e10));
+}
+
 TEST(ReplayClosedForm, RanksOutnumberingSharedCoresShareThem) {
   const double one = 3e-6 + 5e7 / 5e10;
   const ReplayResult two_cores = replay_plans(cluster(4, 1, "cpu", {{"shared_cores", 2}}),
