@@ -386,6 +386,19 @@ class Replay {
     return sg4::Engine::get_clock() - start;
   }
 
+  // Waits until a peer makes `released` true; a rank that had to wait may then wait for its core
+  // (wait_for_core), whose seconds it returns.
+  template <typename Released>
+  double wait_for_peer(int rank, Released released) {
+    if (released()) return 0;
+    RankState& self = rank_state(rank);
+    {
+      std::unique_lock lock(*self.mutex);
+      while (!released()) self.changed->wait(lock);
+    }
+    return wait_for_core(rank);
+  }
+
   void transfer(sg4::Host* from, sg4::Host* to, std::int64_t bytes) {
     if (from == to) return;
     ++communications_;
@@ -401,7 +414,6 @@ class Replay {
   StepCost exchange_step(int rank, Traffic traffic, int send_to, std::int64_t bytes,
                          int receive_from) {
     const double step_start = sg4::Engine::get_clock();
-    RankState& self = rank_state(rank);
     {
       Channel& incoming = channel(receive_from, rank);
       ++incoming.receives_posted;
@@ -409,14 +421,8 @@ class Replay {
     }
     Channel& outgoing = channel(rank, send_to);
     const std::int64_t sequence = outgoing.sends_started++;
-    double core_waiting_seconds = 0;
-    if (outgoing.receives_posted <= sequence) {
-      {
-        std::unique_lock lock(*self.mutex);
-        while (outgoing.receives_posted <= sequence) self.changed->wait(lock);
-      }
-      core_waiting_seconds += wait_for_core(rank);
-    }
+    double core_waiting_seconds =
+        wait_for_peer(rank, [&outgoing, sequence] { return outgoing.receives_posted > sequence; });
     outgoing.in_flight.push_back({sg4::Engine::get_clock(), false});
     Message& sent = outgoing.in_flight.back();
     sg4::Host* from = endpoint(rank, traffic);
@@ -443,16 +449,9 @@ class Replay {
     sent.done = true;
     rank_state(send_to).changed->notify_all();
     Channel& incoming = channel(receive_from, rank);
-    const auto arrived = [&incoming] {
+    core_waiting_seconds += wait_for_peer(rank, [&incoming] {
       return !incoming.in_flight.empty() && incoming.in_flight.front().done;
-    };
-    if (!arrived()) {
-      {
-        std::unique_lock lock(*self.mutex);
-        while (!arrived()) self.changed->wait(lock);
-      }
-      core_waiting_seconds += wait_for_core(rank);
-    }
+    });
     const double peer_started = incoming.in_flight.front().started_at;
     incoming.in_flight.pop_front();
     const double end = sg4::Engine::get_clock();
