@@ -304,17 +304,17 @@ fi
 echo "== predictions: simulate over the grid"
 # The namespaces share this machine's cores and its network stack: the simulator shares them the
 # same way.
-simulate_command=("$simulate" --cluster emulated-cluster --cluster-set "shared_cores=$cores"
+# The cluster and the experiment every prediction shares; the grid's points are sweeps.
+simulate_base=("$simulate" --cluster emulated-cluster --cluster-set "shared_cores=$cores"
   --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte"
   --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds"
   "${workload_words[@]}" --epochs "$epochs" --set training.eval_every=-1
-  --set "training.warmup_epochs=$warmup_epochs" --sweep "cluster.nic.bandwidth_gbps=$rates"
-  --sweep "model.hidden=$hidden_list" --sweep "cluster.machines=$ranks_list"
-  --sweep "distribution.strategy=$strategies" --jobs "$cores" --quiet
-  --output "$output/simulate.json")
-[[ -n "$calibration" ]] && simulate_command+=(--calibration "$calibration")
+  --set "training.warmup_epochs=$warmup_epochs" --quiet)
+[[ -n "$calibration" ]] && simulate_base+=(--calibration "$calibration")
 [[ -z "$calibration" ]] && echo "note: no --calibration: the preset's cost model, not this machine's"
-"${simulate_command[@]}"
+"${simulate_base[@]}" --sweep "cluster.nic.bandwidth_gbps=$rates" --sweep "model.hidden=$hidden_list" \
+  --sweep "cluster.machines=$ranks_list" --sweep "distribution.strategy=$strategies" \
+  --jobs "$cores" --output "$output/simulate.json"
 
 first_rate=1
 for rate in "${rate_values[@]}"; do
@@ -387,15 +387,11 @@ if [[ -n "$calibration" ]]; then
   echo "== predictions at each run's probed speed"
   mkdir -p "$output/probed"
   tail -n +2 "$manifest" | while IFS=$'\t' read -r rate hidden ranks strategy _ _ _ _ ratio; do
-    "$simulate" --cluster emulated-cluster --cluster-set "shared_cores=$cores" \
-      --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte" \
-      --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds" \
-      --cluster-set "compute_time_factor=$ratio" "${workload_words[@]}" --epochs "$epochs" \
-      --set training.eval_every=-1 --set "training.warmup_epochs=$warmup_epochs" \
+    "${simulate_base[@]}" --cluster-set "compute_time_factor=$ratio" \
       --sweep "cluster.nic.bandwidth_gbps=$rate" --sweep "model.hidden=$hidden" \
-      --sweep "cluster.machines=$ranks" --sweep "distribution.strategy=$strategy" --quiet \
-      --calibration "$calibration" --output "$output/probed/$strategy-r$ranks-h$hidden-${rate}gbps.json" \
-      > /dev/null || fail "simulate failed for $strategy, $ranks ranks, hidden $hidden, $rate Gbit/s"
+      --sweep "cluster.machines=$ranks" --sweep "distribution.strategy=$strategy" \
+      --output "$output/probed/$strategy-r$ranks-h$hidden-${rate}gbps.json" > /dev/null ||
+      fail "simulate failed for $strategy, $ranks ranks, hidden $hidden, $rate Gbit/s"
   done
 fi
 
