@@ -6,6 +6,7 @@
 // plans.
 #include <cblas.h>
 #include <mpi.h>
+#include <omp.h>
 
 #include <cstdio>
 #include <fstream>
@@ -273,7 +274,12 @@ int run(int argc, char** argv, MpiTransport& transport) {
     result["provenance"]["versions"]["mpi"] = mpi_library_version();
     result["provenance"]["versions"]["openblas"] = openblas_get_config();
     result["provenance"]["versions"]["gpu"] = gpu_stack_version();
-    result["execution"] = {{"device", setup.backend->name()}, {"transport", setup.transport}};
+    // Threads and BLAS kernels decide CPU times: a rank bound to one core runs one OpenMP thread,
+    // and an OpenBLAS that does not know the processor falls back to generic kernels.
+    result["execution"] = {{"device", setup.backend->name()},
+                           {"transport", setup.transport},
+                           {"omp_threads", omp_get_max_threads()},
+                           {"openblas_core", openblas_get_corename()}};
     result["config"] = to_json(setup.config);
     result["num_ranks"] = num_ranks;
     result["dataset"] = dataset_summary;

@@ -60,6 +60,9 @@ TEST(RunExperiment, WritesResultsCsvTraceAndPlansWithBytesEqualToThePlans) {
   EXPECT_TRUE(json.contains("test_accuracy"));
   EXPECT_FALSE(json["provenance"]["versions"]["mpi"].get<std::string>().empty());
   EXPECT_EQ(json["config"]["distribution"]["strategy"], "dgl-pull");
+  EXPECT_EQ(json["execution"]["device"], "cpu");
+  EXPECT_EQ(json["execution"]["omp_threads"], 1);  // mpiexec() sets OMP_NUM_THREADS=1
+  EXPECT_FALSE(json["execution"]["openblas_core"].get<std::string>().empty());
 
   std::ifstream csv(dir.path() / "run.csv");
   std::string line;
