@@ -9,8 +9,8 @@
 #      against cuSPARSE;
 #   5. a GPU calibration for simulate: the network over MPI between two ranks of this machine
 #      (--quick), then every compute case on one rank's GPU (full);
-#   6. one epoch of mini-batch GraphSAGE on the full products-like preset (batch 1000, fanouts
-#      25,10), hidden 32 and 256, on the GPU and on the CPU of the same machine, one rank each;
+#   6. one epoch of mini-batch GraphSAGE on the full products-like preset with stored features
+#      (batch 1000, fanouts 25,10), hidden 32 and 256, on the GPU and on the CPU of the same machine, one rank each;
 #      one over NCCL; and p3 on 2 ranks sharing the GPU.
 # Writes every log and result under --output, a summary line per step in summary.tsv, and prints
 # a table of the epoch times at the end.
@@ -77,8 +77,8 @@ step calibrate_compute 600 mpirun "${mpirun_flags[@]}" -np 1 "$build/exec/calibr
 epoch_run() {
   local device=$1 hidden=$2 transport=${3:-mpi}
   step "epoch-$device-$transport-h$hidden" 300 mpirun "${mpirun_flags[@]}" --bind-to none -np 1 \
-    "$build/exec/run_experiment" --workload products-like --strategy dgl-pull --model sage \
-    --batch-size 1000 --fanouts 25,10 --hidden "$hidden" --epochs 1 --device "$device" \
+    "$build/exec/run_experiment" --workload products-like --features stored --strategy dgl-pull \
+    --model sage --batch-size 1000 --fanouts 25,10 --hidden "$hidden" --epochs 1 --device "$device" \
     --transport "$transport" --set training.eval_every=-1 -q \
     -o "$output/epoch-$device-$transport-h$hidden.json"
 }
@@ -87,8 +87,8 @@ epoch_run cuda 256
 epoch_run cuda 32 nccl
 # P3 on the GPU end to end: 2 ranks sharing it over MPI, products-like at a tenth of its size.
 step p3-cuda-np2 240 mpirun "${mpirun_flags[@]}" -np 2 "$build/exec/run_experiment" \
-  --workload products-like --scale 0.1 --strategy p3 --model sage --batch-size 1000 \
-  --fanouts 25,10 --hidden 32 --epochs 2 --device cuda --set training.eval_every=-1 -q \
+  --workload products-like --features stored --scale 0.1 --strategy p3 --model sage \
+  --batch-size 1000 --fanouts 25,10 --hidden 32 --epochs 2 --device cuda --set training.eval_every=-1 -q \
   -o "$output/p3-cuda-np2.json"
 epoch_run cpu 32
 epoch_run cpu 256
