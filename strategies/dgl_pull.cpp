@@ -78,8 +78,15 @@ class DglPullStrategy final : public Strategy {
       }
     }
     const auto num_local = static_cast<std::int64_t>(local_ids.size());
+    const auto num_inputs = static_cast<std::int64_t>(inputs.size());
+    // One rank holds every input row: they are gathered in input order straight into the input,
+    // with no assembly to copy them a second time. (With peers, every rank keeps the assembly,
+    // even when its rows happen to be all local, so that the ranks' plans have the same ops.)
+    const bool all_local = num_ranks == 1;
     const int local_ids_tensor = builder.add_index("local inputs", std::move(local_ids));
-    const int local_features = builder.add_dense("local input features", num_local, dim);
+    const int local_features = all_local
+                                   ? builder.add_dense("input features", num_inputs, dim)
+                                   : builder.add_dense("local input features", num_local, dim);
     builder.add_op(gather_features_op("gather local features", local_ids_tensor, local_features, 0,
                                       dim, num_local));
 
@@ -87,7 +94,7 @@ class DglPullStrategy final : public Strategy {
     const std::vector<int> pulled_features =
         emit_feature_pull(builder, "pull features", requests, received, announced, dim, rank);
 
-    const auto num_inputs = static_cast<std::int64_t>(inputs.size());
+    if (all_local) return finish_plan(builder, context, iteration, own, parameters, local_features);
     const int input = builder.add_dense("input features", num_inputs, dim);
     Op assemble;
     assemble.kind = OpKind::scatter_rows;
@@ -105,13 +112,21 @@ class DglPullStrategy final : public Strategy {
     assemble.outputs = {input};
     assemble.memory_bytes = 2 * num_inputs * dim * kFloatBytes;
     builder.add_op(std::move(assemble));
-    emit_copy_to_device(builder, input, "copy input features to device");
+    return finish_plan(builder, context, iteration, own, parameters, input);
+  }
 
+ private:
+  // The copy of the input to the device, the model on it, the all-reduce and the step.
+  static Plan finish_plan(PlanBuilder& builder, const StrategyContext& context,
+                          const RankIteration& iteration, const OwnBatchTensors& own,
+                          const std::vector<ParameterSpec>& parameters, int input) {
+    emit_copy_to_device(builder, input, "copy input features to device");
     ModelEmitter model(builder, context.model, iteration.dropout_key);
     const int logits = model.forward(own.blocks, input, 0);
     const int grad = model.loss(logits, own.seeds, iteration.loss_scale);
     model.backward(grad, 0, false);
-    emit_all_reduce_and_step(builder, parameters, rank, num_ranks, model.gradient_ops());
+    emit_all_reduce_and_step(builder, parameters, iteration.rank, context.num_ranks,
+                             model.gradient_ops());
     return builder.finish();
   }
 };

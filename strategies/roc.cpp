@@ -191,25 +191,36 @@ class RocStrategy final : public Strategy {
     const int dim = context.feature_dim;
     const int own_ids = builder.add_index(
         "own nodes", std::vector<std::int32_t>(block.dst_nodes().begin(), block.dst_nodes().end()));
-    const int own_features = builder.add_dense("own features", num_own, dim);
+    // One rank has no halo: its own rows are the whole input (sources begin with the own nodes),
+    // so they are gathered straight into it rather than copied there a second time.
+    const bool no_halo = num_ranks == 1;
+    if (no_halo && block.num_src() != num_own) {
+      throw Error("roc: one rank's block has " + std::to_string(block.num_src()) + " sources but " +
+                  std::to_string(num_own) + " own nodes");
+    }
+    const int own_features = no_halo ? builder.add_dense("layer0 input", num_own, dim)
+                                     : builder.add_dense("own features", num_own, dim);
     builder.add_op(
         gather_features_op("gather own features", own_ids, own_features, 0, dim, num_own));
     const std::vector<int> pulled =
         emit_feature_pull(builder, "pull halo features", requests, received, announced, dim, rank);
-    const int input = builder.add_dense("layer0 input", block.num_src(), dim);
-    Op assemble;
-    assemble.kind = OpKind::scatter_rows;
-    assemble.stream = Stream::copy;
-    assemble.label = "assemble layer0 input";
-    assemble.inputs = {own_rows, own_features};
-    for (int q = 0; q < num_ranks; ++q) {
-      if (q == rank) continue;
-      assemble.inputs.push_back(halo_rows[static_cast<std::size_t>(q)]);
-      assemble.inputs.push_back(pulled[static_cast<std::size_t>(q)]);
+    int input = own_features;
+    if (!no_halo) {
+      input = builder.add_dense("layer0 input", block.num_src(), dim);
+      Op assemble;
+      assemble.kind = OpKind::scatter_rows;
+      assemble.stream = Stream::copy;
+      assemble.label = "assemble layer0 input";
+      assemble.inputs = {own_rows, own_features};
+      for (int q = 0; q < num_ranks; ++q) {
+        if (q == rank) continue;
+        assemble.inputs.push_back(halo_rows[static_cast<std::size_t>(q)]);
+        assemble.inputs.push_back(pulled[static_cast<std::size_t>(q)]);
+      }
+      assemble.outputs = {input};
+      assemble.memory_bytes = 2 * builder.tensor(input).bytes();
+      builder.add_op(std::move(assemble));
     }
-    assemble.outputs = {input};
-    assemble.memory_bytes = 2 * builder.tensor(input).bytes();
-    builder.add_op(std::move(assemble));
     emit_copy_to_device(builder, input, "copy layer0 input to device");
 
     // Forward: the halo's activations before every later layer.

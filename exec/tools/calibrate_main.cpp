@@ -208,15 +208,32 @@ double load_average() {
   return in ? load : -1;
 }
 
-// With one rank there is no network to measure: keep the one already in the output file.
-NetworkCalibration network_to_keep(const std::string& output) {
+// With one rank there is no network to measure, and no input is assembled from several ranks'
+// rows (one rank's plans have no scatter_rows): both are kept from the calibration already in the
+// output file.
+Calibration calibration_to_keep(const std::string& output) {
+  const std::string why =
+      "one rank measures no network and assembles no rows from peers, and " + output + " has ";
+  Calibration kept;
   try {
-    return read_calibration(output).network;
+    kept = read_calibration(output);
   } catch (const Error& error) {
-    throw ConfigError("ranks", std::string("one rank measures no network, and ") + output +
-                                   " has no network calibration to keep (" + error.what() +
-                                   "): run under mpirun -np 2");
+    throw ConfigError(
+        "ranks", why + "no calibration to keep (" + error.what() + "): run under mpirun -np 2");
   }
+  if (!kept.cost_model.cost(OpKind::scatter_rows)) {
+    throw ConfigError("ranks", why + "no scatter_rows cost to keep: run under mpirun -np 2");
+  }
+  return kept;
+}
+
+// A kept calibration's fit report of `name`, marked with the file it was kept from.
+nlohmann::json kept_fit(const Calibration& kept, const std::string& name,
+                        const std::string& output) {
+  nlohmann::json fit = kept.fits.is_object() && kept.fits.contains(name) ? kept.fits[name]
+                                                                         : nlohmann::json::object();
+  fit["kept_from"] = output;
+  return fit;
 }
 
 // The probe (--probe): the probe cases timed as calibration times them, against the reference
@@ -262,7 +279,7 @@ int calibrate(int argc, char** argv) {
     nccl_world = make_data_transport(settings.transport, MPI_COMM_WORLD, local);
   }
   Transport& collective = nccl_world != nullptr ? *nccl_world : static_cast<Transport&>(world);
-  std::optional<NetworkCalibration> kept_network;
+  std::optional<Calibration> kept;
   if (!settings.probe.empty()) {
     try {
       return probe_speed(settings, self, world, *backend, argc, argv);
@@ -270,7 +287,7 @@ int calibrate(int argc, char** argv) {
       abort_all_ranks(error.what(), 1);
     }
   }
-  if (num_ranks == 1) kept_network = network_to_keep(settings.output);
+  if (num_ranks == 1) kept = calibration_to_keep(settings.output);
 
   const std::vector<ComputeCase> cases = compute_cases(settings.quick, num_ranks);
   const double load_before = load_average();
@@ -286,9 +303,10 @@ int calibrate(int argc, char** argv) {
           "cores and inflate the timings\n",
           load_before);
     }
-    if (kept_network) {
-      std::printf("one rank: compute only; the network calibration of %s is kept\n",
-                  settings.output.c_str());
+    if (kept) {
+      std::printf(
+          "one rank: compute only; the network and scatter_rows calibrations of %s are kept\n",
+          settings.output.c_str());
     }
     std::fflush(stdout);
   }
@@ -338,6 +356,11 @@ int calibrate(int argc, char** argv) {
     const auto kind = static_cast<OpKind>(k);
     if (!is_costed(kind)) continue;
     const std::string name(to_string(kind));
+    if (samples[k].empty() && kept && kind == OpKind::scatter_rows) {
+      calibration.cost_model.set(kind, *kept->cost_model.cost(kind));
+      calibration.fits[name] = kept_fit(*kept, name, settings.output);
+      continue;
+    }
     if (samples[k].empty()) throw Error("no compute case ran a '" + name + "' op");
     try {
       fits[k] = fit_op_cost(samples[k]);
@@ -363,8 +386,9 @@ int calibrate(int argc, char** argv) {
         "median %.3f\n",
         compute_jitters.size(), num_ranks, calibration.compute_jitter);
   }
-  if (kept_network) {
-    calibration.network = *kept_network;
+  if (kept) {
+    calibration.network = kept->network;
+    calibration.fits["network"] = kept_fit(*kept, "network", settings.output);
   } else {
     const NetworkFit network = fit_network(ping_pongs);
     calibration.network = network.network;

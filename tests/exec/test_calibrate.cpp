@@ -4,8 +4,10 @@
 // of the existing file, or refuses when there is none.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "exec/backends.hpp"
 #include "strategies/cost_model.hpp"
@@ -30,7 +32,7 @@ TEST(Calibrate, WritesAFileWithEveryCostedKindAndTheNetwork) {
   const auto file = dir.path() / "calibration.json";
   const CommandResult run = run_command(calibrate(2) + " --output " + file.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("[ 20/20]"), std::string::npos) << "progress per case\n" << run.output;
+  EXPECT_NE(run.output.find("[ 21/21]"), std::string::npos) << "progress per case\n" << run.output;
   EXPECT_NE(run.output.find("max|res|"), std::string::npos) << "residual table\n" << run.output;
 
   const Calibration calibration = read_calibration(file);
@@ -62,27 +64,29 @@ TEST(Calibrate, WritesAFileWithEveryCostedKindAndTheNetwork) {
   EXPECT_GT(calibration.cost_model.cost(OpKind::layer_forward)->sparse_flops_per_second, 0);
   EXPECT_GT(calibration.cost_model.cost(OpKind::sample)->sampled_edges_per_second, 0);
   EXPECT_GT(calibration.cost_model.cost(OpKind::gather_features)->memory_bytes_per_second, 0);
-  // The layers' memory term, and the distributed case's assembly of received rows.
+  // The layers' memory term; the assembly of local and received rows, which only the distributed
+  // cases have (one rank's plans gather straight into their input).
   EXPECT_GT(calibration.cost_model.cost(OpKind::layer_forward)->memory_bytes_per_second, 0);
-  bool distributed_assembly = false;
   for (const auto& sample : calibration.fits["scatter_rows"]["samples"]) {
-    if (sample["label"].get<std::string>().find("2 ranks") != std::string::npos) {
-      distributed_assembly = true;
-    }
+    EXPECT_NE(sample["label"].get<std::string>().find("2 ranks"), std::string::npos)
+        << sample.dump();
   }
-  EXPECT_TRUE(distributed_assembly) << calibration.fits["scatter_rows"].dump();
-  // How far apart the distributed case's ranks' compute times were: one case, its spread taken.
+  // How far apart the distributed cases' ranks' compute times were: two cases, the median taken.
   const nlohmann::json& spread = calibration.fits["rank_speed_spread"];
-  ASSERT_EQ(spread["cases"].size(), 1u) << spread.dump();
-  EXPECT_NE(spread["cases"][0]["case"].get<std::string>().find("2 ranks"), std::string::npos);
-  EXPECT_GE(calibration.rank_speed_spread, 0);
-  EXPECT_EQ(spread["cases"][0]["rank_speed_spread"].get<double>(), calibration.rank_speed_spread);
-  // The quick case's ops may all be under the jitter's 1 ms: then it claims none.
+  ASSERT_EQ(spread["cases"].size(), 2u) << spread.dump();
+  std::vector<double> spreads;
+  for (const auto& c : spread["cases"]) {
+    EXPECT_NE(c["case"].get<std::string>().find("2 ranks"), std::string::npos);
+    spreads.push_back(c["rank_speed_spread"].get<double>());
+  }
+  EXPECT_GE(calibration.rank_speed_spread, std::min(spreads[0], spreads[1]));
+  EXPECT_LE(calibration.rank_speed_spread, std::max(spreads[0], spreads[1]));
+  // The quick cases' ops may all be under the jitter's 1 ms: then they claim none.
   if (calibration.fits.contains("compute_jitter")) {
     const nlohmann::json& jitter = calibration.fits["compute_jitter"];
-    ASSERT_EQ(jitter["cases"].size(), 1u) << jitter.dump();
+    ASSERT_GE(jitter["cases"].size(), 1u) << jitter.dump();
+    ASSERT_LE(jitter["cases"].size(), 2u) << jitter.dump();
     EXPECT_GE(calibration.compute_jitter, 0);
-    EXPECT_EQ(jitter["cases"][0]["compute_jitter"].get<double>(), calibration.compute_jitter);
   } else {
     EXPECT_EQ(calibration.compute_jitter, 0.0);
   }
@@ -112,13 +116,20 @@ TEST(Calibrate, OneRankKeepsTheNetworkOfTheExistingFileOrRefuses) {
   EXPECT_FALSE(std::filesystem::exists(file));
 
   ASSERT_EQ(run_command(calibrate(2) + " --output " + file.string()).exit_code, 0);
-  const NetworkCalibration measured = read_calibration(file).network;
+  const Calibration measured = read_calibration(file);
   const CommandResult kept = run_command(calibrate(1) + " --output " + file.string());
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
   EXPECT_NE(kept.output.find("compute only"), std::string::npos) << kept.output;
   const Calibration again = read_calibration(file);
-  EXPECT_EQ(again.network.latency_seconds, measured.latency_seconds);
-  EXPECT_EQ(again.network.bandwidth_bytes_per_second, measured.bandwidth_bytes_per_second);
+  EXPECT_EQ(again.network.latency_seconds, measured.network.latency_seconds);
+  EXPECT_EQ(again.network.bandwidth_bytes_per_second, measured.network.bandwidth_bytes_per_second);
+  EXPECT_EQ(again.fits["network"]["kept_from"], file.string());
+  // One rank assembles no rows from peers: the distributed cases' scatter_rows is kept too.
+  const OpCost& scatter = *again.cost_model.cost(OpKind::scatter_rows);
+  EXPECT_EQ(scatter.fixed_seconds, measured.cost_model.cost(OpKind::scatter_rows)->fixed_seconds);
+  EXPECT_EQ(scatter.memory_bytes_per_second,
+            measured.cost_model.cost(OpKind::scatter_rows)->memory_bytes_per_second);
+  EXPECT_EQ(again.fits["scatter_rows"]["kept_from"], file.string());
   EXPECT_EQ(again.provenance["settings"]["ranks"], 1);
   EXPECT_TRUE(again.cost_model.cost(OpKind::layer_backward).has_value());
 }

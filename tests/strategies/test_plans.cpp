@@ -6,6 +6,8 @@
 // moves node ids and sampled lists, and none with replicated structure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "strategies/block_codec.hpp"
 #include "strategies/collective_schedule.hpp"
 #include "strategies/strategy.hpp"
@@ -99,6 +101,30 @@ TEST(DglPullPlan, PullsExactlyTheRemoteInputNodesFeatures) {
       EXPECT_EQ(plan.op_labelled("announce").total_bytes_to(), remote * 4)
           << "one id per pulled node";
       EXPECT_EQ(plan.bytes_sent()[Traffic::activations], 0);
+    }
+  }
+}
+
+// One rank holds every input row: it gathers them straight into the input in input order, and
+// only ranks with peers assemble the input from local and pulled rows (scatter_rows).
+TEST(DglPullPlan, OneRankGathersStraightIntoTheInputAndOnlyPeersAssembleIt) {
+  for (const int n : {1, 2}) {
+    for (const Plan& plan : plans_for("dgl-pull", context_for(n, false))) {
+      const Block& inputs_block =
+          *plan.tensors[static_cast<std::size_t>(plan.ops[0].outputs[0])].block;
+      const Op& gather = plan.op_labelled("gather local features");
+      const TensorSpec& gathered = plan.tensors[static_cast<std::size_t>(gather.outputs[0])];
+      const bool assembles = std::any_of(plan.ops.begin(), plan.ops.end(), [](const Op& op) {
+        return op.kind == OpKind::scatter_rows;
+      });
+      EXPECT_EQ(assembles, n > 1);
+      if (n == 1) {
+        EXPECT_EQ(gathered.name, "input features");
+        EXPECT_EQ(gathered.rows, static_cast<std::int64_t>(inputs_block.src_nodes.size()));
+        EXPECT_EQ(plan.op_labelled("copy input features to device").inputs[0], gather.outputs[0]);
+      } else {
+        EXPECT_EQ(gathered.name, "local input features");
+      }
     }
   }
 }

@@ -145,6 +145,12 @@ TEST(RocPlans, OneRankMovesNothingAndPlansRoundTripWithTheirDegrees) {
   EXPECT_EQ(plans[0].bytes_sent().total(), 0);
   EXPECT_EQ(plans[0].prologue_ops, 2) << "sample (the share, cut once) and announce";
   EXPECT_EQ(plans[0].ops.front().sampled_edges, 0);
+  // Without a halo the own features are the whole input: gathered into it, not assembled.
+  const Op& gather = plans[0].op_labelled("gather own features");
+  const TensorSpec& input = plans[0].tensors[static_cast<std::size_t>(gather.outputs[0])];
+  EXPECT_EQ(input.name, "layer0 input");
+  EXPECT_EQ(input.rows, graph.num_nodes());
+  for (const Op& op : plans[0].ops) EXPECT_NE(op.kind, OpKind::scatter_rows) << op.label;
   const nlohmann::json document = plans[0].to_json();
   EXPECT_EQ(Plan::from_json(document, "test").to_json(), document);
   EXPECT_NE(document.dump().find("source_degrees"), std::string::npos);
