@@ -10,8 +10,8 @@
 #   5. a GPU calibration for simulate: the network over MPI between two ranks of this machine
 #      (--quick), then every compute case on one rank's GPU (full);
 #   6. one epoch of mini-batch GraphSAGE on the full products-like preset with stored features
-#      (batch 1000, fanouts 25,10), hidden 32 and 256, on the GPU and on the CPU of the same machine, one rank each;
-#      one over NCCL; and p3 on 2 ranks sharing the GPU.
+#      (batch 1000, fanouts 25,10), hidden 32 and 256, on the GPU and on the CPU of the same
+#      machine, one rank each; one over NCCL; and p3 on 2 ranks sharing the GPU.
 # Writes every log and result under --output, a summary line per step in summary.tsv, and prints
 # a table of the epoch times at the end.
 #
@@ -88,7 +88,8 @@ epoch_run cuda 32 nccl
 # P3 on the GPU end to end: 2 ranks sharing it over MPI, products-like at a tenth of its size.
 step p3-cuda-np2 240 mpirun "${mpirun_flags[@]}" -np 2 "$build/exec/run_experiment" \
   --workload products-like --features stored --scale 0.1 --strategy p3 --model sage \
-  --batch-size 1000 --fanouts 25,10 --hidden 32 --epochs 2 --device cuda --set training.eval_every=-1 -q \
+  --batch-size 1000 --fanouts 25,10 --hidden 32 --epochs 2 --device cuda \
+  --set training.eval_every=-1 -q \
   -o "$output/p3-cuda-np2.json"
 epoch_run cpu 32
 epoch_run cpu 256

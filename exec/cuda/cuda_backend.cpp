@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/cuda/cublas_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
 #include "exec/cuda/cuda_kernels.cuh"
 #include "workloads/common/errors.hpp"
@@ -15,10 +16,7 @@
 namespace gnnbed {
 namespace {
 
-void check_cublas(cublasStatus_t status, const char* call) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(std::string(call) + " failed: " + cublasGetStatusString(status));
-}
+using cuda::check_cublas;
 
 // The device buffers one call uses; each keeps its allocation for the next call.
 enum Slot : std::size_t {

@@ -208,9 +208,11 @@ double load_average() {
   return in ? load : -1;
 }
 
+// The op kind only plans with peers have (the assembly of local and received rows).
+constexpr OpKind kKindOnlyPeersRun = OpKind::scatter_rows;
+
 // With one rank there is no network to measure, and no input is assembled from several ranks'
-// rows (one rank's plans have no scatter_rows): both are kept from the calibration already in the
-// output file.
+// rows (kKindOnlyPeersRun): both are kept from the calibration already in the output file.
 Calibration calibration_to_keep(const std::string& output) {
   const std::string why =
       "one rank measures no network and assembles no rows from peers, and " + output + " has ";
@@ -221,7 +223,7 @@ Calibration calibration_to_keep(const std::string& output) {
     throw ConfigError(
         "ranks", why + "no calibration to keep (" + error.what() + "): run under mpirun -np 2");
   }
-  if (!kept.cost_model.cost(OpKind::scatter_rows)) {
+  if (!kept.cost_model.cost(kKindOnlyPeersRun)) {
     throw ConfigError("ranks", why + "no scatter_rows cost to keep: run under mpirun -np 2");
   }
   return kept;
@@ -356,7 +358,7 @@ int calibrate(int argc, char** argv) {
     const auto kind = static_cast<OpKind>(k);
     if (!is_costed(kind)) continue;
     const std::string name(to_string(kind));
-    if (samples[k].empty() && kept && kind == OpKind::scatter_rows) {
+    if (samples[k].empty() && kept && kind == kKindOnlyPeersRun) {
       calibration.cost_model.set(kind, *kept->cost_model.cost(kind));
       calibration.fits[name] = kept_fit(*kept, name, settings.output);
       continue;

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "exec/backends.hpp"
+#include "exec/cuda/cublas_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
 #include "exec/cuda/cuda_kernels.cuh"
 #include "exec/tensor.hpp"
@@ -68,10 +69,7 @@ enum Purpose : std::uint64_t {
   kCopyValues,
 };
 
-void check_cublas(cublasStatus_t status, const char* call) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(std::string(call) + " failed: " + cublasGetStatusString(status));
-}
+using cuda::check_cublas;
 
 void check_cusparse(cusparseStatus_t status, const char* call) {
   if (status == CUSPARSE_STATUS_SUCCESS) return;
