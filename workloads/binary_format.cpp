@@ -5,6 +5,7 @@
 #include "workloads/binary_format.hpp"
 
 #include <algorithm>
+#include <vector>
 #include <cstddef>
 #include <cstring>
 #include <limits>
@@ -54,6 +55,44 @@ static_assert(offsetof(Header, sections) == 232);
 static_assert(sizeof(Header) == 344);
 static_assert(sizeof(Header) <= kFileHeaderBytes);
 
+// Edges per chunk when streaming an implicit graph's lists: 64 MiB of ids, computed in parallel.
+constexpr std::int64_t kStreamedEdgesPerChunk = std::int64_t{1} << 24;
+
+// The lists of a stored graph as they lie; those of an implicit graph computed chunk by chunk of
+// nodes and written as they come, so that writing holds O(nodes + chunk) memory.
+SectionPayload sources_payload(const Graph& graph, const ProgressCallback& progress) {
+  if (!graph.is_implicit()) {
+    SectionPayload payload = SectionPayload::of(section_bytes(graph.sources()));
+    if (progress) progress(graph.num_edges(), graph.num_edges());
+    return payload;
+  }
+  const auto length = static_cast<std::uint64_t>(graph.num_edges()) * sizeof(NodeId);
+  return {length, [&graph, progress](std::ostream& out) {
+            const std::span<const EdgeIndex> offsets = graph.offsets();
+            const std::int64_t n = graph.num_nodes();
+            std::vector<NodeId> chunk;
+            for (std::int64_t first = 0; first < n;) {
+              // Whole rows, about kStreamedEdgesPerChunk edges (at least one row).
+              const EdgeIndex target = offsets[static_cast<std::size_t>(first)] + kStreamedEdgesPerChunk;
+              const auto end_row = std::upper_bound(offsets.begin() + first + 1, offsets.end(), target);
+              const std::int64_t last =
+                  std::max(first + 1, static_cast<std::int64_t>(end_row - offsets.begin()) - 1);
+              const EdgeIndex base = offsets[static_cast<std::size_t>(first)];
+              chunk.resize(static_cast<std::size_t>(offsets[static_cast<std::size_t>(last)] - base));
+#pragma omp parallel for schedule(dynamic, 256)
+              for (std::int64_t v = first; v < last; ++v) {
+                graph.copy_in_neighbors(static_cast<NodeId>(v),
+                                        chunk.data() + (offsets[static_cast<std::size_t>(v)] - base));
+              }
+              out.write(reinterpret_cast<const char*>(chunk.data()),
+                        static_cast<std::streamsize>(chunk.size() * sizeof(NodeId)));
+              if (!out) return;  // write_file_atomically reports the failed stream
+              first = last;
+              if (progress) progress(offsets[static_cast<std::size_t>(first)], graph.num_edges());
+            }
+          }};
+}
+
 }  // namespace
 
 void check_generated_labels(const Dataset& dataset, const GeneratedFeatures& generated) {
@@ -79,7 +118,8 @@ void check_generated_labels(const Dataset& dataset, const GeneratedFeatures& gen
   }
 }
 
-void write_binary_workload(const Dataset& dataset, const std::filesystem::path& path) {
+void write_binary_workload(const Dataset& dataset, const std::filesystem::path& path,
+                           const ProgressCallback& progress) {
   require_little_endian_host();
   dataset.validate("dataset '" + dataset.name + "'");
   if (dataset.name.size() >= kNameBytes) {
@@ -97,19 +137,19 @@ void write_binary_workload(const Dataset& dataset, const std::filesystem::path& 
   header.flags = dataset.labels.empty() ? 0 : kFlagHasLabels;
   std::memcpy(header.name, dataset.name.data(), dataset.name.size());
 
-  std::span<const std::byte> payload[kCount] = {
-      section_bytes(dataset.graph.offsets()),
-      section_bytes(dataset.graph.sources()),
-      section_bytes(dataset.labels.span()),
-      section_bytes(std::span<const NodeId>(dataset.split.train)),
-      section_bytes(std::span<const NodeId>(dataset.split.val)),
-      section_bytes(std::span<const NodeId>(dataset.split.test)),
+  SectionPayload payload[kCount] = {
+      SectionPayload::of(section_bytes(dataset.graph.offsets())),
+      sources_payload(dataset.graph, progress),
+      SectionPayload::of(section_bytes(dataset.labels.span())),
+      SectionPayload::of(section_bytes(std::span<const NodeId>(dataset.split.train))),
+      SectionPayload::of(section_bytes(std::span<const NodeId>(dataset.split.val))),
+      SectionPayload::of(section_bytes(std::span<const NodeId>(dataset.split.test))),
       {}};
   if (dataset.features) {
     header.feature_dim = dataset.features->dim();
     if (const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get())) {
       header.feature_kind = static_cast<std::uint32_t>(FeatureKind::stored);
-      payload[kFeatures] = section_bytes(stored->values());
+      payload[kFeatures] = SectionPayload::of(section_bytes(stored->values()));
     } else if (const auto* generated =
                    dynamic_cast<const GeneratedFeatures*>(dataset.features.get())) {
       check_generated_labels(dataset, *generated);
@@ -193,6 +233,7 @@ Dataset load_binary_workload(const std::filesystem::path& path) {
 
   // Validation reads these whole right away: ask for them in one go rather than page by page.
   for (const Section s : {kOffsets, kSources, kLabels}) {
+    if (s == kSources && header.sections[s].length_bytes > kEagerSourceCheckBytes) continue;
     file->prefetch(header.sections[s].offset_bytes, header.sections[s].length_bytes);
   }
   auto split_ids = [&](Section s) {
@@ -203,8 +244,12 @@ Dataset load_binary_workload(const std::filesystem::path& path) {
   Dataset dataset;
   dataset.name = header.name;
   dataset.num_classes = header.num_classes;
+  // A large graph is mapped, not read: its ids are checked as they are used (SourceCheck).
+  const SourceCheck check = header.sections[kSources].length_bytes <= kEagerSourceCheckBytes
+                                ? SourceCheck::at_construction
+                                : SourceCheck::on_use;
   dataset.graph = Graph(view_section<EdgeIndex>(file, header.sections[kOffsets]),
-                        view_section<NodeId>(file, header.sections[kSources]), origin);
+                        view_section<NodeId>(file, header.sections[kSources]), origin, check);
   if (has_labels) dataset.labels = view_section<std::int32_t>(file, header.sections[kLabels]);
   dataset.split.train = split_ids(kTrain);
   dataset.split.val = split_ids(kVal);

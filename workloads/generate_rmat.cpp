@@ -6,6 +6,7 @@
 #include "workloads/common/random.hpp"
 #include "workloads/distinct_edges.hpp"
 #include "workloads/generators.hpp"
+#include "workloads/id_permutation.hpp"
 
 namespace gnnbed {
 namespace {
@@ -46,52 +47,6 @@ QuadrantThresholds thresholds(const RmatParams& params) {
   };
   return {fixed(params.a), fixed(params.a + params.b), fixed(params.a + params.b + params.c)};
 }
-
-// A seeded pseudo-random permutation of [0, n), computed rather than stored: a 4-round Feistel
-// network on the smallest even number of bits that covers n, cycle-walked back into range. R-MAT
-// puts its hubs at small ids; permuting spreads them over the id range, so that contiguous-range
-// partitions and caches see a realistic mix. A stored Fisher-Yates table cost two cache misses
-// per candidate edge, which dominated generation time.
-class IdPermutation {
- public:
-  IdPermutation(std::int64_t num_nodes, std::uint64_t seed)
-      : num_nodes_(static_cast<std::uint64_t>(num_nodes)),
-        half_bits_(std::max(1, (static_cast<int>(std::bit_width(static_cast<std::uint64_t>(
-                                    std::max<std::int64_t>(num_nodes - 1, 0)))) +
-                                1) /
-                                   2)),
-        half_mask_((std::uint64_t{1} << half_bits_) - 1) {
-    for (std::size_t r = 0; r < kRounds; ++r) round_keys_[r] = hash_mix(seed, r);
-  }
-
-  NodeId operator()(std::uint64_t id) const {
-    do {
-      id = feistel(id);
-    } while (id >= num_nodes_);
-    return static_cast<NodeId>(id);
-  }
-
- private:
-  static constexpr std::size_t kRounds = 4;
-
-  std::uint64_t feistel(std::uint64_t id) const {
-    std::uint64_t left = id >> half_bits_;
-    std::uint64_t right = id & half_mask_;
-    for (const std::uint64_t key : round_keys_) {
-      // Multiplicative hashing: the top bits of the product depend on every bit of `right`.
-      const std::uint64_t next_right =
-          left ^ (((right ^ key) * 0x9e3779b97f4a7c15ULL) >> (64 - half_bits_));
-      left = right;
-      right = next_right;
-    }
-    return (left << half_bits_) | right;
-  }
-
-  std::uint64_t num_nodes_;
-  int half_bits_;
-  std::uint64_t half_mask_;
-  std::uint64_t round_keys_[kRounds] = {};
-};
 
 }  // namespace
 
@@ -143,7 +98,8 @@ Graph generate_rmat(const RmatParams& params) {
         column = (column << 1) | right;
       }
       if (row >= num_nodes || column >= num_nodes || row == column) continue;
-      return detail::undirected_key(permutation(row), permutation(column));
+      return detail::undirected_key(static_cast<NodeId>(permutation(row)),
+                                    static_cast<NodeId>(permutation(column)));
     }
     return detail::kNoEdge;
   };

@@ -1,13 +1,18 @@
 #include "workloads/presets.hpp"
 
+#include <bit>
 #include <charconv>
+#include <cstdio>
+#include <filesystem>
 #include <cmath>
 #include <limits>
 #include <memory>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
+#include "workloads/binary_format.hpp"
 #include "workloads/generators.hpp"
+#include "workloads/rmat_rows.hpp"
 
 namespace gnnbed {
 namespace {
@@ -55,23 +60,100 @@ std::vector<PresetSpec> make_presets() {
        // Measured with bench_sampler --set workload.rmat_a=A (b, c likewise): Graph500's
        // 0.57/0.19/0.19 gives 7.5 K / 48 K (too skewed), 0.30/0.25/0.25 gives 25.2 K / 250 K.
        0.34, 0.25, 0.25});
+  // The billion-edge graphs are R-MAT drawn row by row, with Graph500's skew (0.57 / 0.19 / 0.19):
+  // docs/large_graphs.md compares them with what is published of the real graphs.
+  constexpr GraphModel kRows = GraphModel::rmat_rows;
   list.push_back({"papers-like",
-                  "ogbn-papers100M (OGB): 111,059,956 nodes, 1,615,685,872 edges, 128 features, "
-                  "172 classes, official split 1,207,179 / 125,265 / 214,338",
-                  kPapersNodes, 1'615'685'872, 128, 172, kPapersTrain, kPapersVal, kPapersTest});
+                  "ogbn-papers100M (OGB): 111,059,956 nodes, 1,615,685,872 edges (citations, "
+                  "trained with their reverses), 128 features, 172 classes, official split "
+                  "1,207,179 / 125,265 / 214,338",
+                  kPapersNodes, 1'615'685'872, 128, 172, kPapersTrain, kPapersVal, kPapersTest,
+                  0.57, 0.19, 0.19, kRows});
   list.push_back(with_papers_split(
       {"uk-like",
-       "UK-2006-05 web graph as in P3 (OSDI'21) Table 3: 77.7 M nodes, 2.9 B edges, 256 random "
-       "features as P3 uses; it has no labels, so 64 classes and ogbn-papers100M's labelled "
-       "fractions (train 1.09 % of nodes, val and test in papers' proportions) are our choice",
-       77'741'046, 2'965'197'340, 256, 64, 0, 0, 0}));
+       "UK-2006-05 web graph (LAW) as in P3 (OSDI'21) Table 3: 77.7 M nodes, 2.9 B edges, 256 "
+       "random features as P3 uses; it has no labels, so 64 classes and ogbn-papers100M's "
+       "labelled fractions (train 1.09 % of nodes, val and test in papers' proportions) are our "
+       "choice",
+       77'741'046, 2'965'197'340, 256, 64, 0, 0, 0, 0.57, 0.19, 0.19, kRows}));
+  list.push_back(with_papers_split(
+      {"uk-union-like",
+       "UK-Union (LAW's uk-union-2006-06-2007-05, twelve monthly .uk crawls) as in P3 (OSDI'21) "
+       "Table 3: 133.6 M nodes, 5.5 B edges, 256 random features; 64 classes and "
+       "ogbn-papers100M's labelled fractions are our choice, as for uk-like",
+       133'633'040, 5'507'679'822, 256, 64, 0, 0, 0, 0.57, 0.19, 0.19, kRows}));
   list.push_back(with_papers_split(
       {"facebook-like",
        "the synthetic Facebook-like social graph of P3 (OSDI'21) Table 3: 30.7 M nodes, 10 B "
        "edges, 256 features; 64 classes and ogbn-papers100M's labelled fractions (train 1.09 % of "
        "nodes, val and test in papers' proportions) are our choice",
-       30'700'000, 10'000'000'000, 256, 64, 0, 0, 0}));
+       30'700'000, 10'000'000'000, 256, 64, 0, 0, 0, 0.57, 0.19, 0.19, kRows}));
   return list;
+}
+
+// Part of every cache file's name: bump it whenever a generator's output changes, so that files
+// generated before are not mistaken for the new graphs.
+constexpr std::uint64_t kGeneratorVersion = 1;
+
+RmatRowsParams rows_params(const PresetSpec& spec, std::uint64_t seed) {
+  RmatRowsParams params;
+  params.num_nodes = spec.num_nodes;
+  params.num_edges = preset_csr_entries(spec);
+  params.a = spec.rmat_a;
+  params.b = spec.rmat_b;
+  params.c = spec.rmat_c;
+  params.seed = hash_mix(seed, kStructureStream);
+  return params;
+}
+
+Graph preset_structure(const PresetSpec& spec, std::uint64_t seed, GraphStorage storage,
+                       const PresetOptions& options) {
+  if (spec.model == GraphModel::rmat_rows) {
+    if (storage == GraphStorage::memory) return materialized_rmat_rows_graph(rows_params(spec, seed));
+    ProgressCallback progress;
+    if (options.progress) {
+      progress = [&](std::int64_t done, std::int64_t total) {
+        options.progress(spec.name + ": in-degrees", done, total);
+      };
+    }
+    return implicit_rmat_rows_graph(rows_params(spec, seed), progress);
+  }
+  if (storage == GraphStorage::implicit) {
+    throw ConfigError("workload.storage",
+                      "preset '" + spec.name +
+                          "' is generated with distinct undirected edges, which needs them all in "
+                          "memory: use storage memory or file (implicit is for the R-MAT-by-rows "
+                          "presets)");
+  }
+  RmatParams structure;
+  structure.num_nodes = spec.num_nodes;
+  structure.num_undirected_edges = spec.num_undirected_edges;
+  structure.seed = hash_mix(seed, kStructureStream);
+  structure.a = spec.rmat_a;
+  structure.b = spec.rmat_b;
+  structure.c = spec.rmat_c;
+  return generate_rmat(structure);
+}
+
+// GraphStorage::file: the cached file if there is one, else the preset generated without holding
+// its edges (implicit where the model allows) and streamed to the cache, then mapped.
+Dataset cached_preset(const PresetSpec& spec, std::uint64_t seed, const PresetOptions& options) {
+  require(!options.cache_directory.empty(), "workload.cache_dir",
+          "storage 'file' keeps generated graphs in a cache directory: set one");
+  const std::string path = preset_cache_file(spec, seed, options.cache_directory);
+  if (std::filesystem::exists(path)) return load_binary_workload(path);
+  PresetOptions generating = options;
+  generating.storage = spec.model == GraphModel::rmat_rows ? GraphStorage::implicit
+                                                           : GraphStorage::memory;
+  const Dataset dataset = generate_preset(spec, seed, generating);
+  ProgressCallback progress;
+  if (options.progress) {
+    progress = [&](std::int64_t done, std::int64_t total) {
+      options.progress(spec.name + ": writing " + path, done, total);
+    };
+  }
+  write_binary_workload(dataset, path, progress);
+  return load_binary_workload(path);
 }
 
 std::string format_scale(double scale) {
@@ -120,7 +202,33 @@ PresetSpec scaled(const PresetSpec& spec, double scale) {
   return result;
 }
 
-Dataset generate_preset(const PresetSpec& spec, std::uint64_t seed) {
+std::int64_t preset_csr_entries(const PresetSpec& spec) { return 2 * spec.num_undirected_edges; }
+
+GraphStorage resolve_storage(const PresetSpec& spec, GraphStorage storage) {
+  if (storage != GraphStorage::automatic) return storage;
+  if (preset_csr_entries(spec) <= kAutoMemoryEdges) return GraphStorage::memory;
+  return spec.model == GraphModel::rmat_rows ? GraphStorage::implicit : GraphStorage::memory;
+}
+
+std::string preset_cache_file(const PresetSpec& spec, std::uint64_t seed,
+                              const std::string& cache_directory) {
+  std::uint64_t digest = hash_mix(kGeneratorVersion, static_cast<std::uint64_t>(spec.model), seed);
+  for (const std::int64_t count :
+       {spec.num_nodes, spec.num_undirected_edges, std::int64_t{spec.feature_dim},
+        std::int64_t{spec.num_classes}, spec.num_train, spec.num_val, spec.num_test}) {
+    digest = hash_mix(digest, static_cast<std::uint64_t>(count));
+  }
+  for (const double p : {spec.rmat_a, spec.rmat_b, spec.rmat_c}) {
+    digest = hash_mix(digest, std::bit_cast<std::uint64_t>(p));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(digest));
+  return (std::filesystem::path(cache_directory) /
+          (spec.name + "-seed" + std::to_string(seed) + "-" + hex + ".bin"))
+      .string();
+}
+
+Dataset generate_preset(const PresetSpec& spec, std::uint64_t seed, const PresetOptions& options) {
   const std::string field = "preset '" + spec.name + "'";
   check_node_count(spec.num_nodes, spec.name);
   require(spec.feature_dim >= 1, field, "feature_dim must be at least 1");
@@ -128,18 +236,12 @@ Dataset generate_preset(const PresetSpec& spec, std::uint64_t seed) {
   require(spec.num_train >= 0 && spec.num_val >= 0 && spec.num_test >= 0 &&
               spec.num_train + spec.num_val + spec.num_test <= spec.num_nodes,
           field, "the split counts must be >= 0 and sum to at most the node count");
-
-  RmatParams structure;
-  structure.num_nodes = spec.num_nodes;
-  structure.num_undirected_edges = spec.num_undirected_edges;
-  structure.seed = hash_mix(seed, kStructureStream);
-  structure.a = spec.rmat_a;
-  structure.b = spec.rmat_b;
-  structure.c = spec.rmat_c;
+  const GraphStorage storage = resolve_storage(spec, options.storage);
+  if (storage == GraphStorage::file) return cached_preset(spec, seed, options);
 
   Dataset dataset;
   dataset.name = spec.name;
-  dataset.graph = generate_rmat(structure);
+  dataset.graph = preset_structure(spec, seed, storage, options);
   dataset.num_classes = spec.num_classes;
   dataset.labels =
       SharedArray(generate_labels(spec.num_nodes, spec.num_classes, hash_mix(seed, kLabelStream)));

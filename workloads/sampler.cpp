@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <exception>
 #include <cstdint>
 #include <memory>
 #include <numeric>
@@ -275,7 +276,8 @@ void sample_in_neighbors(const Graph& graph, NodeId node, int fanout, std::uint6
                  hop, t_positions.data());
   const std::size_t old_size = out.size();
   out.resize(old_size + count);
-  gather_sources(graph.sources().data(), t_positions.data(), count, out.data() + old_size);
+  graph.sources_at(node, std::span<const EdgeIndex>(t_positions.data(), count),
+                   out.data() + old_size);
 }
 
 NeighborSampler::NeighborSampler(const Graph& graph, std::vector<int> fanouts, std::uint64_t seed)
@@ -292,7 +294,9 @@ MiniBatch NeighborSampler::sample(std::span<const NodeId> seeds, std::uint64_t b
   const Graph& graph = *graph_;
   const std::int64_t num_nodes = graph.num_nodes();
   const std::span<const EdgeIndex> graph_offsets = graph.offsets();
-  const NodeId* graph_sources = graph.sources().data();
+  // Null for an implicit graph, whose drawn neighbours are computed destination by destination.
+  const NodeId* graph_sources = graph.stored_sources();
+  const bool check_gathered = graph_sources != nullptr && graph.sources_need_checking();
   for (std::size_t i = 0; i < seeds.size(); ++i) {
     if (seeds[i] < 0 || seeds[i] >= num_nodes) {
       throw ConfigError("seeds", "seed " + std::to_string(i) + " is node " +
@@ -367,7 +371,20 @@ MiniBatch NeighborSampler::sample(std::span<const NodeId> seeds, std::uint64_t b
         draw_positions(rows[d], frontier[static_cast<std::size_t>(d)], fanout, seed_, batch_key,
                        hop, t_positions.data() + (offsets[d] - offsets[first]));
       }
+      if (graph_sources == nullptr) {
+        for (std::int64_t d = first; d < last; ++d) {
+          const EdgeIndex* positions = t_positions.data() + (offsets[d] - offsets[first]);
+          graph.sources_at(frontier[static_cast<std::size_t>(d)],
+                           std::span<const EdgeIndex>(
+                               positions, static_cast<std::size_t>(offsets[d + 1] - offsets[d])),
+                           sampled + offsets[d]);
+        }
+        return;
+      }
       gather_sources(graph_sources, t_positions.data(), chunk_edges, sampled + offsets[first]);
+      if (check_gathered) {
+        graph.check_gathered(t_positions.data(), sampled + offsets[first], chunk_edges);
+      }
     };
     // Relabelling a chunk: each new source gets the next local id in order of first appearance.
     // The prefetches stay inside the chunk, whose ids are final; the next one may be mid-draw.
@@ -395,10 +412,20 @@ MiniBatch NeighborSampler::sample(std::span<const NodeId> seeds, std::uint64_t b
     const auto ready =
         std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(num_chunks));
     std::atomic<std::int64_t> next_chunk{0};
+    // A bad id in a graph checked on use throws while drawing: an exception may not leave a
+    // parallel region, so the first one is kept, relabelling stops, and it is rethrown after.
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
     auto draw_next_chunk = [&]() {
       const std::int64_t chunk = next_chunk.fetch_add(1, std::memory_order_relaxed);
       if (chunk >= num_chunks) return false;
-      draw_chunk(chunk);
+      try {
+        draw_chunk(chunk);
+      } catch (...) {
+#pragma omp critical(gnnbed_sampler_failure)
+        if (!failure) failure = std::current_exception();
+        failed.store(true, std::memory_order_release);
+      }
       ready[static_cast<std::size_t>(chunk)].store(1, std::memory_order_release);
       return true;
     };
@@ -414,10 +441,12 @@ MiniBatch NeighborSampler::sample(std::span<const NodeId> seeds, std::uint64_t b
               std::this_thread::yield();
             }
           }
+          if (failed.load(std::memory_order_acquire)) break;
           relabel_chunk(chunk);
         }
       }
     }
+    if (failure) std::rethrow_exception(failure);
     frontier = block.src_nodes;
   }
   return batch;

@@ -30,20 +30,28 @@ FilePreamble make_preamble(const char (&magic)[8], std::uint32_t format_version)
   return preamble;
 }
 
-std::uint64_t lay_out_sections(std::span<const std::span<const std::byte>> payloads,
+SectionPayload SectionPayload::of(std::span<const std::byte> bytes) {
+  return {bytes.size(), [bytes](std::ostream& out) {
+            out.write(reinterpret_cast<const char*>(bytes.data()),
+                      static_cast<std::streamsize>(bytes.size()));
+          }};
+}
+
+std::uint64_t lay_out_sections(std::span<const SectionPayload> payloads,
                                std::span<SectionEntry> table) {
   std::uint64_t offset = kFileHeaderBytes;
   for (std::size_t s = 0; s < payloads.size(); ++s) {
-    table[s] = {offset, payloads[s].size()};
-    offset = align_up(offset + payloads[s].size());
+    table[s] = {offset, payloads[s].length_bytes};
+    offset = align_up(offset + payloads[s].length_bytes);
   }
   return offset;
 }
 
 void write_sectioned_file(const std::filesystem::path& path, std::span<const std::byte> header,
                           std::span<const SectionEntry> table,
-                          std::span<const std::span<const std::byte>> payloads,
-                          std::uint64_t file_bytes) {
+                          std::span<const SectionPayload> payloads, std::uint64_t file_bytes) {
+  remove_stale_temporaries(path);
+  require_free_space(path, file_bytes);
   write_file_atomically(path, [&](std::ostream& out) {
     static constexpr char kZeros[kSectionAlignBytes] = {};
     auto write_bytes = [&](const void* data, std::uint64_t length) {
@@ -53,8 +61,15 @@ void write_sectioned_file(const std::filesystem::path& path, std::span<const std
     std::uint64_t written = header.size();
     for (std::size_t s = 0; s < payloads.size(); ++s) {
       write_bytes(kZeros, table[s].offset_bytes - written);
-      write_bytes(payloads[s].data(), payloads[s].size());
-      written = table[s].offset_bytes + payloads[s].size();
+      const auto before = static_cast<std::uint64_t>(out.tellp());
+      if (payloads[s].write) payloads[s].write(out);
+      const auto wrote = static_cast<std::uint64_t>(out.tellp()) - before;
+      if (out && wrote != payloads[s].length_bytes) {
+        throw Error("writing " + path.string() + ": section " + std::to_string(s) + " wrote " +
+                    std::to_string(wrote) + " bytes, its table entry says " +
+                    std::to_string(payloads[s].length_bytes));
+      }
+      written = table[s].offset_bytes + payloads[s].length_bytes;
     }
     write_bytes(kZeros, file_bytes - written);
   });

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <memory>
 #include <span>
 #include <string>
@@ -42,18 +44,29 @@ void require_little_endian_host();
 // A preamble for a new file; file_bytes is set by lay_out_sections' caller.
 FilePreamble make_preamble(const char (&magic)[8], std::uint32_t format_version);
 
+// One section's content: its length, and how to write exactly that many bytes (no function: an
+// empty section). Most sections are a span in memory (of()); a graph computed on demand streams
+// its edges in chunks instead.
+struct SectionPayload {
+  std::uint64_t length_bytes = 0;
+  std::function<void(std::ostream&)> write;
+
+  static SectionPayload of(std::span<const std::byte> bytes);
+};
+
 // Places sections of the payloads' lengths after the header, each at the first 4096-byte boundary
 // after the one before, into `table`; returns the file size (padded to a whole 4096-byte block, so
 // that every section, even an empty one, starts inside the file).
-std::uint64_t lay_out_sections(std::span<const std::span<const std::byte>> payloads,
+std::uint64_t lay_out_sections(std::span<const SectionPayload> payloads,
                                std::span<SectionEntry> table);
 
 // Writes `header` (at most 4096 bytes, zero-padded) and every payload at its table offset, zero
-// padding up to `file_bytes`, atomically.
+// padding up to `file_bytes`, atomically. Refuses up front (SystemError naming the file and both
+// sizes) when the file system has less room than `file_bytes`, and removes temporaries that an
+// interrupted earlier write of the same file left behind.
 void write_sectioned_file(const std::filesystem::path& path, std::span<const std::byte> header,
                           std::span<const SectionEntry> table,
-                          std::span<const std::span<const std::byte>> payloads,
-                          std::uint64_t file_bytes);
+                          std::span<const SectionPayload> payloads, std::uint64_t file_bytes);
 
 // Checks that `file` is at least `header_size` bytes long and that its preamble has `magic`
 // (`what` names that kind of file in the message), the byte order mark, `format_version` and a

@@ -161,10 +161,12 @@ ShardManifest::Entry write_shard_file(const RankShard& shard, const ShardLayout&
   } else if (shard.has_features()) {
     header.feature_kind = static_cast<std::uint32_t>(FeatureKind::stored);
   }
-  header.preamble.file_bytes = lay_out_sections(payload, header.sections);
+  SectionPayload payloads[kCount];
+  for (std::size_t s = 0; s < kCount; ++s) payloads[s] = SectionPayload::of(payload[s]);
+  header.preamble.file_bytes = lay_out_sections(payloads, header.sections);
   HeaderBlock block{};
   std::memcpy(block.data(), &header, sizeof header);
-  write_sectioned_file(path, block, header.sections, payload, header.preamble.file_bytes);
+  write_sectioned_file(path, block, header.sections, payloads, header.preamble.file_bytes);
   return {path.filename().string(), header.preamble.file_bytes,
           fnv1a64(block),           header.num_owned,
           header.num_edges,         {header.num_train, header.num_val, header.num_test}};

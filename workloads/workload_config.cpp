@@ -1,7 +1,9 @@
 #include "workloads/workload_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -49,7 +51,29 @@ std::string required_path(const WorkloadConfig& config) {
   return config.path;
 }
 
-using SourceLoader = std::function<Dataset(const WorkloadConfig&)>;
+GraphStorage storage_of(const WorkloadConfig& config) {
+  if (config.storage == "memory") return GraphStorage::memory;
+  if (config.storage == "implicit") return GraphStorage::implicit;
+  if (config.storage == "file") return GraphStorage::file;
+  return GraphStorage::automatic;
+}
+
+std::string cache_directory_of(const WorkloadConfig& config) {
+  if (!config.cache_dir.empty()) return config.cache_dir;
+  for (const char* variable : {"GNNBED_CACHE_DIR", "XDG_CACHE_HOME", "HOME"}) {
+    const char* value = std::getenv(variable);
+    if (value == nullptr || *value == '\0') continue;
+    const std::filesystem::path base(value);
+    if (std::string(variable) == "GNNBED_CACHE_DIR") return base.string();
+    return (std::string(variable) == "HOME" ? base / ".cache" / "gnnbed" : base / "gnnbed")
+        .string();
+  }
+  throw ConfigError("workload.cache_dir",
+                    "storage 'file' needs a cache directory: set workload.cache_dir, "
+                    "GNNBED_CACHE_DIR or HOME");
+}
+
+using SourceLoader = std::function<Dataset(const WorkloadConfig&, const StepProgress&)>;
 
 Dataset load_bundled(const std::string& name) {
   return load_planetoid_tsv(std::filesystem::path(bundled_datasets_directory()) / name);
@@ -57,31 +81,31 @@ Dataset load_bundled(const std::string& name) {
 
 std::map<std::string, SourceLoader> make_sources() {
   std::map<std::string, SourceLoader> sources = {
-      {"cora", [](const WorkloadConfig&) { return load_bundled("cora"); }},
-      {"citeseer", [](const WorkloadConfig&) { return load_bundled("citeseer"); }},
-      {"pubmed", [](const WorkloadConfig&) { return load_bundled("pubmed"); }},
+      {"cora", [](const WorkloadConfig&, const StepProgress&) { return load_bundled("cora"); }},
+      {"citeseer", [](const WorkloadConfig&, const StepProgress&) { return load_bundled("citeseer"); }},
+      {"pubmed", [](const WorkloadConfig&, const StepProgress&) { return load_bundled("pubmed"); }},
       {"planetoid-tsv",
-       [](const WorkloadConfig& c) { return load_planetoid_tsv(required_path(c)); }},
-      {"binary", [](const WorkloadConfig& c) { return load_binary_workload(required_path(c)); }},
+       [](const WorkloadConfig& c, const StepProgress&) { return load_planetoid_tsv(required_path(c)); }},
+      {"binary", [](const WorkloadConfig& c, const StepProgress&) { return load_binary_workload(required_path(c)); }},
       {"shards",
-       [](const WorkloadConfig& c) -> Dataset {
+       [](const WorkloadConfig& c, const StepProgress&) -> Dataset {
          throw ConfigError("workload.source",
                            "'shards' (" + required_path(c) +
                                ") holds one part per rank: run_experiment loads it, each rank "
                                "its own shard; other programs need the workload it was cut from");
        }},
       {"ogb",
-       [](const WorkloadConfig& c) {
+       [](const WorkloadConfig& c, const StepProgress&) {
          return load_ogb(required_path(c), OgbOptions{c.ogb_split, c.symmetrize});
        }},
       {"edge-list",
-       [](const WorkloadConfig& c) {
+       [](const WorkloadConfig& c, const StepProgress&) {
          const std::filesystem::path path = required_path(c);
          Graph graph = load_edge_list(path, {c.symmetrize, c.drop_self_loops, c.relabel});
          return with_generated_node_data(path.stem().string(), std::move(graph), c);
        }},
       {"rmat",
-       [](const WorkloadConfig& c) {
+       [](const WorkloadConfig& c, const StepProgress&) {
          RmatParams params;
          params.num_nodes = c.num_nodes;
          params.num_undirected_edges = static_cast<std::int64_t>(
@@ -93,7 +117,7 @@ std::map<std::string, SourceLoader> make_sources() {
          return with_generated_node_data("rmat", generate_rmat(params), c);
        }},
       {"csbm",
-       [](const WorkloadConfig& c) {
+       [](const WorkloadConfig& c, const StepProgress&) {
          CsbmParams params;
          params.num_nodes = c.num_nodes;
          params.average_degree = c.average_degree;
@@ -109,12 +133,17 @@ std::map<std::string, SourceLoader> make_sources() {
        }},
   };
   for (const PresetSpec& preset : presets()) {
-    sources.emplace(preset.name, [name = preset.name](const WorkloadConfig& c) {
+    sources.emplace(preset.name, [name = preset.name](const WorkloadConfig& c,
+                                                      const StepProgress& progress) {
       PresetSpec spec = scaled(find_preset(name), c.scale);
       spec.rmat_a = c.rmat_a.value_or(spec.rmat_a);
       spec.rmat_b = c.rmat_b.value_or(spec.rmat_b);
       spec.rmat_c = c.rmat_c.value_or(spec.rmat_c);
-      return generate_preset(spec, c.seed);
+      PresetOptions options;
+      options.storage = storage_of(c);
+      if (options.storage == GraphStorage::file) options.cache_directory = cache_directory_of(c);
+      options.progress = progress;
+      return generate_preset(spec, c.seed, options);
     });
   }
   return sources;
@@ -182,6 +211,7 @@ void validate_config(const WorkloadConfig& config) {
   require_one_of("workload.features", config.features, {"auto", "generated", "stored", "none"});
   require_one_of("workload.feature_normalization", config.feature_normalization,
                  {"auto", "row", "none"});
+  require_one_of("workload.storage", config.storage, {"auto", "memory", "implicit", "file"});
 }
 
 }  // namespace
@@ -212,6 +242,8 @@ WorkloadConfig workload_config_from_json(const nlohmann::json& object,
   reader.read("drop_self_loops", config.drop_self_loops);
   reader.read("relabel", config.relabel);
   reader.read("ogb_split", config.ogb_split);
+  reader.read("storage", config.storage);
+  reader.read("cache_dir", config.cache_dir);
   reader.finish();
   return config;
 }
@@ -238,7 +270,9 @@ nlohmann::json to_json(const WorkloadConfig& config) {
           {"symmetrize", config.symmetrize},
           {"drop_self_loops", config.drop_self_loops},
           {"relabel", config.relabel},
-          {"ogb_split", config.ogb_split}};
+          {"ogb_split", config.ogb_split},
+          {"storage", config.storage},
+          {"cache_dir", config.cache_dir}};
 }
 
 std::vector<std::string> workload_source_names() {
@@ -247,7 +281,7 @@ std::vector<std::string> workload_source_names() {
   return names;
 }
 
-Dataset load_workload(const WorkloadConfig& config) {
+Dataset load_workload(const WorkloadConfig& config, const StepProgress& progress) {
   validate_config(config);
   const auto it = sources().find(config.source);
   if (it == sources().end()) {
@@ -255,7 +289,14 @@ Dataset load_workload(const WorkloadConfig& config) {
     for (const auto& name : workload_source_names()) known += (known.empty() ? "" : ", ") + name;
     throw ConfigError("workload.source", "'" + config.source + "' is not one of: " + known);
   }
-  Dataset dataset = it->second(config);
+  const bool is_preset = std::any_of(presets().begin(), presets().end(),
+                                     [&](const PresetSpec& p) { return p.name == config.source; });
+  if (config.storage != "auto" && !is_preset) {
+    throw ConfigError("workload.storage", "'" + config.storage +
+                                              "' applies to generated presets; source '" +
+                                              config.source + "' is loaded as it is");
+  }
+  Dataset dataset = it->second(config, progress);
   apply_feature_options(dataset, config);
   dataset.validate(dataset.name);
   return dataset;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/common/progress.hpp"
 #include "workloads/dataset.hpp"
 
 namespace gnnbed {
@@ -46,6 +47,14 @@ struct WorkloadConfig {
   bool drop_self_loops = false;
   bool relabel = false;   // edge-list files: renumber the ids that occur densely
   std::string ogb_split;  // OGB: split directory name (empty = the only one)
+
+  // Presets: where the graph's in-neighbour lists live (docs/large_graphs.md). "auto": in memory
+  // up to 2^28 CSR entries, implicit beyond where the preset's model allows it; "memory";
+  // "implicit" (computed on demand, nothing stored); "file": generated once into `cache_dir` and
+  // memory-mapped from there on.
+  std::string storage = "auto";
+  // Empty: $GNNBED_CACHE_DIR, else $XDG_CACHE_HOME/gnnbed, else $HOME/.cache/gnnbed.
+  std::string cache_dir;
 };
 
 // Reads the fields present in `object` over `defaults`; unknown fields and wrong types throw
@@ -55,8 +64,9 @@ WorkloadConfig workload_config_from_json(const nlohmann::json& object,
 nlohmann::json to_json(const WorkloadConfig& config);
 
 // Loads or generates the dataset the config names, validated. Throws ConfigError for an unknown
-// source (listing the known ones) and InputError for bad files.
-Dataset load_workload(const WorkloadConfig& config);
+// source (listing the known ones) and InputError for bad files. Generating or writing a
+// billion-edge preset reports its steps to `progress`.
+Dataset load_workload(const WorkloadConfig& config, const StepProgress& progress = {});
 
 // The sources load_workload knows, for help texts.
 std::vector<std::string> workload_source_names();

@@ -310,7 +310,11 @@ TEST(Presets, PaperSizedCounts) {
   EXPECT_EQ(facebook.num_nodes, 30700000);
   EXPECT_EQ(facebook.num_undirected_edges, 10000000000);
   EXPECT_EQ(facebook.num_train, 333697);
-  EXPECT_EQ(presets().size(), 4u);
+  const PresetSpec& uk_union = find_preset("uk-union-like");
+  EXPECT_EQ(uk_union.num_nodes, 133633040);
+  EXPECT_EQ(uk_union.num_undirected_edges, 5507679822);
+  EXPECT_EQ(uk_union.feature_dim, 256);
+  EXPECT_EQ(presets().size(), 5u);
   for (const PresetSpec& spec : presets()) EXPECT_FALSE(spec.modelled_on.empty());
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Output files appear whole or not at all: content goes to a temporary file beside the target,
 // which is renamed over it only once everything was written and flushed.
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <ostream>
@@ -14,5 +15,13 @@ void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& write);
 
 void write_text_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// Removes the temporaries that writes of `path` by processes no longer running left behind (an
+// interrupted write of a multi-gigabyte file would otherwise hold its disk space for good).
+void remove_stale_temporaries(const std::filesystem::path& path);
+
+// Throws SystemError naming `path` and both sizes when the file system that would hold it has
+// fewer than `bytes` bytes available.
+void require_free_space(const std::filesystem::path& path, std::uint64_t bytes);
 
 }  // namespace gnnbed
