@@ -169,6 +169,11 @@ void write_binary_workload(const Dataset& dataset, const std::filesystem::path& 
 }
 
 Dataset load_binary_workload(const std::filesystem::path& path) {
+  return load_binary_workload(path, kEagerSourceCheckBytes);
+}
+
+Dataset load_binary_workload(const std::filesystem::path& path,
+                             std::uint64_t eager_source_check_bytes) {
   require_little_endian_host();
   const std::shared_ptr<const MappedFile> file = MappedFile::open(path);
   const std::string& origin = file->file();
@@ -233,7 +238,7 @@ Dataset load_binary_workload(const std::filesystem::path& path) {
 
   // Validation reads these whole right away: ask for them in one go rather than page by page.
   for (const Section s : {kOffsets, kSources, kLabels}) {
-    if (s == kSources && header.sections[s].length_bytes > kEagerSourceCheckBytes) continue;
+    if (s == kSources && header.sections[s].length_bytes > eager_source_check_bytes) continue;
     file->prefetch(header.sections[s].offset_bytes, header.sections[s].length_bytes);
   }
   auto split_ids = [&](Section s) {
@@ -245,7 +250,7 @@ Dataset load_binary_workload(const std::filesystem::path& path) {
   dataset.name = header.name;
   dataset.num_classes = header.num_classes;
   // A large graph is mapped, not read: its ids are checked as they are used (SourceCheck).
-  const SourceCheck check = header.sections[kSources].length_bytes <= kEagerSourceCheckBytes
+  const SourceCheck check = header.sections[kSources].length_bytes <= eager_source_check_bytes
                                 ? SourceCheck::at_construction
                                 : SourceCheck::on_use;
   dataset.graph = Graph(view_section<EdgeIndex>(file, header.sections[kOffsets]),

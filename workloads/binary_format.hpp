@@ -24,6 +24,9 @@ inline constexpr std::uint64_t kEagerSourceCheckBytes = std::uint64_t{1} << 30;
 // Maps the file and validates header, section bounds, graph and dataset; throws InputError naming
 // the file and the header field or section at fault (wrong magic, version, truncation, ...).
 Dataset load_binary_workload(const std::filesystem::path& path);
+// The same, with source ids checked whole at load only up to `eager_source_check_bytes`.
+Dataset load_binary_workload(const std::filesystem::path& path,
+                             std::uint64_t eager_source_check_bytes);
 
 // gnnbed's binary files keep only the parameters of generated features and rebuild them over the
 // dataset's labels, so features made from other labels would silently come back different: throws
