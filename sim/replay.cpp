@@ -93,6 +93,9 @@ class Replay {
         if (plan.pipeline_depth > 0) pipelined_ = true;
         state.stats.sent += plan.bytes_sent();
         state.stats.received += plan.bytes_received();
+        state.stats.sent_by_iteration.push_back(plan.bytes_sent());
+        state.stats.received_by_iteration.push_back(plan.bytes_received());
+        state.stats.seconds_by_iteration.emplace_back();
         if (plan.num_ranks != num_ranks_) {
           throw Error("plan of rank " + std::to_string(plan.rank) + " is for " +
                       std::to_string(plan.num_ranks) + " ranks, the cluster has " +
@@ -277,9 +280,11 @@ class Replay {
         const StepCost cost =
             run_op(plan, static_cast<std::int64_t>(i), op, static_cast<std::int64_t>(j));
         const double end = sg4::Engine::get_clock();
-        state.stats.seconds[static_cast<std::size_t>(category_of(op.kind))] +=
-            (end - start) - cost.waiting_seconds;
+        const auto part = static_cast<std::size_t>(category_of(op.kind));
+        state.stats.seconds[part] += (end - start) - cost.waiting_seconds;
         state.stats.seconds[kWaiting] += cost.waiting_seconds;
+        state.stats.seconds_by_iteration[i][part] += (end - start) - cost.waiting_seconds;
+        state.stats.seconds_by_iteration[i][kWaiting] += cost.waiting_seconds;
         state.stats.finish_seconds = std::max(state.stats.finish_seconds, end);
         iteration_end_[i] = std::max(iteration_end_[i], end);
         if (options_.record_trace) {

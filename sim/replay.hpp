@@ -50,6 +50,10 @@ struct SimulatedRank {
   double finish_seconds = 0;
   TrafficBytes sent;
   TrafficBytes received;
+  // The same per replayed iteration, so that a sampled epoch can weight each (epoch_sample.hpp).
+  std::vector<std::array<double, kNumSimulatedParts>> seconds_by_iteration;
+  std::vector<TrafficBytes> sent_by_iteration;
+  std::vector<TrafficBytes> received_by_iteration;
 };
 
 struct ReplayResult {

@@ -10,10 +10,14 @@
 #include "strategies/roc_partition.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace gnnbed {
 namespace {
+
+// Derives the stratified sample's draws from the sampler's seed.
+constexpr std::uint64_t kEpochSampleStream = 0xe90c;
 
 std::string gib(std::int64_t bytes) {
   char text[32];
@@ -64,10 +68,34 @@ void charge_device_memory(Plan& plan, std::vector<DeviceMemory>& devices,
   drop_index_data(plan);
 }
 
-// Replays the planned iterations and fills the result's times, bytes and busy times, scaled from
-// the replayed iterations to the epoch (result.iterations_per_epoch, iterations_simulated).
+// `seconds` weighted by the epoch iterations each replayed iteration stands for.
+std::array<double, kNumSimulatedParts> weighted_parts(
+    const std::vector<std::array<double, kNumSimulatedParts>>& by_iteration,
+    const std::vector<double>& weights) {
+  std::array<double, kNumSimulatedParts> total{};
+  for (std::size_t i = 0; i < by_iteration.size(); ++i) {
+    for (std::size_t p = 0; p < kNumSimulatedParts; ++p) total[p] += weights[i] * by_iteration[i][p];
+  }
+  return total;
+}
+
+TrafficBytes weighted_bytes(const std::vector<TrafficBytes>& by_iteration,
+                            const std::vector<double>& weights) {
+  std::array<double, kNumTrafficKinds> total{};
+  for (std::size_t i = 0; i < by_iteration.size(); ++i) {
+    for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
+      total[k] += weights[i] * static_cast<double>(by_iteration[i].bytes[k]);
+    }
+  }
+  TrafficBytes bytes;
+  for (std::size_t k = 0; k < kNumTrafficKinds; ++k) bytes.bytes[k] = std::llround(total[k]);
+  return bytes;
+}
+
+// Replays the planned iterations and fills the result's times, bytes and busy times, each
+// replayed iteration weighted by the epoch iterations it stands for (`sample`).
 void replay_into(SimulationResult& result, const ClusterSpec& cluster,
-                 const std::vector<std::vector<Plan>>& iterations,
+                 const std::vector<std::vector<Plan>>& iterations, const EpochSample& sample,
                  const SimulationOptions& options) {
   const Stopwatch replaying;
   ReplayOptions replay_options;
@@ -76,29 +104,23 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
   ReplayResult replay = replay_plans(cluster, iterations, replay_options);
   result.replay_seconds = replaying.seconds();
   result.simulated_seconds = replay.makespan_seconds;
-  const double scale = static_cast<double>(result.iterations_per_epoch) /
-                       static_cast<double>(result.iterations_simulated);
-  result.epoch_seconds = replay.makespan_seconds * scale;
+  result.epoch_estimate = estimate_epoch(
+      sample, iteration_durations(replay.iteration_end_seconds, replay.makespan_seconds));
+  result.epoch_seconds = result.epoch_estimate.seconds;
+  result.sampled_iterations = sample.iterations;
   const auto num_ranks = static_cast<double>(replay.ranks.size());
   for (const SimulatedRank& rank : replay.ranks) {
+    const auto parts = weighted_parts(rank.seconds_by_iteration, sample.weights);
     double busy = 0;
     for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
-      const double seconds = rank.seconds[p] * scale;
-      result.mean_seconds[p] += seconds / num_ranks;
-      result.max_seconds[p] = std::max(result.max_seconds[p], seconds);
+      result.mean_seconds[p] += parts[p] / num_ranks;
+      result.max_seconds[p] = std::max(result.max_seconds[p], parts[p]);
       const auto part = static_cast<TimeCategory>(p);
-      if (p < kNumTimeCategories && part != TimeCategory::sampling) busy += seconds;
+      if (p < kNumTimeCategories && part != TimeCategory::sampling) busy += parts[p];
     }
     result.busy_seconds.push_back(busy);
-    TrafficBytes sent;
-    TrafficBytes received;
-    for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
-      sent.bytes[k] = static_cast<std::int64_t>(static_cast<double>(rank.sent.bytes[k]) * scale);
-      received.bytes[k] =
-          static_cast<std::int64_t>(static_cast<double>(rank.received.bytes[k]) * scale);
-    }
-    result.sent_per_rank.push_back(sent);
-    result.received_per_rank.push_back(received);
+    result.sent_per_rank.push_back(weighted_bytes(rank.sent_by_iteration, sample.weights));
+    result.received_per_rank.push_back(weighted_bytes(rank.received_by_iteration, sample.weights));
   }
   result.communications = replay.communications;
   result.simgrid_config = std::move(replay.simgrid_config);
@@ -117,9 +139,10 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   const BatchSchedule schedule(dataset.split.train, context.partition, config.training.batch_size,
                                sampler_seed(config.training));
   result.iterations_per_epoch = schedule.iterations_per_epoch();
-  result.iterations_simulated = options.iterations > 0
-                                    ? std::min(options.iterations, result.iterations_per_epoch)
-                                    : result.iterations_per_epoch;
+  const EpochSample sample = design_epoch_sample(
+      result.iterations_per_epoch, options.iterations,
+      hash_mix(sampler_seed(config.training), kEpochSampleStream));
+  result.iterations_simulated = static_cast<int>(sample.iterations.size());
   // The first epoch run_experiment measures (after its warm-up epochs; epochs count from 1).
   const int epoch = config.training.warmup_epochs + 1;
   result.memory.resize(static_cast<std::size_t>(num_ranks));
@@ -132,18 +155,19 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
   std::vector<std::vector<Plan>> iterations;
   std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
-  for (int i = 0; i < result.iterations_simulated; ++i) {
+  for (std::size_t k = 0; k < sample.iterations.size(); ++k) {
     iterations.push_back(plan_iteration(
-        *strategy, context, dataset.graph, schedule, sampler_seed(config.training), epoch, i,
+        *strategy, context, dataset.graph, schedule, sampler_seed(config.training), epoch,
+        sample.iterations[k],
         [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
-    if (options.progress) options.progress(i + 1, result.iterations_simulated);
+    if (options.progress) options.progress(static_cast<int>(k) + 1, result.iterations_simulated);
   }
   result.planning_seconds = planning.seconds();
   result.out_of_memory_reason = memory_problem(cluster, result.memory);
   result.out_of_memory = !result.out_of_memory_reason.empty();
   if (result.out_of_memory) return result;
 
-  replay_into(result, cluster, iterations, options);
+  replay_into(result, cluster, iterations, sample, options);
   if (strategy->full_graph()) {
     const std::vector<PartitionShape> shapes = partition_shapes(dataset.graph, context.partition);
     std::vector<PartitionCostSample> samples;
@@ -206,7 +230,17 @@ SimulationResult simulate_recorded_plans(std::vector<Plan> plans, const ClusterS
   result.out_of_memory_reason = memory_problem(cluster, result.memory);
   result.out_of_memory = !result.out_of_memory_reason.empty();
   if (result.out_of_memory) return result;
-  replay_into(result, cluster, iterations, options);
+  // A recorded run is a contiguous stretch, not a stratified sample: every iteration stands for
+  // an equal share of the epoch, and there is no interval unless the whole epoch was recorded.
+  EpochSample sample;
+  sample.iterations_per_epoch = result.iterations_per_epoch;
+  for (int i = 0; i < result.iterations_simulated; ++i) {
+    sample.iterations.push_back(i);
+    sample.weights.push_back(static_cast<double>(result.iterations_per_epoch) /
+                             static_cast<double>(result.iterations_simulated));
+    sample.strata.push_back(-1);
+  }
+  replay_into(result, cluster, iterations, sample, options);
   return result;
 }
 
@@ -239,6 +273,8 @@ nlohmann::json SimulationResult::to_json() const {
     return object;
   }
   object["epoch_seconds"] = epoch_seconds;
+  object["epoch_estimate"] = epoch_estimate.to_json();
+  object["sampled_iterations"] = sampled_iterations;
   object["simulated_seconds"] = simulated_seconds;
   object["breakdown_mean_seconds"] = parts_json(mean_seconds);
   object["breakdown_max_seconds"] = parts_json(max_seconds);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/cluster.hpp"
+#include "sim/epoch_sample.hpp"
 #include "sim/replay.hpp"
 #include "strategies/experiment_config.hpp"
 #include "strategies/plan_memory.hpp"
@@ -17,7 +18,9 @@
 namespace gnnbed {
 
 struct SimulationOptions {
-  int iterations = 0;  // 0: the whole epoch; k: the first k, extrapolated to the epoch
+  // 0: the whole epoch; k: a stratified sample of k iterations spread over the epoch (the first,
+  // the last, one per stratum between), extrapolated with a 95 % interval (epoch_sample.hpp).
+  int iterations = 0;
   bool record_trace = false;
   // Compute ops that carry a recorded duration (Op::measured_seconds) take it instead of the cost
   // model's time: replaying what a real run measured under another cluster's network.
@@ -37,7 +40,9 @@ struct SimulationResult {
   std::string out_of_memory_reason;
   int iterations_per_epoch = 0;
   int iterations_simulated = 0;
-  double epoch_seconds = 0;  // predicted: simulated iterations, scaled to the epoch
+  double epoch_seconds = 0;  // predicted: epoch_estimate.seconds
+  EpochEstimate epoch_estimate;
+  std::vector<int> sampled_iterations;  // the epoch's iterations replayed, in order
   double simulated_seconds = 0;
   std::array<double, kNumSimulatedParts> mean_seconds{};  // per epoch, mean over ranks
   std::array<double, kNumSimulatedParts> max_seconds{};   // per epoch, slowest rank

@@ -70,12 +70,19 @@ nlohmann::json to_json(const DistributionConfig& config) {
 const std::vector<ExperimentOption>& experiment_options() {
   static const std::vector<ExperimentOption> options = {
       {"workload", "workload.source",
-       "cora, citeseer, pubmed, a preset (products-like, papers-like, uk-like, facebook-like), "
+       "cora, citeseer, pubmed, a preset (products-like, papers-like, uk-like, uk-union-like, "
+       "facebook-like), "
        "csbm, rmat, or a layout read from --path: planetoid-tsv, edge-list, ogb, binary, shards "
        "(run_experiment only)"},
       {"path", "workload.path",
        "file or directory for planetoid-tsv, edge-list, ogb, binary, shards"},
       {"scale", "workload.scale", "preset scale factor (node, edge and split counts)"},
+      {"storage", "workload.storage",
+       "presets: auto, memory, implicit (neighbours computed on demand) or file (generated once "
+       "into --cache-dir, then memory-mapped)"},
+      {"cache-dir", "workload.cache_dir",
+       "storage file: where generated graphs are kept (default $GNNBED_CACHE_DIR, else "
+       "~/.cache/gnnbed)"},
       {"features", "workload.features", "auto, generated, stored or none"},
       {"model", "model.kind", "gcn, sage, sgc or gat"},
       {"heads", "model.heads", "GAT attention heads in hidden layers"},

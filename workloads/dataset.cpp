@@ -55,6 +55,7 @@ nlohmann::json Dataset::summary() const {
   return {{"name", name},
           {"num_nodes", num_nodes()},
           {"num_edges", graph.num_edges()},
+          {"graph", graph.describe_storage()},
           {"feature_dim", feature_dim()},
           {"features", features ? features->describe() : nlohmann::json(nullptr)},
           {"num_classes", num_classes},

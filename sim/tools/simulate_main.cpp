@@ -151,7 +151,8 @@ nlohmann::json run_point(const Setup& setup, const Point& point, std::size_t ind
   } else {
     const ExperimentConfig config = point_config(setup, point);
     const Stopwatch loading;
-    const Dataset dataset = load_workload(config.workload);
+    const Dataset dataset = load_workload(
+        config.workload, show_progress ? stderr_step_progress("simulate") : StepProgress{});
     document["load_seconds"] = loading.seconds();
     SimulationOptions options = setup.options;
     if (show_progress) {
@@ -226,7 +227,8 @@ Child start_child(const Setup& setup, std::size_t index, bool progress) {
 
 std::string points_csv(const std::vector<nlohmann::json>& results) {
   std::ostringstream csv;
-  csv << "point,strategy,num_ranks,out_of_memory,epoch_seconds";
+  csv << "point,strategy,num_ranks,out_of_memory,epoch_seconds,epoch_low_seconds,"
+         "epoch_high_seconds,sampled_iterations,iterations_per_epoch";
   for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
     csv << ",mean_" << simulated_part_name(p) << "_seconds";
   for (std::size_t k = 0; k < kNumTrafficKinds; ++k)
@@ -237,7 +239,20 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
     const bool out_of_memory = r["out_of_memory"].get<bool>();
     csv << '"' << doc["point"].get<std::string>() << "\"," << doc["strategy"].get<std::string>()
         << "," << doc["num_ranks"].get<int>() << "," << (out_of_memory ? 1 : 0) << ",";
-    if (!out_of_memory) csv << r["epoch_seconds"].get<double>();
+    if (!out_of_memory) {
+      const nlohmann::json& estimate = r["epoch_estimate"];
+      csv << r["epoch_seconds"].get<double>() << ",";
+      if (!estimate["interval_95_seconds"].is_null()) {
+        csv << estimate["interval_95_seconds"][0].get<double>() << ","
+            << estimate["interval_95_seconds"][1].get<double>();
+      } else {
+        csv << ",";
+      }
+      csv << "," << estimate["sampled_iterations"].get<int>() << ","
+          << estimate["iterations_per_epoch"].get<int>();
+    } else {
+      csv << ",,,,";
+    }
     for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
       csv << ",";
       if (!out_of_memory)
@@ -261,6 +276,16 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
   return csv.str();
 }
 
+// "exact" for a whole epoch, "[low, high]" for a sample's 95 % interval, "n/a" without one.
+std::string interval_text(const nlohmann::json& estimate) {
+  if (estimate["exact"].get<bool>()) return "exact";
+  if (estimate["interval_95_seconds"].is_null()) return "n/a";
+  char text[64];
+  std::snprintf(text, sizeof text, "[%.3f, %.3f]", estimate["interval_95_seconds"][0].get<double>(),
+                estimate["interval_95_seconds"][1].get<double>());
+  return text;
+}
+
 void print_row(const nlohmann::json& doc) {
   const nlohmann::json& r = doc["result"];
   std::printf("%-44s %-8s %5d ", doc["point"].get<std::string>().c_str(),
@@ -269,7 +294,8 @@ void print_row(const nlohmann::json& doc) {
     std::printf(" out of memory: %s\n", r["out_of_memory_reason"].get<std::string>().c_str());
     return;
   }
-  std::printf("%9.3f", r["epoch_seconds"].get<double>());
+  std::printf("%9.3f %-19s", r["epoch_seconds"].get<double>(),
+              interval_text(r["epoch_estimate"]).c_str());
   for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
     std::printf(" %8.3f",
                 r["breakdown_mean_seconds"][std::string(simulated_part_name(p))].get<double>());
@@ -280,7 +306,8 @@ void print_row(const nlohmann::json& doc) {
 }
 
 void print_header() {
-  std::printf("%-44s %-8s %5s %9s", "point", "strategy", "ranks", "epoch s");
+  std::printf("%-44s %-8s %5s %9s %-19s", "point", "strategy", "ranks", "epoch s",
+              "95 % interval");
   for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
     std::printf(" %8s", std::string(simulated_part_name(p)).substr(0, 8).c_str());
   std::printf(" %10s\n", "MB sent/rk");
@@ -298,7 +325,8 @@ int simulate_main(int argc, char** argv) {
       "sweep", po::value<std::vector<std::string>>()->composing(),
       "FIELD=V1,V2,...: an experiment field (model.hidden) or cluster.FIELD; several sweeps "
       "make a grid")("iterations", po::value<int>()->default_value(0),
-                     "simulate only the first k iterations of the epoch and scale (0 = all)")(
+                     "simulate k iterations spread over the epoch (the first, the last, one per "
+                     "stratum between) and extrapolate with a 95 % interval (0 = all)")(
       "jobs,j", po::value<int>()->default_value(1), "points simulated at once")(
       "output,o", po::value<std::string>()->default_value("results/simulate.json"),
       "result file (JSON)")("csv", po::value<std::string>(),
@@ -423,11 +451,10 @@ int simulate_main(int argc, char** argv) {
     std::printf("results: %s, %s%s%s (%.1f s)\n", setup.output.c_str(), setup.csv.c_str(),
                 setup.trace.empty() ? "" : ", trace ", setup.trace.c_str(), total.seconds());
     if (setup.options.iterations > 0) {
-      // The error was measured once, against full epochs (docs/simulator.md).
       std::printf(
-          "note: epochs extrapolated from their first %d iterations; against full epochs this "
-          "over-predicted by 4.4 %% (dgl-pull) and 4.7 %% (p3) with k = 3 on products-like at "
-          "full size, p3-cluster (docs/simulator.md)\n",
+          "note: epochs estimated from %d iterations spread over the epoch (first, last, one per "
+          "stratum between), with 95 %% intervals; docs/simulator.md gives their error against "
+          "full epochs\n",
           setup.options.iterations);
     }
   }

@@ -1,0 +1,155 @@
+#include "sim/epoch_sample.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/random.hpp"
+
+namespace gnnbed {
+namespace {
+
+constexpr std::uint64_t kStratumStream = 0x57a7;
+
+// The epoch's iterations all replayed, each standing for itself.
+EpochSample whole_epoch(int iterations_per_epoch) {
+  EpochSample sample;
+  sample.iterations_per_epoch = iterations_per_epoch;
+  for (int i = 0; i < iterations_per_epoch; ++i) {
+    sample.iterations.push_back(i);
+    sample.weights.push_back(1.0);
+    sample.strata.push_back(-1);
+  }
+  return sample;
+}
+
+}  // namespace
+
+EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::uint64_t seed) {
+  require(iterations_per_epoch >= 0, "iterations", "an epoch cannot have negative iterations");
+  require(sample_size >= 0, "iterations", "must not be negative");
+  if (sample_size == 0 || sample_size >= iterations_per_epoch) {
+    return whole_epoch(iterations_per_epoch);
+  }
+  const int n = iterations_per_epoch;
+  EpochSample sample;
+  sample.iterations_per_epoch = n;
+  // The first always; the last from a sample of two on.
+  const bool last_fixed = sample_size >= 2;
+  const int middle_first = 1;
+  const int middle_end = last_fixed ? n - 1 : n;  // [middle_first, middle_end) is stratified
+  const int middle = middle_end - middle_first;
+  const int fixed_count = last_fixed ? 2 : 1;
+  sample.num_strata = std::min(sample_size - fixed_count, middle);
+  sample.stratified_iterations = middle;
+  // With no stratum, the fixed iterations also stand for the unsampled middle, evenly.
+  const double fixed_weight =
+      sample.num_strata == 0 ? 1.0 + static_cast<double>(middle) / fixed_count : 1.0;
+  sample.iterations.push_back(0);
+  sample.weights.push_back(fixed_weight);
+  sample.strata.push_back(-1);
+  for (int h = 0; h < sample.num_strata; ++h) {
+    // Stratum h: [begin, end) of the middle, sizes differing by at most one.
+    const int begin = middle_first + static_cast<int>(static_cast<std::int64_t>(middle) * h /
+                                                      sample.num_strata);
+    const int end = middle_first + static_cast<int>(static_cast<std::int64_t>(middle) * (h + 1) /
+                                                    sample.num_strata);
+    Rng rng(hash_mix(seed, kStratumStream, static_cast<std::uint64_t>(h)));
+    sample.iterations.push_back(begin +
+                                static_cast<int>(rng.below(static_cast<std::uint64_t>(end - begin))));
+    sample.weights.push_back(static_cast<double>(end - begin));
+    sample.strata.push_back(h);
+  }
+  if (last_fixed) {
+    sample.iterations.push_back(n - 1);
+    sample.weights.push_back(fixed_weight);
+    sample.strata.push_back(-1);
+  }
+  return sample;
+}
+
+std::vector<double> iteration_durations(std::span<const double> iteration_end_seconds,
+                                        double makespan_seconds) {
+  std::vector<double> durations(iteration_end_seconds.size(), 0.0);
+  double clock = 0;
+  for (std::size_t i = 0; i < iteration_end_seconds.size(); ++i) {
+    const double end = i + 1 == iteration_end_seconds.size()
+                           ? std::max(makespan_seconds, iteration_end_seconds[i])
+                           : iteration_end_seconds[i];
+    durations[i] = std::max(0.0, end - clock);
+    clock = std::max(clock, end);
+  }
+  return durations;
+}
+
+double student_t_975(int degrees) {
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                      2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                      2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                      2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  require(degrees >= 1, "degrees", "Student's t needs at least one degree of freedom");
+  if (degrees <= 30) return kTable[degrees - 1];
+  // Beyond the table: the normal quantile with the first-order correction (within 0.1 %).
+  const double z = 1.959964;
+  return z + (z * z * z + z) / (4.0 * degrees);
+}
+
+EpochEstimate estimate_epoch(const EpochSample& sample, std::span<const double> seconds) {
+  if (seconds.size() != sample.iterations.size()) {
+    throw Error("estimate_epoch: " + std::to_string(seconds.size()) + " iteration times for " +
+                std::to_string(sample.iterations.size()) + " replayed iterations");
+  }
+  EpochEstimate estimate;
+  estimate.sampled_iterations = static_cast<int>(sample.iterations.size());
+  estimate.iterations_per_epoch = sample.iterations_per_epoch;
+  std::vector<double> stratum_times;  // one drawn iteration's time per stratum, in order
+  for (std::size_t i = 0; i < seconds.size(); ++i) {
+    estimate.seconds += sample.weights[i] * seconds[i];
+    if (sample.strata[i] >= 0) stratum_times.push_back(seconds[i]);
+  }
+  estimate.exact = sample.whole_epoch();
+  if (estimate.exact) {
+    estimate.has_interval = true;
+    estimate.low = estimate.high = estimate.seconds;
+    return estimate;
+  }
+  const auto strata = static_cast<int>(stratum_times.size());
+  if (strata < 2) return estimate;
+  // Successive differences of the per-iteration times (the strata differ in size by at most one
+  // iteration, which would dominate differences of their totals): the variance of one iteration,
+  // then of the middle's total, m^2 (1 - f) s^2 / strata.
+  double squared_differences = 0;
+  for (int h = 1; h < strata; ++h) {
+    const double difference = stratum_times[static_cast<std::size_t>(h)] -
+                              stratum_times[static_cast<std::size_t>(h) - 1];
+    squared_differences += difference * difference;
+  }
+  const double iteration_variance = squared_differences / (2.0 * static_cast<double>(strata - 1));
+  const auto middle = static_cast<double>(sample.stratified_iterations);
+  const double sampled_fraction = static_cast<double>(strata) / middle;
+  const double variance =
+      middle * middle * (1.0 - sampled_fraction) * iteration_variance / static_cast<double>(strata);
+  estimate.has_interval = true;
+  estimate.standard_error = std::sqrt(variance);
+  const double half_width = student_t_975(strata - 1) * estimate.standard_error;
+  estimate.low = estimate.seconds - half_width;
+  estimate.high = estimate.seconds + half_width;
+  return estimate;
+}
+
+nlohmann::json EpochEstimate::to_json() const {
+  nlohmann::json object = {{"seconds", seconds},
+                           {"exact", exact},
+                           {"sampled_iterations", sampled_iterations},
+                           {"iterations_per_epoch", iterations_per_epoch}};
+  if (has_interval) {
+    object["interval_95_seconds"] = {low, high};
+    object["standard_error_seconds"] = standard_error;
+  } else {
+    object["interval_95_seconds"] = nullptr;
+    object["interval_note"] = "fewer than 2 strata sampled: no interval (sample 4 or more)";
+  }
+  return object;
+}
+
+}  // namespace gnnbed

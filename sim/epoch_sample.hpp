@@ -1,0 +1,61 @@
+#pragma once
+// Epochs from samples (docs/simulator.md, "Epochs from samples"): when an epoch has too many
+// iterations to replay whole, the simulator replays a stratified sample of them and extrapolates,
+// with a 95 % confidence interval.
+//
+// The design: the first iteration (it starts the pipelines and overlaps nothing before it) and the
+// last (its batch is the remainder of the training nodes, usually smaller) stand for themselves;
+// the iterations between them are cut into equal contiguous strata and one iteration is drawn
+// uniformly from each, with an explicit seed. Each replayed iteration carries a weight: the number
+// of the epoch's iterations it stands for. The epoch estimate is the weighted sum of the replayed
+// iterations' times; its variance is estimated from successive differences between the strata's
+// drawn iterations (the usual estimator for one draw per stratum), with the finite-population
+// correction, and the interval uses Student's t with (strata - 1) degrees of freedom. Pure C++: no
+// SimGrid here.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <vector>
+
+namespace gnnbed {
+
+struct EpochSample {
+  int iterations_per_epoch = 0;
+  std::vector<int> iterations;  // increasing: planned and replayed in this order
+  std::vector<double> weights;  // per replayed iteration: the epoch iterations it stands for
+  std::vector<int> strata;      // per replayed iteration: its stratum, or -1 (first, last, or all)
+  int num_strata = 0;
+  std::int64_t stratified_iterations = 0;  // iterations the strata cover
+
+  bool whole_epoch() const { return static_cast<int>(iterations.size()) == iterations_per_epoch; }
+};
+
+// `sample_size` iterations of an epoch of `iterations_per_epoch` (0 or >= the epoch: all of
+// them). Fewer than 4 leave fewer than 2 strata, so no interval (EpochEstimate says so).
+EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::uint64_t seed);
+
+// Per replayed iteration, the time it added to the replay: the replay's clock at the end of each
+// iteration (a running maximum, so pipelined iterations that end out of order add nothing
+// negative), the last one running to the makespan.
+std::vector<double> iteration_durations(std::span<const double> iteration_end_seconds,
+                                        double makespan_seconds);
+
+struct EpochEstimate {
+  double seconds = 0;
+  bool exact = false;            // the whole epoch was replayed
+  bool has_interval = false;     // exact, or at least 2 strata
+  double standard_error = 0;     // when has_interval
+  double low = 0, high = 0;      // 95 % interval, when has_interval
+  int sampled_iterations = 0;
+  int iterations_per_epoch = 0;
+
+  nlohmann::json to_json() const;
+};
+
+// `seconds[i]`: what replayed iteration i took (iteration_durations).
+EpochEstimate estimate_epoch(const EpochSample& sample, std::span<const double> seconds);
+
+// Student's t quantile at 0.975 for `degrees` >= 1 degrees of freedom.
+double student_t_975(int degrees);
+
+}  // namespace gnnbed
