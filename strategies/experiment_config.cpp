@@ -44,12 +44,18 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("cache_budget_bytes", config.cache_budget_bytes);
   reader.read("cache", config.cache);
   reader.read("pipeline", config.pipeline);
+  reader.read("p3_first_layer", config.p3_first_layer);
   reader.read("device_memory_bytes", config.device_memory_bytes);
   reader.finish();
   require_one_of(where + ".structure", config.structure, {"replicated", "partitioned"});
   require(config.cache_budget_bytes >= 0, where + ".cache_budget_bytes",
           "must be at least 0 (0 = no caching), not " + std::to_string(config.cache_budget_bytes));
   require_one_of(where + ".cache", config.cache, {"structure", "features", "both"});
+  require_one_of(where + ".p3_first_layer", config.p3_first_layer, {"push", "derive"});
+  require(config.p3_first_layer != "derive" || config.structure == "replicated",
+          where + ".p3_first_layer",
+          "'derive' samples every rank's first-layer graph from a whole copy of the structure: it "
+          "needs structure replicated");
   require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
           "must be at least 0 (0 = no limit), not " + std::to_string(config.device_memory_bytes));
   return config;
@@ -64,6 +70,7 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"cache_budget_bytes", config.cache_budget_bytes},
           {"cache", config.cache},
           {"pipeline", config.pipeline},
+          {"p3_first_layer", config.p3_first_layer},
           {"device_memory_bytes", config.device_memory_bytes}};
 }
 
@@ -108,6 +115,9 @@ const std::vector<ExperimentOption>& experiment_options() {
       {"cache", "distribution.cache", "what to cache: structure, features or both"},
       {"pipeline", "distribution.pipeline",
        "true: P3's pipelining (3 mini-batches in flight, weights 3 steps stale; p3 only)"},
+      {"p3-first-layer", "distribution.p3_first_layer",
+       "p3: push (the owner sends each batch's first-layer graph) or derive (it sends its seeds "
+       "and every rank samples the graph itself; structure replicated)"},
       {"device-memory", "distribution.device_memory_bytes",
        "bytes of the modelled device per rank: an iteration that needs more is reported as out "
        "of memory (0 = no limit)"},

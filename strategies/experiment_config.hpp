@@ -31,6 +31,12 @@ struct DistributionConfig {
   // P3's pipelining (section 3.3; strategies/plan.hpp): the static schedule with kPipelineDepth
   // earlier mini-batches in flight and stale weights. p3 only.
   bool pipeline = false;
+  // How P3's ranks learn the first-layer computation graph of every other rank's mini-batch:
+  // "push": the owner sends it (an id per edge, P3's section 3.2); "derive": the owner sends its
+  // seeds and every rank samples the graph itself from its copy of the structure (sampling is a
+  // pure function of the seeds and the shared sampling seed), which trades the network for
+  // (ranks - 1) times the sampling work and needs the structure replicated (docs/plans.md).
+  std::string p3_first_layer = "push";
   // The modelled device's memory per rank (0 = no limit): run_experiment stops every rank, and
   // reports the run as out of memory, before an iteration whose tensors (with parameters and
   // stashed weights, strategies/plan_memory.hpp) would not fit, as simulate does for its

@@ -210,6 +210,60 @@ class OwnerExchanges {
   const std::vector<int>& first_blocks_;
 };
 
+// The first-layer graphs of the batches this rank computes for, as their owners pushed them.
+std::vector<int> pushed_first_blocks(PlanBuilder& builder, const RankIteration& iteration,
+                                     const std::vector<std::vector<ColumnRange>>& columns,
+                                     const AnnouncementTensors& announced,
+                                     const OwnBatchTensors& own) {
+  std::vector<int> blocks(columns.size(), -1);
+  for (std::size_t q = 0; q < columns.size(); ++q) {
+    if (columns[q].empty()) continue;
+    blocks[q] = static_cast<int>(q) == iteration.rank
+                    ? own.blocks.front()
+                    : builder.add_block("rank " + std::to_string(q) + " block0",
+                                        decode_block(*builder.tensor(announced.received[q]).index,
+                                                     "p3 push from rank " + std::to_string(q)));
+  }
+  return blocks;
+}
+
+// The same graphs derived here: every owner announced its seeds, and sampling them again from
+// this rank's copy of the structure, with the iteration's shared key, gives the owner's batch.
+// One prologue op does the sampling; its work is every derived batch's sampled edges (all hops:
+// the first layer's frontier grows from the later ones).
+std::vector<int> derived_first_blocks(PlanBuilder& builder, const StrategyContext& context,
+                                      const RankIteration& iteration,
+                                      const std::vector<std::vector<ColumnRange>>& columns,
+                                      const AnnouncementTensors& announced,
+                                      const OwnBatchTensors& own) {
+  if (!iteration.derive_first_layer) {
+    throw Error("p3: deriving other ranks' first-layer graphs needs the engine's sampler");
+  }
+  std::vector<int> blocks(columns.size(), -1);
+  Op derive;
+  derive.kind = OpKind::sample;
+  derive.stream = Stream::sampler;
+  derive.label = "derive first-layer graphs";
+  derive.traffic = Traffic::structure;
+  derive.bytes_to.assign(static_cast<std::size_t>(context.num_ranks), 0);
+  derive.bytes_from.assign(static_cast<std::size_t>(context.num_ranks), 0);
+  for (std::size_t q = 0; q < columns.size(); ++q) {
+    if (columns[q].empty()) continue;
+    if (static_cast<int>(q) == iteration.rank) {
+      blocks[q] = own.blocks.front();
+      continue;
+    }
+    const std::vector<std::int32_t>& seeds = *builder.tensor(announced.received[q]).index;
+    DerivedFirstLayer derived = iteration.derive_first_layer(static_cast<int>(q), seeds);
+    derive.sampled_edges += derived.sampled_edges;
+    blocks[q] = builder.add_block("rank " + std::to_string(q) + " block0", std::move(derived.block));
+    derive.inputs.push_back(announced.received[q]);
+    derive.outputs.push_back(blocks[q]);
+  }
+  if (!derive.outputs.empty()) builder.add_op(std::move(derive));
+  return blocks;
+}
+
 class P3Strategy final : public Strategy {
  public:
   std::string name() const override { return "p3"; }
@@ -246,11 +300,14 @@ class P3Strategy final : public Strategy {
     return all;
   }
 
-  // The first layer's computation graph, to every rank that computes partial activations for it.
+  // The first layer's computation graph, to every rank that computes partial activations for it;
+  // or, where the ranks derive it (p3_derive_first_layer), only the seeds it grows from.
   Announcement announce(const StrategyContext& context,
                         const RankIteration& iteration) const override {
     const auto encoded = std::make_shared<const std::vector<std::int32_t>>(
-        encode_block(iteration.batch.blocks.front()));
+        context.p3_derive_first_layer
+            ? std::vector<std::int32_t>(iteration.batch.seeds.begin(), iteration.batch.seeds.end())
+            : encode_block(iteration.batch.blocks.front()));
     Announcement pushes(static_cast<std::size_t>(context.num_ranks));
     for (int q = 0; q < context.num_ranks; ++q) {
       if (q != iteration.rank && computes_for(context, q, iteration.rank))
@@ -275,23 +332,17 @@ class P3Strategy final : public Strategy {
     const OwnBatchTensors own = add_own_batch(builder, context, iteration);
     const AnnouncementTensors announced =
         add_announcement(builder, announce(context, iteration), received, rank);
-    builder.end_prologue();
-
     // The mini-batches this rank computes first-layer partial activations for (every rank's
     // without caching), over which columns, and their first-layer computation graphs.
     std::vector<std::vector<ColumnRange>> columns(static_cast<std::size_t>(num_ranks));
-    std::vector<int> first_blocks(static_cast<std::size_t>(num_ranks), -1);
     for (int q = 0; q < num_ranks; ++q) {
-      const auto slot = static_cast<std::size_t>(q);
-      columns[slot] = columns_computed(context, rank, q);
-      if (columns[slot].empty()) continue;
-      first_blocks[slot] =
-          q == rank
-              ? own.blocks.front()
-              : builder.add_block("rank " + std::to_string(q) + " block0",
-                                  decode_block(*builder.tensor(announced.received[slot]).index,
-                                               "p3 push from rank " + std::to_string(q)));
+      columns[static_cast<std::size_t>(q)] = columns_computed(context, rank, q);
     }
+    const std::vector<int> first_blocks =
+        context.p3_derive_first_layer
+            ? derived_first_blocks(builder, context, iteration, columns, announced, own)
+            : pushed_first_blocks(builder, iteration, columns, announced, own);
+    builder.end_prologue();
 
     // Layer 1 model parallel: partial results of the held feature columns, for every batch this
     // rank computes for; several column ranges of one batch are summed before they travel. GAT's

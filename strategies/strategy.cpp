@@ -1,5 +1,6 @@
 #include "strategies/strategy.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -59,6 +60,12 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
+DerivedFirstLayer derived_first_layer(const MiniBatch& batch) {
+  DerivedFirstLayer derived{batch.blocks.front(), 0};
+  for (const Block& block : batch.blocks) derived.sampled_edges += block.num_edges();
+  return derived;
+}
+
 StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
                                       int num_ranks) {
   check_fits(config, dataset.num_nodes(), num_ranks);
@@ -96,6 +103,8 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartit
             "pipelining is P3's: " + config.distribution.strategy + " has no pipelined plans");
     context.pipeline_depth = kPipelineDepth;
   }
+  context.p3_derive_first_layer = config.distribution.strategy == "p3" &&
+                                  config.distribution.p3_first_layer == "derive";
   strategy->check(context);
   return context;
 }
@@ -182,6 +191,17 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
           std::move(traffic[static_cast<std::size_t>(r)]);
     }
   }
+  // Every rank's batch is sampled above, and sampling is a pure function of the seeds and the
+  // iteration's key: a rank that samples another's batch again gets that batch, so it is shared
+  // rather than drawn again (tests/strategies/test_plans.cpp checks the two agree).
+  auto derive_first_layer = [&](int owner, std::span<const NodeId> seeds) {
+    const MiniBatch& batch = iterations.at(static_cast<std::size_t>(owner)).batch;
+    if (!std::equal(seeds.begin(), seeds.end(), batch.seeds.begin(), batch.seeds.end())) {
+      return derived_first_layer(sampler.sample(seeds, schedule.batch_key(epoch, iteration)));
+    }
+    return derived_first_layer(batch);
+  };
+  for (RankIteration& it : iterations) it.derive_first_layer = derive_first_layer;
   std::vector<Announcement> announcements;
   for (const RankIteration& it : iterations)
     announcements.push_back(strategy.announce(context, it));

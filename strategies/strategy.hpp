@@ -42,6 +42,15 @@ struct StrategyContext {
   Replication feature_replicas;
   // P3's pipelining: the number of earlier mini-batches in flight (kPipelineDepth), 0 = none.
   int pipeline_depth = 0;
+  // P3 derives other ranks' first-layer graphs from their seeds (DistributionConfig::
+  // p3_first_layer; RankIteration::sample_peer_batch) instead of receiving them.
+  bool p3_derive_first_layer = false;
+};
+
+// Another rank's first-layer computation graph, sampled again here.
+struct DerivedFirstLayer {
+  Block block;                     // the batch's blocks.front()
+  std::int64_t sampled_edges = 0;  // over all hops: what sampling the batch again costs
 };
 
 // One rank's iteration, after sampling.
@@ -53,6 +62,11 @@ struct RankIteration {
   double loss_scale = 1;  // 1 / seeds over all ranks this iteration
   std::uint64_t dropout_key = 0;
   MiniBatch batch;  // this rank's own mini-batch
+  // The first-layer block of the mini-batch rank `owner` sampled from `seeds` in this iteration,
+  // as this rank's engine samples it again, with the edges that took (P3's derived first-layer
+  // graphs: the sampler is a pure function of the seeds and the iteration's key); unset where
+  // the engine cannot.
+  std::function<DerivedFirstLayer(int owner, std::span<const NodeId> seeds)> derive_first_layer;
   // Full-graph strategies (Strategy::full_graph): the rank's share of the graph, the same every
   // iteration and shared rather than copied (full_graph.hpp: its nodes as destinations with all
   // their in-edges, the whole graph's GCN degrees); batch.seeds are then all of the rank's
@@ -98,6 +112,10 @@ class Strategy {
   virtual Plan plan(const StrategyContext& context, const RankIteration& iteration,
                     const Announcement& received) const = 0;
 };
+
+// What a rank's engine hands P3 for another rank's batch it sampled again (the first block, and
+// every hop's sampled edges).
+DerivedFirstLayer derived_first_layer(const MiniBatch& batch);
 
 // Everything a strategy needs to know about a run of `config` on `num_ranks` ranks: the model
 // resolved for the dataset, the node partition (computed by the configured partitioner) and the

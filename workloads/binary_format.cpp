@@ -238,7 +238,10 @@ Dataset load_binary_workload(const std::filesystem::path& path,
 
   // Validation reads these whole right away: ask for them in one go rather than page by page.
   for (const Section s : {kOffsets, kSources, kLabels}) {
-    if (s == kSources && header.sections[s].length_bytes > eager_source_check_bytes) continue;
+    if (s == kSources && header.sections[s].length_bytes > eager_source_check_bytes) {
+      file->expect_random_reads(header.sections[s].offset_bytes, header.sections[s].length_bytes);
+      continue;
+    }
     file->prefetch(header.sections[s].offset_bytes, header.sections[s].length_bytes);
   }
   auto split_ids = [&](Section s) {

@@ -61,13 +61,23 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   return std::make_shared<const MappedFile>(path);
 }
 
-void MappedFile::prefetch(std::uint64_t offset_bytes, std::uint64_t length_bytes) const {
+void MappedFile::advise(std::uint64_t offset_bytes, std::uint64_t length_bytes,
+                        int advice) const {
   if (offset_bytes >= size_bytes_ || length_bytes == 0) return;
   const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   const std::uint64_t begin = offset_bytes / page * page;
   const std::uint64_t end = std::min<std::uint64_t>(offset_bytes + length_bytes, size_bytes_);
   // Only advice: a refusal changes speed, never results, so its return value is ignored.
-  madvise(data_ + begin, static_cast<std::size_t>(end - begin), MADV_WILLNEED);
+  madvise(data_ + begin, static_cast<std::size_t>(end - begin), advice);
+}
+
+void MappedFile::prefetch(std::uint64_t offset_bytes, std::uint64_t length_bytes) const {
+  advise(offset_bytes, length_bytes, MADV_WILLNEED);
+}
+
+void MappedFile::expect_random_reads(std::uint64_t offset_bytes,
+                                     std::uint64_t length_bytes) const {
+  advise(offset_bytes, length_bytes, MADV_RANDOM);
 }
 
 }  // namespace gnnbed

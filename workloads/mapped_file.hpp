@@ -37,7 +37,13 @@ class MappedFile {
   // that are about to be read whole (validation scans every CSR entry).
   void prefetch(std::uint64_t offset_bytes, std::uint64_t length_bytes) const;
 
+  // Says that [offset_bytes, offset_bytes + length_bytes) will be read a little here and there
+  // (a sampler's neighbour lists): no read-ahead, so a batch brings in only the pages it reads.
+  void expect_random_reads(std::uint64_t offset_bytes, std::uint64_t length_bytes) const;
+
  private:
+  void advise(std::uint64_t offset_bytes, std::uint64_t length_bytes, int advice) const;
+
   std::string file_;
   std::byte* data_ = nullptr;
   std::size_t size_bytes_ = 0;

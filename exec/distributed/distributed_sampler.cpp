@@ -27,6 +27,14 @@ DistributedSampler::DistributedSampler(const LocalStore& store, const NodePartit
       structure_replicas_(std::move(structure_replicas)),
       local_sampler_(store.structure(), fanouts_, seed) {}
 
+MiniBatch DistributedSampler::sample_locally(std::span<const NodeId> seeds,
+                                            std::uint64_t batch_key) const {
+  if (structure_partitioned_) {
+    throw Error("sampling another rank's batch locally needs the structure replicated");
+  }
+  return local_sampler_.sample(seeds, batch_key);
+}
+
 MiniBatch DistributedSampler::sample(std::span<const NodeId> seeds, std::uint64_t batch_key,
                                      Transport& transport, std::vector<SamplingHop>& hops,
                                      TransferTiming& timing) const {

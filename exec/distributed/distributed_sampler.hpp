@@ -30,6 +30,10 @@ class DistributedSampler {
   MiniBatch sample(std::span<const NodeId> seeds, std::uint64_t batch_key, Transport& transport,
                    std::vector<SamplingHop>& hops, TransferTiming& timing) const;
 
+  // Any rank's batch from this rank's whole copy of the structure (replicated structure only;
+  // throws Error otherwise): what P3 derives its peers' first-layer graphs with.
+  MiniBatch sample_locally(std::span<const NodeId> seeds, std::uint64_t batch_key) const;
+
  private:
   MiniBatch sample_over_network(std::span<const NodeId> seeds, std::uint64_t batch_key,
                                 Transport& transport, std::vector<SamplingHop>& hops,

@@ -135,6 +135,14 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   run.announce_seconds = clock.seconds() - run.announce_start;
   run.announce_waiting = announce_timing.waiting_seconds;
 
+  if (context_.p3_derive_first_layer) {
+    const std::uint64_t batch_key = schedule_.batch_key(epoch, iteration);
+    it.derive_first_layer = [this, batch_key](int, std::span<const NodeId> peer_seeds) {
+      return derived_first_layer(sampler_.sample_locally(peer_seeds, batch_key));
+    };
+  }
+  // Planning includes sampling the peers' batches again where the plan derives them: the plan's
+  // third prologue op, which op_timing charges with this time.
   const Stopwatch planning;
   run.plan = strategy_->plan(context_, it, received);
   run.planning_seconds = planning.seconds();

@@ -87,6 +87,16 @@ void expect_single_process_iteration(const ExperimentConfig& config) {
   testing::expect_single_process_iteration(config, cora(), transport, cpu_backend());
 }
 
+// P3 deriving the first-layer graphs from the owners' seeds instead of receiving them: the same
+// loss and gradients, and the transport moves what the plans say (seeds as structure traffic).
+TEST(P3DerivedFirstLayer, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
+  for (const char* kind : {"sage", "gat"}) {
+    ExperimentConfig config = experiment("p3", "replicated", kind);
+    config.distribution.p3_first_layer = "derive";
+    expect_single_process_iteration(config);
+  }
+}
+
 class OneIteration
     : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
 

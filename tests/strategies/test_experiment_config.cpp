@@ -190,6 +190,20 @@ TEST(ResolveExperiment, ErrorsNameTheFileLineOrField) {
   } catch (const ConfigError& error) {
     EXPECT_EQ(error.field(), "modle");
   }
+  // P3 derives first-layer graphs only from a whole copy of the structure.
+  for (const auto& assignments : std::vector<std::vector<std::string>>{
+           {"distribution.p3_first_layer=derive", "distribution.structure=partitioned"},
+           {"distribution.p3_first_layer=pull"}}) {
+    try {
+      resolve_experiment("", assignments);
+      FAIL() << "expected ConfigError";
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.field(), "distribution.p3_first_layer");
+    }
+  }
+  EXPECT_EQ(resolve_experiment("", {"distribution.p3_first_layer=derive"})
+                .distribution.p3_first_layer,
+            "derive");
 }
 
 TEST(SetJsonPath, ParsesJsonValuesAndKeepsOtherTextAsStrings) {

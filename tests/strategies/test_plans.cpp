@@ -41,6 +41,14 @@ std::vector<Plan> plans_for(const std::string& strategy, const StrategyContext& 
   return plan_iteration(*make_strategy(strategy), context, cora().graph, schedule, 9, 1, 0);
 }
 
+// The block a plan holds under `name` (Error when it holds none).
+const Block& block_named(const Plan& plan, const std::string& name) {
+  for (const TensorSpec& tensor : plan.tensors) {
+    if (tensor.name == name && tensor.block) return *tensor.block;
+  }
+  throw Error("no block '" + name + "' in rank " + std::to_string(plan.rank) + "'s plan");
+}
+
 class PlanTest : public ::testing::TestWithParam<std::tuple<std::string, int, bool>> {};
 
 TEST_P(PlanTest, PlansAreValidConserveTrafficAndRoundTrip) {
@@ -156,6 +164,48 @@ TEST(P3Plan, MovesNoFeaturesAndTheDerivedActivationAndGradientBytes) {
           EXPECT_EQ(p.row_end, split.end(plan.rank));
         }
       }
+    }
+  }
+}
+
+// With the structure replicated, P3 derives the first-layer graphs instead of pushing them: each
+// owner announces only its seeds (4 bytes each to every peer), every rank samples the peers'
+// batches again in a prologue op whose work is their sampled edges, and the graphs it gets are
+// exactly the owners' (the plans are otherwise the push plans: same partial activations).
+TEST(P3Plan, DerivingTheFirstLayerSendsOnlySeedsAndGivesTheOwnersGraphs) {
+  for (const int n : {2, 4}) {
+    StrategyContext pushing = context_for(n, false);
+    StrategyContext deriving = pushing;
+    deriving.p3_derive_first_layer = true;
+    const auto pushed = plans_for("p3", pushing);
+    const auto derived = plans_for("p3", deriving);
+    const BatchSchedule schedule(cora().split.train, deriving.partition, 16, 5);
+    const NeighborSampler sampler(cora().graph, {10, 5}, 9);
+    for (int r = 0; r < n; ++r) {
+      const Plan& plan = derived[static_cast<std::size_t>(r)];
+      const std::int64_t seeds = static_cast<std::int64_t>(schedule.seeds(r, 1, 0).size());
+      EXPECT_EQ(plan.op_labelled("announce").total_bytes_to(), (n - 1) * seeds * 4);
+      EXPECT_EQ(plan.bytes_sent()[Traffic::structure], (n - 1) * seeds * 4);
+      EXPECT_EQ(plan.prologue_ops, 3);
+      const Op& derive = plan.op_labelled("derive first-layer graphs");
+      EXPECT_EQ(derive.kind, OpKind::sample);
+      std::int64_t sampled_edges = 0;
+      for (int q = 0; q < n; ++q) {
+        if (q == r) continue;
+        const MiniBatch again = sampler.sample(schedule.seeds(q, 1, 0), schedule.batch_key(1, 0));
+        for (const Block& block : again.blocks) sampled_edges += block.num_edges();
+        const std::string name = "rank " + std::to_string(q) + " block0";
+        const Block& mine = block_named(plan, name);
+        EXPECT_EQ(mine.src_nodes, again.blocks.front().src_nodes) << name;
+        EXPECT_EQ(mine.src_index, again.blocks.front().src_index) << name;
+        const Block& theirs = block_named(pushed[static_cast<std::size_t>(r)], name);
+        EXPECT_EQ(mine.offsets, theirs.offsets) << name;
+      }
+      EXPECT_EQ(derive.sampled_edges, sampled_edges);
+      EXPECT_EQ(plan.op_labelled("pull partial activations").total_bytes_from(),
+                pushed[static_cast<std::size_t>(r)]
+                    .op_labelled("pull partial activations")
+                    .total_bytes_from());
     }
   }
 }
