@@ -50,13 +50,13 @@ EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::
   sample.strata.push_back(-1);
   for (int h = 0; h < sample.num_strata; ++h) {
     // Stratum h: [begin, end) of the middle, sizes differing by at most one.
-    const int begin = middle_first + static_cast<int>(static_cast<std::int64_t>(middle) * h /
-                                                      sample.num_strata);
+    const int begin =
+        middle_first + static_cast<int>(static_cast<std::int64_t>(middle) * h / sample.num_strata);
     const int end = middle_first + static_cast<int>(static_cast<std::int64_t>(middle) * (h + 1) /
                                                     sample.num_strata);
     Rng rng(hash_mix(seed, kStratumStream, static_cast<std::uint64_t>(h)));
-    sample.iterations.push_back(begin +
-                                static_cast<int>(rng.below(static_cast<std::uint64_t>(end - begin))));
+    sample.iterations.push_back(
+        begin + static_cast<int>(rng.below(static_cast<std::uint64_t>(end - begin))));
     sample.weights.push_back(static_cast<double>(end - begin));
     sample.strata.push_back(h);
   }
@@ -120,8 +120,8 @@ EpochEstimate estimate_epoch(const EpochSample& sample, std::span<const double> 
   // then of the middle's total, m^2 (1 - f) s^2 / strata.
   double squared_differences = 0;
   for (int h = 1; h < strata; ++h) {
-    const double difference = stratum_times[static_cast<std::size_t>(h)] -
-                              stratum_times[static_cast<std::size_t>(h) - 1];
+    const double difference =
+        stratum_times[static_cast<std::size_t>(h)] - stratum_times[static_cast<std::size_t>(h) - 1];
     squared_differences += difference * difference;
   }
   const double iteration_variance = squared_differences / (2.0 * static_cast<double>(strata - 1));

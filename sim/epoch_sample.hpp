@@ -42,10 +42,10 @@ std::vector<double> iteration_durations(std::span<const double> iteration_end_se
 
 struct EpochEstimate {
   double seconds = 0;
-  bool exact = false;            // the whole epoch was replayed
-  bool has_interval = false;     // exact, or at least 2 strata
-  double standard_error = 0;     // when has_interval
-  double low = 0, high = 0;      // 95 % interval, when has_interval
+  bool exact = false;         // the whole epoch was replayed
+  bool has_interval = false;  // exact, or at least 2 strata
+  double standard_error = 0;  // when has_interval
+  double low = 0, high = 0;   // 95 % interval, when has_interval
   int sampled_iterations = 0;
   int iterations_per_epoch = 0;
 

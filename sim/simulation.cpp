@@ -74,7 +74,8 @@ std::array<double, kNumSimulatedParts> weighted_parts(
     const std::vector<double>& weights) {
   std::array<double, kNumSimulatedParts> total{};
   for (std::size_t i = 0; i < by_iteration.size(); ++i) {
-    for (std::size_t p = 0; p < kNumSimulatedParts; ++p) total[p] += weights[i] * by_iteration[i][p];
+    for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
+      total[p] += weights[i] * by_iteration[i][p];
   }
   return total;
 }
@@ -139,9 +140,9 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   const BatchSchedule schedule(dataset.split.train, context.partition, config.training.batch_size,
                                sampler_seed(config.training));
   result.iterations_per_epoch = schedule.iterations_per_epoch();
-  const EpochSample sample = design_epoch_sample(
-      result.iterations_per_epoch, options.iterations,
-      hash_mix(sampler_seed(config.training), kEpochSampleStream));
+  const EpochSample sample =
+      design_epoch_sample(result.iterations_per_epoch, options.iterations,
+                          hash_mix(sampler_seed(config.training), kEpochSampleStream));
   result.iterations_simulated = static_cast<int>(sample.iterations.size());
   // The first epoch run_experiment measures (after its warm-up epochs; epochs count from 1).
   const int epoch = config.training.warmup_epochs + 1;
@@ -156,10 +157,10 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   std::vector<std::vector<Plan>> iterations;
   std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
   for (std::size_t k = 0; k < sample.iterations.size(); ++k) {
-    iterations.push_back(plan_iteration(
-        *strategy, context, dataset.graph, schedule, sampler_seed(config.training), epoch,
-        sample.iterations[k],
-        [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
+    iterations.push_back(
+        plan_iteration(*strategy, context, dataset.graph, schedule, sampler_seed(config.training),
+                       epoch, sample.iterations[k],
+                       [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
     if (options.progress) options.progress(static_cast<int>(k) + 1, result.iterations_simulated);
   }
   result.planning_seconds = planning.seconds();

@@ -256,7 +256,8 @@ std::vector<int> derived_first_blocks(PlanBuilder& builder, const StrategyContex
     const std::vector<std::int32_t>& seeds = *builder.tensor(announced.received[q]).index;
     DerivedFirstLayer derived = iteration.derive_first_layer(static_cast<int>(q), seeds);
     derive.sampled_edges += derived.sampled_edges;
-    blocks[q] = builder.add_block("rank " + std::to_string(q) + " block0", std::move(derived.block));
+    blocks[q] =
+        builder.add_block("rank " + std::to_string(q) + " block0", std::move(derived.block));
     derive.inputs.push_back(announced.received[q]);
     derive.outputs.push_back(blocks[q]);
   }

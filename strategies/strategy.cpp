@@ -103,8 +103,8 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartit
             "pipelining is P3's: " + config.distribution.strategy + " has no pipelined plans");
     context.pipeline_depth = kPipelineDepth;
   }
-  context.p3_derive_first_layer = config.distribution.strategy == "p3" &&
-                                  config.distribution.p3_first_layer == "derive";
+  context.p3_derive_first_layer =
+      config.distribution.strategy == "p3" && config.distribution.p3_first_layer == "derive";
   strategy->check(context);
   return context;
 }

@@ -5,11 +5,11 @@
 #include "workloads/binary_format.hpp"
 
 #include <algorithm>
-#include <vector>
 #include <cstddef>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/mapped_file.hpp"
@@ -67,30 +67,32 @@ SectionPayload sources_payload(const Graph& graph, const ProgressCallback& progr
     return payload;
   }
   const auto length = static_cast<std::uint64_t>(graph.num_edges()) * sizeof(NodeId);
-  return {length, [&graph, progress](std::ostream& out) {
-            const std::span<const EdgeIndex> offsets = graph.offsets();
-            const std::int64_t n = graph.num_nodes();
-            std::vector<NodeId> chunk;
-            for (std::int64_t first = 0; first < n;) {
-              // Whole rows, about kStreamedEdgesPerChunk edges (at least one row).
-              const EdgeIndex target = offsets[static_cast<std::size_t>(first)] + kStreamedEdgesPerChunk;
-              const auto end_row = std::upper_bound(offsets.begin() + first + 1, offsets.end(), target);
-              const std::int64_t last =
-                  std::max(first + 1, static_cast<std::int64_t>(end_row - offsets.begin()) - 1);
-              const EdgeIndex base = offsets[static_cast<std::size_t>(first)];
-              chunk.resize(static_cast<std::size_t>(offsets[static_cast<std::size_t>(last)] - base));
+  return {
+      length, [&graph, progress](std::ostream& out) {
+        const std::span<const EdgeIndex> offsets = graph.offsets();
+        const std::int64_t n = graph.num_nodes();
+        std::vector<NodeId> chunk;
+        for (std::int64_t first = 0; first < n;) {
+          // Whole rows, about kStreamedEdgesPerChunk edges (at least one row).
+          const EdgeIndex target =
+              offsets[static_cast<std::size_t>(first)] + kStreamedEdgesPerChunk;
+          const auto end_row = std::upper_bound(offsets.begin() + first + 1, offsets.end(), target);
+          const std::int64_t last =
+              std::max(first + 1, static_cast<std::int64_t>(end_row - offsets.begin()) - 1);
+          const EdgeIndex base = offsets[static_cast<std::size_t>(first)];
+          chunk.resize(static_cast<std::size_t>(offsets[static_cast<std::size_t>(last)] - base));
 #pragma omp parallel for schedule(dynamic, 256)
-              for (std::int64_t v = first; v < last; ++v) {
-                graph.copy_in_neighbors(static_cast<NodeId>(v),
-                                        chunk.data() + (offsets[static_cast<std::size_t>(v)] - base));
-              }
-              out.write(reinterpret_cast<const char*>(chunk.data()),
-                        static_cast<std::streamsize>(chunk.size() * sizeof(NodeId)));
-              if (!out) return;  // write_file_atomically reports the failed stream
-              first = last;
-              if (progress) progress(offsets[static_cast<std::size_t>(first)], graph.num_edges());
-            }
-          }};
+          for (std::int64_t v = first; v < last; ++v) {
+            graph.copy_in_neighbors(static_cast<NodeId>(v),
+                                    chunk.data() + (offsets[static_cast<std::size_t>(v)] - base));
+          }
+          out.write(reinterpret_cast<const char*>(chunk.data()),
+                    static_cast<std::streamsize>(chunk.size() * sizeof(NodeId)));
+          if (!out) return;  // write_file_atomically reports the failed stream
+          first = last;
+          if (progress) progress(offsets[static_cast<std::size_t>(first)], graph.num_edges());
+        }
+      }};
 }
 
 }  // namespace

@@ -22,15 +22,7 @@ constexpr std::uint64_t kMaxAttempts = 16;
 
 void validate(const RmatParams& params) {
   check_node_count(params.num_nodes, "rmat");
-  const double d = 1.0 - params.a - params.b - params.c;
-  const std::pair<const char*, double> probabilities[] = {
-      {"rmat.a", params.a}, {"rmat.b", params.b}, {"rmat.c", params.c}, {"rmat.d", d}};
-  for (const auto& [field, p] : probabilities) {
-    // A small tolerance lets d = 1 - a - b - c come out as -1e-17 without being an error.
-    require(std::isfinite(p) && p >= -1e-12 && p <= 1.0, field,
-            "R-MAT quadrant probability " + std::to_string(p) + " is outside [0, 1]" +
-                (std::string(field) == "rmat.d" ? " (d = 1 - a - b - c)" : ""));
-  }
+  check_rmat_probabilities(params.a, params.b, params.c);
   require(params.num_undirected_edges >= 0, "rmat.num_undirected_edges",
           "is negative (" + std::to_string(params.num_undirected_edges) + ")");
 }
@@ -49,6 +41,18 @@ QuadrantThresholds thresholds(const RmatParams& params) {
 }
 
 }  // namespace
+
+void check_rmat_probabilities(double a, double b, double c) {
+  const double d = 1.0 - a - b - c;
+  const std::pair<const char*, double> probabilities[] = {
+      {"rmat.a", a}, {"rmat.b", b}, {"rmat.c", c}, {"rmat.d", d}};
+  for (const auto& [field, p] : probabilities) {
+    // A small tolerance lets d = 1 - a - b - c come out as -1e-17 without being an error.
+    require(std::isfinite(p) && p >= -1e-12 && p <= 1.0, field,
+            "R-MAT quadrant probability " + std::to_string(p) + " is outside [0, 1]" +
+                (std::string(field) == "rmat.d" ? " (d = 1 - a - b - c)" : ""));
+  }
+}
 
 std::vector<std::int32_t> generate_labels(std::int64_t num_nodes, int num_classes,
                                           std::uint64_t seed) {
@@ -77,18 +81,13 @@ Graph generate_rmat(const RmatParams& params) {
   const auto num_nodes = static_cast<std::uint64_t>(n);
   auto candidate = [&](std::uint64_t round, std::uint64_t index) -> std::uint64_t {
     // A SplitMix64 stream per candidate; each output gives four 16-bit draws, one per level.
-    std::uint64_t stream = hash_mix(edge_seed, round, index);
+    Draws16 draws(hash_mix(edge_seed, round, index));
     for (std::uint64_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
       std::uint64_t row = 0;
       std::uint64_t column = 0;
-      std::uint64_t bits = 0;
+      draws.skip_to_next_word();
       for (int level = 0; level < scale; ++level) {
-        if ((level & 3) == 0) {
-          stream += 0x9e3779b97f4a7c15ULL;
-          bits = splitmix64(stream);
-        }
-        const std::uint64_t draw = bits & 0xffffU;
-        bits >>= 16;
+        const std::uint64_t draw = draws.next();
         // Branch-free: the quadrant is unpredictable, and mispredictions dominated the cost.
         const auto past_a = static_cast<std::uint64_t>(draw >= quadrant.a);
         const auto lower = static_cast<std::uint64_t>(draw >= quadrant.ab);

@@ -20,6 +20,10 @@ struct RmatParams {
 };
 Graph generate_rmat(const RmatParams& params);
 
+// Throws ConfigError naming the field (rmat.a ... rmat.d, d = 1 - a - b - c) unless every
+// quadrant probability lies in [0, 1].
+void check_rmat_probabilities(double a, double b, double c);
+
 // One label per node, uniform over classes, from the seed.
 std::vector<std::int32_t> generate_labels(std::int64_t num_nodes, int num_classes,
                                           std::uint64_t seed);

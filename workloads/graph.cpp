@@ -36,7 +36,8 @@ Graph::Graph(SharedArray<EdgeIndex> offsets, SharedArray<NodeId> sources, const 
 Graph::Graph(SharedArray<EdgeIndex> offsets, std::shared_ptr<const NeighborGenerator> generator,
              const std::string& origin)
     : origin_(origin), offsets_(std::move(offsets)), generator_(std::move(generator)) {
-  if (generator_ == nullptr) throw Error("graph " + origin + ": an implicit graph needs a generator");
+  if (generator_ == nullptr)
+    throw Error("graph " + origin + ": an implicit graph needs a generator");
   check_offsets();
 }
 
@@ -92,9 +93,9 @@ void Graph::require_stored_and_checked() const {
 }
 
 nlohmann::json Graph::describe_storage() const {
-  if (generator_ != nullptr) return {{"storage", "implicit"}, {"generator", generator_->describe()}};
-  return {{"storage", "stored"},
-          {"source_ids_checked", sources_checked_->done ? "yes" : "on use"}};
+  if (generator_ != nullptr)
+    return {{"storage", "implicit"}, {"generator", generator_->describe()}};
+  return {{"storage", "stored"}, {"source_ids_checked", sources_checked_->done ? "yes" : "on use"}};
 }
 
 void Graph::check_gathered(const EdgeIndex* positions, const NodeId* ids, std::size_t count) const {

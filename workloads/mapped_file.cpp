@@ -61,8 +61,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   return std::make_shared<const MappedFile>(path);
 }
 
-void MappedFile::advise(std::uint64_t offset_bytes, std::uint64_t length_bytes,
-                        int advice) const {
+void MappedFile::advise(std::uint64_t offset_bytes, std::uint64_t length_bytes, int advice) const {
   if (offset_bytes >= size_bytes_ || length_bytes == 0) return;
   const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   const std::uint64_t begin = offset_bytes / page * page;
@@ -75,8 +74,7 @@ void MappedFile::prefetch(std::uint64_t offset_bytes, std::uint64_t length_bytes
   advise(offset_bytes, length_bytes, MADV_WILLNEED);
 }
 
-void MappedFile::expect_random_reads(std::uint64_t offset_bytes,
-                                     std::uint64_t length_bytes) const {
+void MappedFile::expect_random_reads(std::uint64_t offset_bytes, std::uint64_t length_bytes) const {
   advise(offset_bytes, length_bytes, MADV_RANDOM);
 }
 

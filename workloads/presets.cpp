@@ -2,15 +2,15 @@
 
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <cmath>
 #include <limits>
 #include <memory>
 
+#include "workloads/binary_format.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
-#include "workloads/binary_format.hpp"
 #include "workloads/generators.hpp"
 #include "workloads/rmat_rows.hpp"
 
@@ -109,14 +109,19 @@ RmatRowsParams rows_params(const PresetSpec& spec, std::uint64_t seed) {
 Graph preset_structure(const PresetSpec& spec, std::uint64_t seed, GraphStorage storage,
                        const PresetOptions& options) {
   if (spec.model == GraphModel::rmat_rows) {
-    if (storage == GraphStorage::memory) return materialized_rmat_rows_graph(rows_params(spec, seed));
+    if (storage == GraphStorage::memory)
+      return materialized_rmat_rows_graph(rows_params(spec, seed));
     ProgressCallback progress;
     if (options.progress) {
       progress = [&](std::int64_t done, std::int64_t total) {
         options.progress(spec.name + ": in-degrees", done, total);
       };
     }
-    return implicit_rmat_rows_graph(rows_params(spec, seed), progress);
+    if (options.cache_directory.empty())
+      return implicit_rmat_rows_graph(rows_params(spec, seed), progress);
+    std::string offsets_file = preset_cache_file(spec, seed, options.cache_directory);
+    offsets_file.replace(offsets_file.size() - 4, 4, ".offsets");
+    return implicit_rmat_rows_graph(rows_params(spec, seed), offsets_file, progress);
   }
   if (storage == GraphStorage::implicit) {
     throw ConfigError("workload.storage",
@@ -143,8 +148,8 @@ Dataset cached_preset(const PresetSpec& spec, std::uint64_t seed, const PresetOp
   const std::string path = preset_cache_file(spec, seed, options.cache_directory);
   if (std::filesystem::exists(path)) return load_binary_workload(path);
   PresetOptions generating = options;
-  generating.storage = spec.model == GraphModel::rmat_rows ? GraphStorage::implicit
-                                                           : GraphStorage::memory;
+  generating.storage =
+      spec.model == GraphModel::rmat_rows ? GraphStorage::implicit : GraphStorage::memory;
   const Dataset dataset = generate_preset(spec, seed, generating);
   ProgressCallback progress;
   if (options.progress) {

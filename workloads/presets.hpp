@@ -59,6 +59,7 @@ struct PresetOptions {
   GraphStorage storage = GraphStorage::automatic;
   // GraphStorage::file: where generated files are kept, one per parameter set (the file name is a
   // digest of every parameter), so that a second run maps the file instead of generating it.
+  // GraphStorage::implicit: where the graph's offsets are kept the same way, if set.
   std::string cache_directory;
   // Long steps (offsets of a billion-node graph, writing a file) report their progress.
   StepProgress progress;

@@ -7,8 +7,9 @@
 #include <string>
 
 #include "workloads/common/errors.hpp"
-#include "workloads/common/random.hpp"
 #include "workloads/common/poisson.hpp"
+#include "workloads/common/random.hpp"
+#include "workloads/generators.hpp"
 
 namespace gnnbed {
 namespace {
@@ -32,14 +33,7 @@ void validate(const RmatRowsParams& params) {
           "is negative (" + std::to_string(params.num_edges) + ")");
   require(params.num_nodes > 0 || params.num_edges == 0, "rmat.num_edges",
           "a graph without nodes has no edges, got " + std::to_string(params.num_edges));
-  const double d = 1.0 - params.a - params.b - params.c;
-  const std::pair<const char*, double> probabilities[] = {
-      {"rmat.a", params.a}, {"rmat.b", params.b}, {"rmat.c", params.c}, {"rmat.d", d}};
-  for (const auto& [field, p] : probabilities) {
-    require(std::isfinite(p) && p >= -1e-12 && p <= 1.0, field,
-            "R-MAT quadrant probability " + std::to_string(p) + " is outside [0, 1]" +
-                (std::string(field) == "rmat.d" ? " (d = 1 - a - b - c)" : ""));
-  }
+  check_rmat_probabilities(params.a, params.b, params.c);
 }
 
 // Sum over the rows r in [0, n) of p0^(zero bits of r) p1^(one bits of r), L bits per row: the
@@ -66,9 +60,9 @@ std::uint64_t fixed_point(double p) {
 
 RmatRowsGenerator::RmatRowsGenerator(const RmatRowsParams& params)
     : params_(params),
-      levels_(params.num_nodes <= 1
-                  ? 0
-                  : static_cast<int>(std::bit_width(static_cast<std::uint64_t>(params.num_nodes - 1)))),
+      levels_(params.num_nodes <= 1 ? 0
+                                    : static_cast<int>(std::bit_width(
+                                          static_cast<std::uint64_t>(params.num_nodes - 1)))),
       permutation_(params.num_nodes, hash_mix(params.seed, kPermutationStream)) {
   validate(params);
   const double p0 = std::max(0.0, params.a + params.b);
@@ -103,22 +97,17 @@ std::int64_t RmatRowsGenerator::in_degree(NodeId v) const {
 
 NodeId RmatRowsGenerator::column_for_row(std::uint64_t row, std::uint64_t stream) const {
   const auto num_nodes = static_cast<std::uint64_t>(params_.num_nodes);
+  Draws16 draws(stream);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     std::uint64_t column = 0;
-    std::uint64_t bits = 0;
+    draws.skip_to_next_word();
     for (int level = 0; level < levels_; ++level) {
-      if ((level & 3) == 0) {
-        stream += 0x9e3779b97f4a7c15ULL;
-        bits = splitmix64(stream);
-      }
-      const std::uint64_t draw = bits & 0xffffU;
-      bits >>= 16;
+      const std::uint64_t draw = draws.next();
       const std::uint64_t row_bit = (row >> (levels_ - 1 - level)) & 1;
       // Branch-free: the bit is unpredictable, and mispredictions would dominate.
       column = (column << 1) | static_cast<std::uint64_t>(draw < column_one_threshold_[row_bit]);
     }
     if (column < num_nodes && column != row) return static_cast<NodeId>(permutation_(column));
-    stream = splitmix64(stream + static_cast<std::uint64_t>(attempt));
   }
   return static_cast<NodeId>(permutation_(row));
 }
@@ -178,7 +167,8 @@ Graph materialized_rmat_rows_graph(const RmatRowsParams& params) {
   for (std::int64_t v = 0; v < params.num_nodes; ++v) {
     const auto row = static_cast<std::size_t>(v);
     for (EdgeIndex e = offsets[row]; e < offsets[row + 1]; ++e) {
-      sources[static_cast<std::size_t>(e)] = generator.source(static_cast<NodeId>(v), e - offsets[row]);
+      sources[static_cast<std::size_t>(e)] =
+          generator.source(static_cast<NodeId>(v), e - offsets[row]);
     }
   }
   return Graph(SharedArray(std::move(offsets)), SharedArray(std::move(sources)), "rmat-rows");

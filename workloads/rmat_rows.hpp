@@ -20,6 +20,7 @@
 // docs/large_graphs.md measures how close the large presets come to the real graphs.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "workloads/common/progress.hpp"
@@ -71,6 +72,12 @@ std::vector<EdgeIndex> rmat_rows_offsets(const RmatRowsGenerator& generator,
 
 // The graph with its lists computed on demand (only the offsets are held).
 Graph implicit_rmat_rows_graph(const RmatRowsParams& params, const ProgressCallback& progress = {});
+
+// The same, with the offsets kept in `offsets_file`: mapped from it when it exists, else computed
+// and written to it (atomically), so that later runs skip the degree pass. InputError for a
+// damaged file or one written for other parameters.
+Graph implicit_rmat_rows_graph(const RmatRowsParams& params, const std::string& offsets_file,
+                               const ProgressCallback& progress);
 
 // The same graph with every list computed once and held in memory.
 Graph materialized_rmat_rows_graph(const RmatRowsParams& params);

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <exception>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <numeric>
 #include <string>

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <span>
 #include <string>
 

@@ -82,11 +82,13 @@ Dataset load_bundled(const std::string& name) {
 std::map<std::string, SourceLoader> make_sources() {
   std::map<std::string, SourceLoader> sources = {
       {"cora", [](const WorkloadConfig&, const StepProgress&) { return load_bundled("cora"); }},
-      {"citeseer", [](const WorkloadConfig&, const StepProgress&) { return load_bundled("citeseer"); }},
+      {"citeseer",
+       [](const WorkloadConfig&, const StepProgress&) { return load_bundled("citeseer"); }},
       {"pubmed", [](const WorkloadConfig&, const StepProgress&) { return load_bundled("pubmed"); }},
-      {"planetoid-tsv",
-       [](const WorkloadConfig& c, const StepProgress&) { return load_planetoid_tsv(required_path(c)); }},
-      {"binary", [](const WorkloadConfig& c, const StepProgress&) { return load_binary_workload(required_path(c)); }},
+      {"planetoid-tsv", [](const WorkloadConfig& c,
+                           const StepProgress&) { return load_planetoid_tsv(required_path(c)); }},
+      {"binary", [](const WorkloadConfig& c,
+                    const StepProgress&) { return load_binary_workload(required_path(c)); }},
       {"shards",
        [](const WorkloadConfig& c, const StepProgress&) -> Dataset {
          throw ConfigError("workload.source",
@@ -133,18 +135,23 @@ std::map<std::string, SourceLoader> make_sources() {
        }},
   };
   for (const PresetSpec& preset : presets()) {
-    sources.emplace(preset.name, [name = preset.name](const WorkloadConfig& c,
-                                                      const StepProgress& progress) {
-      PresetSpec spec = scaled(find_preset(name), c.scale);
-      spec.rmat_a = c.rmat_a.value_or(spec.rmat_a);
-      spec.rmat_b = c.rmat_b.value_or(spec.rmat_b);
-      spec.rmat_c = c.rmat_c.value_or(spec.rmat_c);
-      PresetOptions options;
-      options.storage = storage_of(c);
-      if (options.storage == GraphStorage::file) options.cache_directory = cache_directory_of(c);
-      options.progress = progress;
-      return generate_preset(spec, c.seed, options);
-    });
+    sources.emplace(preset.name,
+                    [name = preset.name](const WorkloadConfig& c, const StepProgress& progress) {
+                      PresetSpec spec = scaled(find_preset(name), c.scale);
+                      spec.rmat_a = c.rmat_a.value_or(spec.rmat_a);
+                      spec.rmat_b = c.rmat_b.value_or(spec.rmat_b);
+                      spec.rmat_c = c.rmat_c.value_or(spec.rmat_c);
+                      PresetOptions options;
+                      options.storage = storage_of(c);
+                      // Files go to the default cache unless told otherwise; an implicit graph's
+                      // offsets are kept only where the user names a cache directory.
+                      if (options.storage == GraphStorage::file)
+                        options.cache_directory = cache_directory_of(c);
+                      if (options.storage != GraphStorage::file)
+                        options.cache_directory = c.cache_dir;
+                      options.progress = progress;
+                      return generate_preset(spec, c.seed, options);
+                    });
   }
   return sources;
 }

@@ -53,7 +53,8 @@ struct WorkloadConfig {
   // "implicit" (computed on demand, nothing stored); "file": generated once into `cache_dir` and
   // memory-mapped from there on.
   std::string storage = "auto";
-  // Empty: $GNNBED_CACHE_DIR, else $XDG_CACHE_HOME/gnnbed, else $HOME/.cache/gnnbed.
+  // Empty: $GNNBED_CACHE_DIR, else $XDG_CACHE_HOME/gnnbed, else $HOME/.cache/gnnbed. An implicit
+  // graph keeps its offsets here too, but only when this is set.
   std::string cache_dir;
 };
 

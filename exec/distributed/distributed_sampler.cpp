@@ -28,7 +28,7 @@ DistributedSampler::DistributedSampler(const LocalStore& store, const NodePartit
       local_sampler_(store.structure(), fanouts_, seed) {}
 
 MiniBatch DistributedSampler::sample_locally(std::span<const NodeId> seeds,
-                                            std::uint64_t batch_key) const {
+                                             std::uint64_t batch_key) const {
   if (structure_partitioned_) {
     throw Error("sampling another rank's batch locally needs the structure replicated");
   }

@@ -306,8 +306,7 @@ void print_row(const nlohmann::json& doc) {
 }
 
 void print_header() {
-  std::printf("%-44s %-8s %5s %9s %-19s", "point", "strategy", "ranks", "epoch s",
-              "95 % interval");
+  std::printf("%-44s %-8s %5s %9s %-19s", "point", "strategy", "ranks", "epoch s", "95 % interval");
   for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
     std::printf(" %8s", std::string(simulated_part_name(p)).substr(0, 8).c_str());
   std::printf(" %10s\n", "MB sent/rk");

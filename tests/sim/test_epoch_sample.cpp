@@ -92,8 +92,7 @@ TEST(EpochEstimate, TheIntervalIsTheSuccessiveDifferenceEstimateInClosedForm) {
 TEST(EpochEstimate, IterationDurationsAreIncrementsOfTheClockUpToTheMakespan) {
   EXPECT_EQ(iteration_durations(std::vector<double>{1.0, 2.5, 2.0, 4.0}, 4.5),
             (std::vector<double>{1.0, 1.5, 0.0, 2.0}));
-  EXPECT_THROW((void)estimate_epoch(design_epoch_sample(5, 0, 1), std::vector<double>{1.0}),
-               Error);
+  EXPECT_THROW((void)estimate_epoch(design_epoch_sample(5, 0, 1), std::vector<double>{1.0}), Error);
 }
 
 TEST(EpochEstimate, StudentsTQuantiles) {

@@ -201,9 +201,9 @@ TEST(ResolveExperiment, ErrorsNameTheFileLineOrField) {
       EXPECT_EQ(error.field(), "distribution.p3_first_layer");
     }
   }
-  EXPECT_EQ(resolve_experiment("", {"distribution.p3_first_layer=derive"})
-                .distribution.p3_first_layer,
-            "derive");
+  EXPECT_EQ(
+      resolve_experiment("", {"distribution.p3_first_layer=derive"}).distribution.p3_first_layer,
+      "derive");
 }
 
 TEST(SetJsonPath, ParsesJsonValuesAndKeepsOtherTextAsStrings) {

@@ -2,7 +2,6 @@
 // row, and the three storages of one graph (memory, memory-mapped file, implicit) giving the same
 // lists and the same samples; ids checked on use; the preset cache.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,7 +86,8 @@ TEST(RmatRows, DegreesFollowTheRowMarginalAndEdgesTheirExpectedTotal) {
   const auto total = static_cast<double>(offsets.back());
   EXPECT_NEAR(total, 200000.0, 5 * std::sqrt(200000.0));
   // The expected degrees of the in-range rows sum to the expected total exactly.
-  const auto levels = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(params.num_nodes - 1)));
+  const auto levels =
+      static_cast<int>(std::bit_width(static_cast<std::uint64_t>(params.num_nodes - 1)));
   double expected_total = 0;
   for (std::uint64_t row = 0; row < static_cast<std::uint64_t>(params.num_nodes); ++row) {
     expected_total += generator.expected_in_degree(std::popcount(row));
@@ -166,6 +166,31 @@ TEST(RmatRows, MemoryFileAndImplicitStoragesHoldTheSameListsAndGiveTheSameSample
       EXPECT_EQ(actual.blocks[b].src_index, expected.blocks[b].src_index);
     }
   }
+}
+
+TEST(RmatRows, AnImplicitGraphKeepsItsOffsetsInAFileForTheNextRun) {
+  TemporaryDirectory directory;
+  const std::string file = (directory.path() / "rows.offsets").string();
+  const RmatRowsParams params = small_rows(3000, 40000);
+  const Graph first = implicit_rmat_rows_graph(params, file, {});
+  ASSERT_TRUE(std::filesystem::exists(file));
+  const Graph second = implicit_rmat_rows_graph(params, file, {});
+  EXPECT_EQ(second.origin(), file) << "mapped from the file, not drawn again";
+  const Graph reference = implicit_rmat_rows_graph(params);
+  EXPECT_TRUE(std::equal(second.offsets().begin(), second.offsets().end(),
+                         reference.offsets().begin(), reference.offsets().end()));
+  EXPECT_EQ(list_of(second, 17), list_of(reference, 17));
+  RmatRowsParams other = params;
+  other.seed = 12;
+  try {
+    (void)implicit_rmat_rows_graph(other, file, {});
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), file);
+    EXPECT_EQ(error.field(), "header");
+  }
+  std::filesystem::resize_file(file, 5000);
+  EXPECT_THROW((void)implicit_rmat_rows_graph(params, file, {}), InputError);
 }
 
 TEST(RmatRows, WholeListAccessToAnImplicitGraphNamesTheGraphAndTheWayOut) {
@@ -276,9 +301,9 @@ TEST(PresetStorage, TheFileStorageGeneratesOnceAndMapsTheCachedFileAfter) {
   EXPECT_EQ(second.split.train, reference.split.train);
   // Another seed or size is another file.
   EXPECT_NE(preset_cache_file(spec, 6, options.cache_directory), path);
-  EXPECT_NE(preset_cache_file(scaled(find_preset("papers-like"), 0.0002), 5,
-                              options.cache_directory),
-            path);
+  EXPECT_NE(
+      preset_cache_file(scaled(find_preset("papers-like"), 0.0002), 5, options.cache_directory),
+      path);
 }
 
 TEST(PresetStorage, ATruncatedCacheFileIsAnInputErrorNamingIt) {

@@ -45,6 +45,31 @@ inline float standard_normal(std::uint64_t bits) {
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
+// 16-bit uniform draws from a SplitMix64 stream, four per output: R-MAT's per-level choices,
+// which need only 2^-16 resolution, at a quarter of the hashing.
+class Draws16 {
+ public:
+  explicit Draws16(std::uint64_t stream) : stream_(stream) {}
+  std::uint64_t next() {
+    if (left_ == 0) {
+      stream_ += 0x9e3779b97f4a7c15ULL;
+      bits_ = splitmix64(stream_);
+      left_ = 4;
+    }
+    const std::uint64_t draw = bits_ & 0xffffU;
+    bits_ >>= 16;
+    --left_;
+    return draw;
+  }
+  // Starts the next four-draw word, as a new stretch of the stream (a redrawn candidate).
+  void skip_to_next_word() { left_ = 0; }
+
+ private:
+  std::uint64_t stream_;
+  std::uint64_t bits_ = 0;
+  int left_ = 0;
+};
+
 // GCC's 128-bit integer; __extension__ marks its use as deliberate under -Wpedantic.
 __extension__ typedef unsigned __int128 Uint128;
 
