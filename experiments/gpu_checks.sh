@@ -11,7 +11,8 @@
 #      (--quick), then every compute case on one rank's GPU (full);
 #   6. one epoch of mini-batch GraphSAGE on the full products-like preset with stored features
 #      (batch 1000, fanouts 25,10), hidden 32 and 256, on the GPU and on the CPU of the same
-#      machine, one rank each; one over NCCL; and p3 on 2 ranks sharing the GPU.
+#      machine, one rank each; on the GPU with inputs gathered there and gathered on the host;
+#      one over NCCL; and p3 on 2 ranks sharing the GPU.
 # Writes every log and result under --output, a summary line per step in summary.tsv, and prints
 # a table of the epoch times at the end.
 #
@@ -67,22 +68,29 @@ step distributed_np2 180 mpirun "${mpirun_flags[@]}" -np 2 "$build/tests/test_gp
   --gtest_output="xml:$output/distributed_np2.xml"
 step bench 180 "$build/experiments/bench_cuda_kernels" --output "$output/bench_cuda_kernels.json"
 
-step calibrate_network 180 mpirun "${mpirun_flags[@]}" -np 2 "$build/exec/calibrate" --quick \
-  --device cuda -o "$output/calibration-gpu.json"
-step calibrate_compute 600 mpirun "${mpirun_flags[@]}" -np 1 "$build/exec/calibrate" \
+# Unbound like the epoch runs below, so that calibration's host ops (sampling, gathers) run with
+# the threads training has.
+step calibrate_network 180 mpirun "${mpirun_flags[@]}" --bind-to none -np 2 "$build/exec/calibrate" \
+  --quick --device cuda -o "$output/calibration-gpu.json"
+step calibrate_compute 600 mpirun "${mpirun_flags[@]}" --bind-to none -np 1 "$build/exec/calibrate" \
   --device cuda -o "$output/calibration-gpu.json"
 
 # Unbound, so that the CPU run's OpenMP kernels use every core (mpirun binds a lone rank to one
 # core, which leaves it one thread): execution.omp_threads in each result says what it had.
+# epoch_run DEVICE HIDDEN [TRANSPORT [FEATURES]]: FEATURES is --device-features (auto: gathered on
+# the GPU from a device copy of the features; host: gathered on the host into page-locked memory).
 epoch_run() {
-  local device=$1 hidden=$2 transport=${3:-mpi}
-  step "epoch-$device-$transport-h$hidden" 300 mpirun "${mpirun_flags[@]}" --bind-to none -np 1 \
+  local device=$1 hidden=$2 transport=${3:-mpi} features=${4:-auto}
+  local name="epoch-$device-$transport-h$hidden"
+  [ "$features" = auto ] || name="$name-$features-gather"
+  step "$name" 300 mpirun "${mpirun_flags[@]}" --bind-to none -np 1 \
     "$build/exec/run_experiment" --workload products-like --features stored --strategy dgl-pull \
     --model sage --batch-size 1000 --fanouts 25,10 --hidden "$hidden" --epochs 1 --device "$device" \
-    --transport "$transport" --set training.eval_every=-1 -q \
-    -o "$output/epoch-$device-$transport-h$hidden.json"
+    --transport "$transport" --device-features "$features" --set training.eval_every=-1 -q \
+    -o "$output/$name.json"
 }
 epoch_run cuda 32
+epoch_run cuda 32 mpi host
 epoch_run cuda 256
 epoch_run cuda 32 nccl
 # P3 on the GPU end to end: 2 ranks sharing it over MPI, products-like at a tenth of its size.

@@ -298,9 +298,17 @@ ClusterSpec load_cluster(const std::string& source, const std::vector<std::strin
 }
 
 ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibration) {
-  cluster.device_kind = DeviceKind::cpu;
   cluster.device_cost_model = calibration.cost_model;
   cluster.host_cost_model = calibration.cost_model;
+  if (calibration.device_link) {
+    // Calibrated on a GPU: ops ran there, inputs crossed the measured host-to-device copies.
+    cluster.device_kind = DeviceKind::gpu;
+    cluster.device_link = {calibration.device_link->bandwidth_bytes_per_second,
+                           calibration.device_link->latency_seconds};
+    validate(cluster);
+    return cluster;
+  }
+  cluster.device_kind = DeviceKind::cpu;
   cluster.device_link = {calibration.network.bandwidth_bytes_per_second,
                          calibration.network.latency_seconds};
   validate(cluster);

@@ -124,9 +124,10 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
 std::vector<std::string> cluster_preset_names();
 std::filesystem::path cluster_preset_directory();
 
-// A CPU-rank cluster of `machines` x `ranks_per_machine` timed by a calibration (the machine that
-// was calibrated, cut into network namespaces or not): both cost models are the calibration's, the
-// device link is the calibrated transport.
+// The cluster of `machines` x `ranks_per_machine` timed by a calibration (the machine that was
+// calibrated, cut into network namespaces or not): both cost models are the calibration's. A CPU
+// calibration makes CPU ranks whose device link is the calibrated transport; a GPU calibration
+// (one with a device link) makes GPU ranks whose device link is its host-to-device copies.
 ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibration);
 
 }  // namespace gnnbed

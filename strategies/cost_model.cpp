@@ -139,10 +139,13 @@ NetworkCalibration NetworkCalibration::from_json(const nlohmann::json& object,
 }
 
 nlohmann::json Calibration::to_json() const {
-  return {{"format", kCalibrationFormat},     {"version", kCalibrationVersion},
-          {"provenance", provenance},         {"cost_model", cost_model.to_json()},
-          {"network", network.to_json()},     {"rank_speed_spread", rank_speed_spread},
-          {"compute_jitter", compute_jitter}, {"fits", fits}};
+  nlohmann::json document = {
+      {"format", kCalibrationFormat},     {"version", kCalibrationVersion},
+      {"provenance", provenance},         {"cost_model", cost_model.to_json()},
+      {"network", network.to_json()},     {"rank_speed_spread", rank_speed_spread},
+      {"compute_jitter", compute_jitter}, {"fits", fits}};
+  if (device_link) document["device_link"] = device_link->to_json();
+  return document;
 }
 
 Calibration read_calibration(const std::filesystem::path& path) {
@@ -167,6 +170,10 @@ Calibration read_calibration(const std::filesystem::path& path) {
     calibration.compute_jitter = document.value("compute_jitter", 0.0);
     if (!(calibration.compute_jitter >= 0)) {
       throw InputError(origin, 0, "compute_jitter", "must not be negative");
+    }
+    if (document.contains("device_link")) {
+      calibration.device_link =
+          NetworkCalibration::from_json(document.at("device_link"), "device_link");
     }
     calibration.fits = document.value("fits", nlohmann::json::object());
     calibration.provenance = document.value("provenance", nlohmann::json::object());

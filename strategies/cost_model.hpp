@@ -79,6 +79,9 @@ struct Calibration {
   // How much one op's time varied from run to run on one rank, beyond what all ranks shared (the
   // simulator's ClusterSpec::compute_jitter); 0 when calibration ran one rank.
   double compute_jitter = 0;
+  // Copies from page-locked host memory to the calibrating rank's GPU (calibrate --device cuda):
+  // the simulator's device link. Absent when calibration ran on CPUs.
+  std::optional<NetworkCalibration> device_link;
   nlohmann::json fits;        // per op kind: samples, fitted values and residuals
   nlohmann::json provenance;  // command, git revision, machine
   nlohmann::json to_json() const;

@@ -11,6 +11,7 @@
 #include "exec/cuda/cublas_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
 #include "exec/cuda/cuda_kernels.cuh"
+#include "exec/cuda/cuda_storage.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -18,33 +19,37 @@ namespace {
 
 using cuda::check_cublas;
 
-// The device buffers one call uses; each keeps its allocation for the next call.
+// Device buffers for the operands that are not matrices (sparse structure, labels, row ids,
+// per-row results) and for views of raw host memory; each keeps its allocation for the next call.
 enum Slot : std::size_t {
-  kFirst,   // a / x / logits / value
-  kSecond,  // b / bias / grad / output
-  kThird,   // c / y / labels / first moment
-  kFourth,  // CSR offsets / row ids / second moment / per-row losses
-  kFifth,   // CSR columns / hits
-  kSixth,   // CSR weights
+  kFirst,    // gemm's a
+  kSecond,   // gemm's b
+  kOffsets,  // CSR offsets / per-row losses
+  kColumns,  // CSR columns / row ids / labels
+  kWeights,  // CSR weights / hits
   kNumSlots
 };
 
+void check_same_size(const Matrix& value, const Matrix& other, const char* what) {
+  if (other.size() != value.size()) {
+    throw Error(std::string(what) + ": " + std::to_string(value.size()) + " values, " +
+                std::to_string(other.size()) + " gradient or state entries");
+  }
+}
+
 class CudaBackend final : public ComputeBackend {
  public:
-  explicit CudaBackend(int device) : device_(device) {
-    cuda::check(cudaSetDevice(device_), "cudaSetDevice");
-    description_ =
-        "cuda:" + std::to_string(device_) + " (" + cuda::device_description(device_) + ")";
-    cuda::check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  explicit CudaBackend(int device)
+      : context_(std::make_shared<cuda::StreamContext>(device)), matrices_(context_) {
+    description_ = "cuda:" + std::to_string(device) + " (" + cuda::device_description(device) + ")";
     check_cublas(cublasCreate(&cublas_), "cublasCreate");
-    check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
+    check_cublas(cublasSetStream(cublas_, stream()), "cublasSetStream");
     // Plain float32 arithmetic: TF32 tensor cores would change results beyond float32 tolerance.
     check_cublas(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
   }
   ~CudaBackend() override {
-    static_cast<void>(cudaStreamSynchronize(stream_));
+    static_cast<void>(cudaStreamSynchronize(stream()));
     static_cast<void>(cublasDestroy(cublas_));
-    static_cast<void>(cudaStreamDestroy(stream_));
   }
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -54,10 +59,10 @@ class CudaBackend final : public ComputeBackend {
 
   void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c, float alpha,
             float beta) override {
-    const auto [m, n, k] = cpu::gemm_shape(a, transpose_a, b, transpose_b, c, beta);
-    if (m == 0 || n == 0) return;
-    if (k == 0) {
-      if (beta == 0.0f) c.fill(0.0f);
+    const auto [m, n, k] = cpu::gemm_dimensions(a, transpose_a, b, transpose_b, c, beta);
+    if (m == 0 || n == 0 || k == 0) {
+      // Nothing to multiply: the CPU's result (a zero product) without a kernel.
+      if (beta == 0.0f) c.reset(m, n);
       return;
     }
     // cuBLAS's 32-bit interface takes int dimensions and leading dimensions.
@@ -66,10 +71,9 @@ class CudaBackend final : public ComputeBackend {
         throw Error("gemm: dimension " + std::to_string(extent) + " exceeds cuBLAS's int range");
       }
     }
-    const float* a_device = upload(a.data, a.rows * a.cols, kFirst);
-    const float* b_device = upload(b.data, b.rows * b.cols, kSecond);
-    float* c_device =
-        beta == 0.0f ? buffer<float>(kThird, c.size()) : upload(c.data(), c.size(), kThird);
+    const float* a_device = read(a, kFirst);
+    const float* b_device = read(b, kSecond);
+    float* c_device = beta == 0.0f ? matrices_.write(c, m, n) : matrices_.update(c);
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
     check_cublas(cublasSgemm(cublas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                              transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
@@ -77,69 +81,62 @@ class CudaBackend final : public ComputeBackend {
                              static_cast<int>(b.cols), a_device, static_cast<int>(a.cols), &beta,
                              c_device, static_cast<int>(n)),
                  "cublasSgemm");
-    download(c_device, c.data(), c.size());
   }
 
   void spmm(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) override {
     cpu::check_spmm(a, x);
-    y.reshape_for_overwrite(a.rows, x.cols());
+    const float* x_device = matrices_.read(x);
+    float* y_device = matrices_.write(y, a.rows, x.cols());
     if (y.size() == 0) return;
-    const float* x_device = upload(x.data(), x.size(), kFirst);
-    float* y_device = buffer<float>(kThird, y.size());
-    const std::int64_t* offsets = upload(a.offsets.data(), a.rows + 1, kFourth);
-    const std::int32_t* columns = upload(a.columns.data(), a.nonzeros(), kFifth);
-    const float* weights = upload(a.weights.data(), a.nonzeros(), kSixth);
-    cuda::spmm_csr(a.rows, x.cols(), offsets, columns, weights, x_device, y_device, stream_);
-    download(y_device, y.data(), y.size());
+    const std::int64_t* offsets = upload(a.offsets.data(), a.rows + 1, kOffsets);
+    const std::int32_t* columns = upload(a.columns.data(), a.nonzeros(), kColumns);
+    const float* weights = upload(a.weights.data(), a.nonzeros(), kWeights);
+    cuda::spmm_csr(a.rows, x.cols(), offsets, columns, weights, x_device, y_device, stream());
   }
 
   void add_row_vector(Matrix& y, const Matrix& bias) override {
     if (bias.rows() != 1 || bias.cols() != y.cols())
       throw Error("add_row_vector: bias shape mismatch");
-    float* y_device = upload(y.data(), y.size(), kFirst);
-    const float* bias_device = upload(bias.data(), bias.size(), kSecond);
-    cuda::add_row_vector(y_device, bias_device, y.rows(), y.cols(), stream_);
-    download(y_device, y.data(), y.size());
+    const float* bias_device = matrices_.read(bias);
+    cuda::add_row_vector(matrices_.update(y), bias_device, y.rows(), y.cols(), stream());
   }
 
   void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) override {
     if (bias_grad.rows() != 1 || bias_grad.cols() != grad.cols()) {
       throw Error("accumulate_column_sums: shape mismatch");
     }
-    const float* grad_device = upload(grad.data(), grad.size(), kFirst);
-    float* sums_device = upload(bias_grad.data(), bias_grad.size(), kSecond);
-    cuda::accumulate_column_sums(grad_device, grad.rows(), grad.cols(), sums_device, stream_);
-    download(sums_device, bias_grad.data(), bias_grad.size());
+    const float* grad_device = matrices_.read(grad);
+    cuda::accumulate_column_sums(grad_device, grad.rows(), grad.cols(), matrices_.update(bias_grad),
+                                 stream());
   }
 
   void scale(Matrix& x, float factor) override {
-    float* x_device = upload(x.data(), x.size(), kFirst);
-    cuda::scale(x_device, x.size(), factor, stream_);
-    download(x_device, x.data(), x.size());
+    cuda::scale(matrices_.update(x), x.size(), factor, stream());
   }
 
   void add_in_place(Matrix& y, const Matrix& x) override {
     if (y.rows() != x.rows() || y.cols() != x.cols()) throw Error("add_in_place: shape mismatch");
-    float* y_device = upload(y.data(), y.size(), kFirst);
-    const float* x_device = upload(x.data(), x.size(), kSecond);
-    cuda::add_in_place(y_device, x_device, y.size(), stream_);
-    download(y_device, y.data(), y.size());
+    const float* x_device = matrices_.read(x);
+    cuda::add_in_place(matrices_.update(y), x_device, y.size(), stream());
+  }
+
+  void add_to_first_rows(Matrix& y, const Matrix& x) override {
+    cpu::check_first_rows(y, x);
+    const float* x_device = matrices_.read(x);
+    // Row-major: the first rows of y are its first x.size() entries.
+    cuda::add_in_place(matrices_.update(y), x_device, x.size(), stream());
   }
 
   void relu_forward(Matrix& x) override {
-    float* x_device = upload(x.data(), x.size(), kFirst);
-    cuda::relu_forward(x_device, x.size(), stream_);
-    download(x_device, x.data(), x.size());
+    cuda::relu_forward(matrices_.update(x), x.size(), stream());
   }
 
   void relu_backward(const Matrix& output, Matrix& grad) override {
     if (output.rows() != grad.rows() || output.cols() != grad.cols()) {
       throw Error("relu_backward: shape mismatch");
     }
-    const float* output_device = upload(output.data(), output.size(), kSecond);
-    float* grad_device = upload(grad.data(), grad.size(), kFirst);
-    cuda::relu_backward(output_device, grad_device, grad.size(), stream_);
-    download(grad_device, grad.data(), grad.size());
+    const float* output_device = matrices_.read(output);
+    cuda::relu_backward(output_device, matrices_.update(grad), grad.size(), stream());
   }
 
   void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
@@ -152,76 +149,61 @@ class CudaBackend final : public ComputeBackend {
   }
 
   double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,
-                               Matrix& grad, std::int64_t& correct) override {
-    cpu::check_labels(logits, labels);
-    const std::int64_t rows = logits.rows();
-    grad.reset(rows, logits.cols());
-    correct = 0;
-    if (rows == 0) return 0.0;
-    const float* logits_device = upload(logits.data(), logits.size(), kFirst);
-    float* grad_device = buffer<float>(kSecond, grad.size());
-    const std::int32_t* labels_device =
-        upload(labels.data(), static_cast<std::int64_t>(labels.size()), kThird);
-    double* losses_device = buffer<double>(kFourth, rows);
-    std::int32_t* hits_device = buffer<std::int32_t>(kFifth, rows);
-    const double inverse_rows = 1.0 / static_cast<double>(rows);
-    cuda::softmax_cross_entropy(logits_device, labels_device, rows, logits.cols(), inverse_rows,
-                                grad_device, losses_device, hits_device, stream_);
-    std::vector<double> losses(static_cast<std::size_t>(rows));
-    std::vector<std::int32_t> hits(static_cast<std::size_t>(rows));
-    copy_back(losses_device, losses.data(), rows);
-    copy_back(hits_device, hits.data(), rows);
-    download(grad_device, grad.data(), grad.size());
-    // Summed on the host in row order: the loss does not depend on the GPU's reduction order.
-    double loss = 0.0;
-    for (std::size_t i = 0; i < losses.size(); ++i) {
-      loss += losses[i];
-      correct += hits[i];
-    }
-    return loss * inverse_rows;
+                               Matrix& grad, std::int64_t& correct) override;
+
+  void sgd_step(Matrix& value, const Matrix& grad, Matrix& velocity, float learning_rate,
+                float momentum) override {
+    check_same_size(value, grad, "sgd_step");
+    check_same_size(value, velocity, "sgd_step");
+    const float* grad_device = matrices_.read(grad);
+    cuda::sgd_step(matrices_.update(value), grad_device, matrices_.update(velocity), value.size(),
+                   learning_rate, momentum, stream());
   }
 
-  void sgd_step(std::span<float> value, std::span<const float> grad, std::span<float> velocity,
-                float learning_rate, float momentum) override {
-    const auto count = static_cast<std::int64_t>(value.size());
-    if (grad.size() != value.size() || velocity.size() != value.size()) {
-      throw Error("sgd_step: " + std::to_string(value.size()) + " values, " +
-                  std::to_string(grad.size()) + " gradients, " + std::to_string(velocity.size()) +
-                  " velocities");
-    }
-    float* value_device = upload(value.data(), count, kFirst);
-    const float* grad_device = upload(grad.data(), count, kSecond);
-    float* velocity_device = upload(velocity.data(), count, kThird);
-    cuda::sgd_step(value_device, grad_device, velocity_device, count, learning_rate, momentum,
-                   stream_);
-    copy_back(velocity_device, velocity.data(), count);
-    download(value_device, value.data(), count);
+  void adam_step(Matrix& value, const Matrix& grad, Matrix& first_moment, Matrix& second_moment,
+                 const AdamStep& step) override {
+    check_same_size(value, grad, "adam_step");
+    check_same_size(value, first_moment, "adam_step");
+    check_same_size(value, second_moment, "adam_step");
+    const float* grad_device = matrices_.read(grad);
+    cuda::adam_step(matrices_.update(value), grad_device, matrices_.update(first_moment),
+                    matrices_.update(second_moment), value.size(), step.beta1, step.beta2,
+                    step.epsilon, step.step_size, step.correction2, stream());
   }
 
-  void adam_step(std::span<float> value, std::span<const float> grad, std::span<float> first_moment,
-                 std::span<float> second_moment, const AdamStep& step) override {
-    const auto count = static_cast<std::int64_t>(value.size());
-    if (grad.size() != value.size() || first_moment.size() != value.size() ||
-        second_moment.size() != value.size()) {
-      throw Error("adam_step: moments and gradients must have the parameter's " +
-                  std::to_string(value.size()) + " entries");
-    }
-    float* value_device = upload(value.data(), count, kFirst);
-    const float* grad_device = upload(grad.data(), count, kSecond);
-    float* first_device = upload(first_moment.data(), count, kThird);
-    float* second_device = upload(second_moment.data(), count, kFourth);
-    cuda::adam_step(value_device, grad_device, first_device, second_device, count, step.beta1,
-                    step.beta2, step.epsilon, step.step_size, step.correction2, stream_);
-    copy_back(first_device, first_moment.data(), count);
-    copy_back(second_device, second_moment.data(), count);
-    download(value_device, value.data(), count);
+  void gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
+                   std::int64_t column_begin, std::int64_t column_end, Matrix& out) override {
+    cpu::check_gather_rows(source, rows, column_begin, column_end);
+    const auto count = static_cast<std::int64_t>(rows.size());
+    const std::int64_t width = column_end - column_begin;
+    const float* source_device = matrices_.read(source);
+    float* out_device = matrices_.write(out, count, width);
+    const std::int32_t* rows_device = upload(rows.data(), count, kColumns);
+    cuda::gather_rows(source_device, source.cols(), rows_device, count, column_begin, width,
+                      out_device, stream());
   }
+
+  bool holds_feature_table(std::int64_t bytes) const override {
+    if (!feature_tables_allowed()) return false;
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    cuda::check(cudaSetDevice(context_->device()), "cudaSetDevice");
+    cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    // Half: activations, gradients and the memory pool need the rest.
+    return bytes <= static_cast<std::int64_t>(free_bytes / 2);
+  }
+
+  void use_transfer_memory(Matrix& m) override { m.use_host_memory(&cuda::pinned_memory()); }
+  void copy_to_device(const Matrix& m) override { matrices_.read(m); }
 
   void synchronize() override {
-    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    cuda::check(cudaGetLastError(), "a CUDA kernel launch");
+    cuda::check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
   }
 
  private:
+  cudaStream_t stream() const { return context_->stream(); }
+
   template <typename T>
   T* buffer(Slot slot, std::int64_t count) {
     return buffers_[slot].ensure_elements<T>(static_cast<std::size_t>(count));
@@ -233,27 +215,27 @@ class CudaBackend final : public ComputeBackend {
     T* device = buffer<T>(slot, count);
     if (count > 0) {
       cuda::check(cudaMemcpyAsync(device, host, static_cast<std::size_t>(count) * sizeof(T),
-                                  cudaMemcpyHostToDevice, stream_),
+                                  cudaMemcpyHostToDevice, stream()),
                   "cudaMemcpyAsync (to the device)");
     }
     return device;
   }
 
-  // Queues a device-to-host copy (the host memory must stay alive until the next download).
-  template <typename T>
-  void copy_back(const T* device, T* host, std::int64_t count) {
-    cuda::check(cudaGetLastError(), "a CUDA kernel launch");
-    if (count == 0) return;
-    cuda::check(cudaMemcpyAsync(host, device, static_cast<std::size_t>(count) * sizeof(T),
-                                cudaMemcpyDeviceToHost, stream_),
-                "cudaMemcpyAsync (to the host)");
+  // A view's values on the device: its matrix's device copy, or raw host memory uploaded.
+  const float* read(MatrixView view, Slot slot) {
+    if (view.matrix() != nullptr) return matrices_.read(*view.matrix());
+    return upload(view.data(), view.rows * view.cols, slot);
   }
 
-  // The last copy of a call: returns once every queued copy and kernel has finished, so the
-  // caller's host matrices hold the results.
+  // Copies `count` elements back and waits for them (and for everything queued before).
   template <typename T>
   void download(const T* device, T* host, std::int64_t count) {
-    copy_back(device, host, count);
+    cuda::check(cudaGetLastError(), "a CUDA kernel launch");
+    if (count > 0) {
+      cuda::check(cudaMemcpyAsync(host, device, static_cast<std::size_t>(count) * sizeof(T),
+                                  cudaMemcpyDeviceToHost, stream()),
+                  "cudaMemcpyAsync (to the host)");
+    }
     synchronize();
   }
 
@@ -263,20 +245,50 @@ class CudaBackend final : public ComputeBackend {
     if (rate <= 0.0f || x.size() == 0) return;
     const auto threshold =
         static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
-    float* x_device = upload(x.data(), x.size(), kFirst);
     const std::int32_t* ids_device =
-        upload(row_ids.data(), static_cast<std::int64_t>(row_ids.size()), kFourth);
-    cuda::dropout(x_device, x.rows(), x.cols(), ids_device, threshold, 1.0f / (1.0f - rate), key,
-                  column_offset, stream_);
-    download(x_device, x.data(), x.size());
+        upload(row_ids.data(), static_cast<std::int64_t>(row_ids.size()), kColumns);
+    cuda::dropout(matrices_.update(x), x.rows(), x.cols(), ids_device, threshold,
+                  1.0f / (1.0f - rate), key, column_offset, stream());
   }
 
-  int device_;
+  std::shared_ptr<cuda::StreamContext> context_;
+  cuda::DeviceMatrices matrices_;
   std::string description_;
-  cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::array<cuda::Buffer, kNumSlots> buffers_;
 };
+
+double CudaBackend::softmax_cross_entropy(const Matrix& logits,
+                                          std::span<const std::int32_t> labels, Matrix& grad,
+                                          std::int64_t& correct) {
+  cpu::check_labels(logits, labels);
+  const std::int64_t rows = logits.rows();
+  correct = 0;
+  if (rows == 0) {
+    grad.reset(0, logits.cols());
+    return 0.0;
+  }
+  const float* logits_device = matrices_.read(logits);
+  float* grad_device = matrices_.write(grad, rows, logits.cols());
+  const std::int32_t* labels_device =
+      upload(labels.data(), static_cast<std::int64_t>(labels.size()), kColumns);
+  double* losses_device = buffer<double>(kOffsets, rows);
+  std::int32_t* hits_device = buffer<std::int32_t>(kWeights, rows);
+  const double inverse_rows = 1.0 / static_cast<double>(rows);
+  cuda::softmax_cross_entropy(logits_device, labels_device, rows, logits.cols(), inverse_rows,
+                              grad_device, losses_device, hits_device, stream());
+  std::vector<double> losses(static_cast<std::size_t>(rows));
+  std::vector<std::int32_t> hits(static_cast<std::size_t>(rows));
+  download(losses_device, losses.data(), rows);
+  download(hits_device, hits.data(), rows);
+  // Summed on the host in row order: the loss does not depend on the GPU's reduction order.
+  double loss = 0.0;
+  for (std::size_t i = 0; i < losses.size(); ++i) {
+    loss += losses[i];
+    correct += hits[i];
+  }
+  return loss * inverse_rows;
+}
 
 }  // namespace
 

@@ -2,10 +2,9 @@
 // The CUDA implementation of ComputeBackend: cuBLAS for dense products, the kernels of
 // cuda_kernels.cuh for the rest, one CUDA stream per backend.
 //
-// Operands arrive as host matrices (the ComputeBackend contract, docs/gpu.md): each call copies
-// its inputs into device buffers that persist across calls, runs on the device and copies its
-// outputs back before returning. That makes every plan op runnable on a GPU with the CPU path's
-// numbers, but it is not yet a device-resident engine: the copies are inside each op's time.
+// Matrices stay on the device between kernels (exec/tensor.hpp, cuda_storage.hpp): a kernel
+// uploads an operand only when the host holds newer values, and writes its results to the device
+// copy alone. Host code that reads a result downloads it then.
 #include <memory>
 
 #include "exec/kernels/compute_backend.hpp"

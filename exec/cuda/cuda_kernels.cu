@@ -54,6 +54,15 @@ __global__ void column_sums_kernel(const float* grad, std::int64_t rows, std::in
   }
 }
 
+__global__ void gather_rows_kernel(const float* source, std::int64_t source_cols,
+                                   const std::int32_t* rows, std::int64_t count,
+                                   std::int64_t column_begin, std::int64_t width, float* out) {
+  for (std::int64_t i = first_index(); i < count * width; i += stride()) {
+    const std::int64_t row = rows[i / width];
+    out[i] = source[row * source_cols + column_begin + i % width];
+  }
+}
+
 __global__ void scale_kernel(float* x, std::int64_t count, float factor) {
   for (std::int64_t i = first_index(); i < count; i += stride()) x[i] *= factor;
 }
@@ -71,7 +80,6 @@ __global__ void relu_backward_kernel(const float* output, float* grad, std::int6
     if (output[i] <= 0.0f) grad[i] = 0.0f;
   }
 }
-
 
 __global__ void dropout_kernel(float* x, std::int64_t rows, std::int64_t cols,
                                const std::int32_t* row_ids, std::uint64_t threshold, float scale,
@@ -152,6 +160,14 @@ void accumulate_column_sums(const float* grad, std::int64_t rows, std::int64_t c
                             float* bias_grad, cudaStream_t stream) {
   if (cols == 0) return;
   column_sums_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(grad, rows, cols, bias_grad);
+}
+
+void gather_rows(const float* source, std::int64_t source_cols, const std::int32_t* rows,
+                 std::int64_t count, std::int64_t column_begin, std::int64_t width, float* out,
+                 cudaStream_t stream) {
+  if (count == 0 || width == 0) return;
+  gather_rows_kernel<<<blocks_for(count * width), kThreads, 0, stream>>>(
+      source, source_cols, rows, count, column_begin, width, out);
 }
 
 void scale(float* x, std::int64_t count, float factor, cudaStream_t stream) {

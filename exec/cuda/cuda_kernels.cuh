@@ -23,6 +23,11 @@ void add_row_vector(float* y, const float* bias, std::int64_t rows, std::int64_t
 // bias_grad[j] += sum over i of grad[i, j], summed in double in row order (as the CPU does).
 void accumulate_column_sums(const float* grad, std::int64_t rows, std::int64_t cols,
                             float* bias_grad, cudaStream_t stream);
+// out (count x width) = columns [column_begin, column_begin + width) of source's rows `rows`
+// (source row-major with source_cols columns; rows checked by the caller).
+void gather_rows(const float* source, std::int64_t source_cols, const std::int32_t* rows,
+                 std::int64_t count, std::int64_t column_begin, std::int64_t width, float* out,
+                 cudaStream_t stream);
 void scale(float* x, std::int64_t count, float factor, cudaStream_t stream);
 void add_in_place(float* y, const float* x, std::int64_t count, cudaStream_t stream);
 void relu_forward(float* x, std::int64_t count, cudaStream_t stream);

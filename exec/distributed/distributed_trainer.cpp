@@ -208,6 +208,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   mine.stash_peak_bytes = engine.executor().stash_peak_bytes();
   mine.structure_bytes = engine.store().structure_bytes();
   mine.feature_bytes = engine.store().feature_bytes();
+  mine.device_feature_bytes = engine.executor().device_feature_bytes();
   mine.partition = partition_shape(engine.store().structure(), engine.store().owned_nodes(),
                                    context.partition, rank);
   mine.busy_seconds = busy_seconds / (config.training.epochs - first_measured + 1);
@@ -220,6 +221,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
       {"stash_peak_bytes", mine.stash_peak_bytes},
       {"structure_bytes", mine.structure_bytes},
       {"feature_bytes", mine.feature_bytes},
+      {"device_feature_bytes", mine.device_feature_bytes},
       {"evaluation_sent", mine.evaluation_sent.bytes},
       {"evaluation_received", mine.evaluation_received.bytes},
       {"vertices", mine.partition.vertices},
@@ -240,6 +242,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
     entry.stash_peak_bytes = object.at("stash_peak_bytes").get<std::int64_t>();
     entry.structure_bytes = object.at("structure_bytes").get<std::int64_t>();
     entry.feature_bytes = object.at("feature_bytes").get<std::int64_t>();
+    entry.device_feature_bytes = object.at("device_feature_bytes").get<std::int64_t>();
     object.at("evaluation_sent").get_to(entry.evaluation_sent.bytes);
     object.at("evaluation_received").get_to(entry.evaluation_received.bytes);
     entry.partition = {object.at("vertices").get<std::int64_t>(),
@@ -304,6 +307,7 @@ nlohmann::json DistributedReport::to_json() const {
                          {"stash_peak_bytes", r.stash_peak_bytes},
                          {"structure_bytes", r.structure_bytes},
                          {"feature_bytes", r.feature_bytes},
+                         {"device_feature_bytes", r.device_feature_bytes},
                          {"evaluation_bytes_sent", r.evaluation_sent.to_json()},
                          {"evaluation_bytes_received", r.evaluation_received.to_json()},
                          {"partition",

@@ -54,6 +54,9 @@ struct RankReport {
   std::int64_t stash_peak_bytes = 0;
   std::int64_t structure_bytes = 0;
   std::int64_t feature_bytes = 0;
+  // Feature rows a GPU rank keeps on its device to gather mini-batch inputs there
+  // (PlanExecutor::device_feature_bytes); 0 when it gathers on the host.
+  std::int64_t device_feature_bytes = 0;
   TrafficBytes evaluation_sent;  // evaluation's, counted apart from training's (not in plans)
   TrafficBytes evaluation_received;
   // The rank's part of the graph and the time it was busy per measured epoch (copy, compute and

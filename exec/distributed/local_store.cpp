@@ -134,6 +134,17 @@ void LocalStore::gather_features(std::span<const NodeId> nodes, std::int64_t col
   }
 }
 
+std::vector<NodeId> LocalStore::held_feature_nodes() const {
+  const auto n = static_cast<NodeId>(shard_.num_nodes());
+  std::vector<NodeId> nodes;
+  for (NodeId v = 0; v < n; ++v) {
+    const bool held = !placement().owned_rows_only || position_[static_cast<std::size_t>(v)] >= 0 ||
+                      table_of_part_[static_cast<std::size_t>(shard_.partition.owner(v))] >= 0;
+    if (held) nodes.push_back(v);
+  }
+  return nodes;
+}
+
 std::int32_t LocalStore::label(NodeId v) const {
   const std::int32_t position = owned_position(v);
   if (position < 0) {

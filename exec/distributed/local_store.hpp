@@ -42,6 +42,10 @@ class LocalStore {
   // own placement or its copies of other ranks'.
   void gather_features(std::span<const NodeId> nodes, std::int64_t column_begin,
                        std::int64_t column_end, float* out) const;
+  // The nodes whose features gather_features gives for the rank's own columns
+  // (placement().column_begin to column_end), in increasing id order: every node for column
+  // slices; the owned nodes and those of parts the rank holds copies of for feature rows.
+  std::vector<NodeId> held_feature_nodes() const;
   // Label of a node this rank owns.
   std::int32_t label(NodeId v) const;
 

@@ -35,6 +35,54 @@ PlanExecutor::PlanExecutor(const StrategyContext& context, std::vector<Parameter
   for (const ParameterSpec& p : specs_) ordered_parameters_.push_back(&parameter(p.name));
   optimizer_ = make_optimizer(context.training);
   optimizer_->set_backend(backend_);
+  keep_features_on_device();
+}
+
+void PlanExecutor::keep_features_on_device() {
+  const FeaturePlacement& own = store_.placement();
+  const std::int64_t width = own.column_end - own.column_begin;
+  if (!backend_.is_gpu() || width <= 0) return;
+  const std::vector<NodeId> nodes = store_.held_feature_nodes();
+  const auto count = static_cast<std::int64_t>(nodes.size());
+  const std::int64_t bytes = count * width * static_cast<std::int64_t>(sizeof(float));
+  if (count == 0 || !backend_.holds_feature_table(bytes)) return;
+  DeviceFeatures features;
+  features.column_begin = own.column_begin;
+  features.column_end = own.column_end;
+  features.row_of_node.assign(static_cast<std::size_t>(store_.shard().num_nodes()), -1);
+  for (std::int64_t i = 0; i < count; ++i) {
+    features.row_of_node[static_cast<std::size_t>(nodes[static_cast<std::size_t>(i)])] =
+        static_cast<std::int32_t>(i);
+  }
+  // Slice by slice, so that generated features are computed in bounded pieces too.
+  features.table.reshape_for_overwrite(count, width);
+  constexpr std::int64_t kSliceRows = std::int64_t{1} << 16;
+  for (std::int64_t begin = 0; begin < count; begin += kSliceRows) {
+    const std::int64_t rows = std::min(kSliceRows, count - begin);
+    store_.gather_features(std::span<const NodeId>(nodes).subspan(static_cast<std::size_t>(begin),
+                                                                  static_cast<std::size_t>(rows)),
+                           own.column_begin, own.column_end, features.table.row(begin));
+  }
+  backend_.copy_to_device(features.table);
+  backend_.synchronize();
+  features.table.release_host_copy();
+  device_features_ = std::move(features);
+}
+
+bool PlanExecutor::gather_on_device(std::span<const NodeId> nodes, const Op& op, Matrix& out) {
+  DeviceFeatures& features = *device_features_;
+  if (op.column_begin < features.column_begin || op.column_end > features.column_end) return false;
+  const auto num_nodes = static_cast<NodeId>(features.row_of_node.size());
+  features.rows.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeId v = nodes[i];
+    if (v < 0 || v >= num_nodes) return false;
+    features.rows[i] = features.row_of_node[static_cast<std::size_t>(v)];
+    if (features.rows[i] < 0) return false;
+  }
+  backend_.gather_rows(features.table, features.rows, op.column_begin - features.column_begin,
+                       op.column_end - features.column_begin, out);
+  return true;
 }
 
 Parameter& PlanExecutor::parameter(const std::string& name) {
@@ -187,6 +235,9 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
     case OpKind::gather_features: {
       const auto ids = node_ids(op.inputs[0]);
       Matrix& out = output(0);
+      if (device_features_ && gather_on_device(ids, op, out)) return;
+      // Gathered every iteration and copied to the GPU, if there is one: page-locked there.
+      backend_.use_transfer_memory(out);
       out.reshape_for_overwrite(static_cast<std::int64_t>(ids.size()),
                                 op.column_end - op.column_begin);
       store_.gather_features(ids, op.column_begin, op.column_end, out.data());
@@ -196,21 +247,11 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing
       scatter(plan, op, false);
       return;
     case OpKind::copy_to_device:
-      // Tensors live in host matrices on every backend (docs/gpu.md): the CUDA backend moves each
-      // kernel's operands itself, so there is nothing left for this op to move.
+      backend_.copy_to_device(dense(0));
       return;
     case OpKind::gather_rows: {
-      const auto positions = node_ids(op.inputs[0]);
       const Matrix& source = dense(1);
-      Matrix& out = output(0);
-      out.reshape_for_overwrite(static_cast<std::int64_t>(positions.size()), source.cols());
-      for (std::size_t r = 0; r < positions.size(); ++r) {
-        if (positions[r] < 0 || positions[r] >= source.rows()) {
-          throw Error("gather_rows: position " + std::to_string(positions[r]) + " outside the " +
-                      std::to_string(source.rows()) + " rows");
-        }
-        std::copy_n(source.row(positions[r]), source.cols(), out.row(static_cast<std::int64_t>(r)));
-      }
+      backend_.gather_rows(source, node_ids(op.inputs[0]), 0, source.cols(), output(0));
       return;
     }
     case OpKind::scatter_add_rows:

@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -68,6 +69,11 @@ class PlanExecutor {
   // mini-batch's copy, with its gradients) held at once beyond the current weights.
   std::int64_t stash_peak_bytes() const { return stash_peak_bytes_; }
 
+  // Bytes of feature rows kept on the device for gather_features (0: gathers run on the host).
+  std::int64_t device_feature_bytes() const {
+    return device_features_ ? device_features_->table.bytes() : 0;
+  }
+
   Parameter& parameter(const std::string& name);
   const std::vector<ParameterSpec>& parameter_specs() const { return specs_; }
 
@@ -100,6 +106,20 @@ class PlanExecutor {
     std::vector<Pending> pending;
     std::vector<char> done;  // per op
   };
+
+  // The rank's feature rows for its own columns, kept on the device when the backend holds them
+  // (ComputeBackend::holds_feature_table): mini-batch inputs are then gathered there.
+  struct DeviceFeatures {
+    Matrix table;                           // held nodes x own columns, device copy only
+    std::vector<std::int32_t> row_of_node;  // the node's table row, -1 when not held
+    std::int64_t column_begin = 0;
+    std::int64_t column_end = 0;
+    std::vector<std::int32_t> rows;  // one gather's table rows, reused
+  };
+  void keep_features_on_device();
+  // gather_features from the device table; false when it does not hold every row and column
+  // asked for (the host's store gathers them, or names what is missing).
+  bool gather_on_device(std::span<const NodeId> nodes, const Op& op, Matrix& out);
 
   void run_op(const Plan& plan, const Op& op, TransferTiming& timing);
   // The parameters ops read and write: the held ones, or an in-flight mini-batch's copy.
@@ -156,6 +176,7 @@ class PlanExecutor {
   bool stepping_pipelined_ = false;
   std::int64_t stash_peak_bytes_ = 0;
   std::vector<std::vector<TensorValue>> spare_tensors_;  // storage of retired mini-batches
+  std::optional<DeviceFeatures> device_features_;
 };
 
 }  // namespace gnnbed

@@ -18,6 +18,7 @@ class CpuBackend final : public ComputeBackend {
   }
   void scale(Matrix& x, float factor) override { cpu::scale(x, factor); }
   void add_in_place(Matrix& y, const Matrix& x) override { cpu::add_in_place(y, x); }
+  void add_to_first_rows(Matrix& y, const Matrix& x) override { cpu::add_to_first_rows(y, x); }
   void relu_forward(Matrix& x) override { cpu::relu_forward(x); }
   void relu_backward(const Matrix& output, Matrix& grad) override {
     cpu::relu_backward(output, grad);
@@ -34,14 +35,22 @@ class CpuBackend final : public ComputeBackend {
                                Matrix& grad, std::int64_t& correct) override {
     return cpu::softmax_cross_entropy(logits, labels, grad, correct);
   }
-  void sgd_step(std::span<float> value, std::span<const float> grad, std::span<float> velocity,
-                float learning_rate, float momentum) override {
-    cpu::sgd_step(value, grad, velocity, learning_rate, momentum);
+  void sgd_step(Matrix& value, const Matrix& grad, Matrix& velocity, float learning_rate,
+                float momentum) override {
+    cpu::sgd_step(value.values(), grad.values(), velocity.values(), learning_rate, momentum);
   }
-  void adam_step(std::span<float> value, std::span<const float> grad, std::span<float> first_moment,
-                 std::span<float> second_moment, const AdamStep& step) override {
-    cpu::adam_step(value, grad, first_moment, second_moment, step);
+  void adam_step(Matrix& value, const Matrix& grad, Matrix& first_moment, Matrix& second_moment,
+                 const AdamStep& step) override {
+    cpu::adam_step(value.values(), grad.values(), first_moment.values(), second_moment.values(),
+                   step);
   }
+  void gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
+                   std::int64_t column_begin, std::int64_t column_end, Matrix& out) override {
+    cpu::gather_rows(source, rows, column_begin, column_end, out);
+  }
+  bool holds_feature_table(std::int64_t) const override { return false; }
+  void use_transfer_memory(Matrix&) override {}
+  void copy_to_device(const Matrix&) override {}
   void synchronize() override {}
 };
 

@@ -5,9 +5,10 @@
 // backend decides where it runs, so a CPU-only build needs no CUDA and tests run the same body on
 // both.
 //
-// Operands are host matrices (exec/tensor.hpp) on every backend: see docs/gpu.md for why, and for
-// what the CUDA backend does with them. Results are in their host matrices when a call returns.
-// Shapes are checked as the cpu:: kernels check them; a mismatch throws gnnbed::Error.
+// Operands are Matrix objects on every backend. The CUDA backend works on their device copies
+// (exec/tensor.hpp): it uploads an operand only when its host values are newer, and leaves
+// results on the device, where the next kernel finds them and host code that reads them brings
+// them back. Shapes are checked as the cpu:: kernels check them; a mismatch throws gnnbed::Error.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -35,6 +36,9 @@ class ComputeBackend {
   virtual void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) = 0;
   virtual void scale(Matrix& x, float factor) = 0;
   virtual void add_in_place(Matrix& y, const Matrix& x) = 0;
+  // y's first x.rows() rows += x (y at least as tall, equally wide): a block's destination nodes
+  // are the first rows of its source side.
+  virtual void add_to_first_rows(Matrix& y, const Matrix& x) = 0;
   virtual void relu_forward(Matrix& x) = 0;
   virtual void relu_backward(const Matrix& output, Matrix& grad) = 0;
   virtual void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
@@ -44,19 +48,44 @@ class ComputeBackend {
   virtual double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,
                                        Matrix& grad, std::int64_t& correct) = 0;
 
-  // Optimiser updates of one parameter (all spans the same length):
+  // Optimiser updates of one parameter (all the same size):
   // SGD with momentum: velocity = momentum * velocity + grad; value -= learning_rate * velocity.
-  virtual void sgd_step(std::span<float> value, std::span<const float> grad,
-                        std::span<float> velocity, float learning_rate, float momentum) = 0;
+  virtual void sgd_step(Matrix& value, const Matrix& grad, Matrix& velocity, float learning_rate,
+                        float momentum) = 0;
   // Adam: first/second moments updated from grad, value moved by step_size * m / (sqrt(v /
   // correction2) + epsilon), in double precision per entry.
-  virtual void adam_step(std::span<float> value, std::span<const float> grad,
-                         std::span<float> first_moment, std::span<float> second_moment,
-                         const AdamStep& step) = 0;
+  virtual void adam_step(Matrix& value, const Matrix& grad, Matrix& first_moment,
+                         Matrix& second_moment, const AdamStep& step) = 0;
+
+  // out = columns [column_begin, column_end) of source's rows `rows` (each checked against
+  // source's rows). On a GPU both stay there: a feature table held on the device (below) gives
+  // mini-batch inputs without crossing PCIe.
+  virtual void gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
+                           std::int64_t column_begin, std::int64_t column_end, Matrix& out) = 0;
+  // Whether a table of `bytes` of feature rows should live on this backend's device, so that
+  // mini-batch inputs are gathered there: never on the CPU; on a GPU when allowed (the default;
+  // run_experiment --device-features host forbids it) and it takes at most half of the device's
+  // free memory.
+  virtual bool holds_feature_table(std::int64_t bytes) const = 0;
+  void allow_feature_tables(bool allowed) { feature_tables_allowed_ = allowed; }
+
+  // Mini-batch inputs. use_transfer_memory gives `m` host memory from which copies to the device
+  // are DMA (page-locked), for a matrix the host writes every iteration (gathered features);
+  // copy_to_device uploads `m` now if its host values are newer (the plans' copy_to_device op),
+  // so that the copy is timed as a copy and not inside the first kernel that reads `m`. Both are
+  // no-ops on the CPU.
+  virtual void use_transfer_memory(Matrix& m) = 0;
+  virtual void copy_to_device(const Matrix& m) = 0;
 
   // Waits until every queued kernel has finished (a no-op on the CPU), so that an op's measured
   // time includes its kernels.
   virtual void synchronize() = 0;
+
+ protected:
+  bool feature_tables_allowed() const { return feature_tables_allowed_; }
+
+ private:
+  bool feature_tables_allowed_ = true;
 };
 
 // The CPU backend: stateless, shared by every caller in the process.

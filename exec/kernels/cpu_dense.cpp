@@ -1,5 +1,6 @@
 #include <cblas.h>
 
+#include <algorithm>
 #include <string>
 
 #include "exec/kernels/cpu_kernels.hpp"
@@ -15,8 +16,8 @@ std::string shape(MatrixView m, bool transposed) {
 
 }  // namespace
 
-GemmShape gemm_shape(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
-                     float beta) {
+GemmShape gemm_dimensions(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b,
+                          const Matrix& c, float beta) {
   const std::int64_t m = transpose_a ? a.cols : a.rows;
   const std::int64_t k = transpose_a ? a.rows : a.cols;
   const std::int64_t k_b = transpose_b ? b.cols : b.rows;
@@ -25,13 +26,20 @@ GemmShape gemm_shape(MatrixView a, bool transpose_a, MatrixView b, bool transpos
     throw Error("gemm: inner dimensions differ: " + shape(a, transpose_a) + " times " +
                 shape(b, transpose_b));
   }
-  if (beta == 0.0f) {
-    if (c.rows() != m || c.cols() != n) c.reset(m, n);
-  } else if (c.rows() != m || c.cols() != n) {
+  if (beta != 0.0f && (c.rows() != m || c.cols() != n)) {
     throw Error("gemm: accumulating into " + shape(MatrixView(c), false) + " but the product is " +
                 std::to_string(m) + "x" + std::to_string(n));
   }
   return {m, n, k};
+}
+
+GemmShape gemm_shape(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
+                     float beta) {
+  const GemmShape dimensions = gemm_dimensions(a, transpose_a, b, transpose_b, c, beta);
+  if (beta == 0.0f && (c.rows() != dimensions.m || c.cols() != dimensions.n)) {
+    c.reset(dimensions.m, dimensions.n);
+  }
+  return dimensions;
 }
 
 void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c, float alpha,
@@ -44,8 +52,8 @@ void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix
   }
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a.data,
-              static_cast<blasint>(a.cols), b.data, static_cast<blasint>(b.cols), beta, c.data(),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a.data(),
+              static_cast<blasint>(a.cols), b.data(), static_cast<blasint>(b.cols), beta, c.data(),
               static_cast<blasint>(c.cols()));
 }
 
@@ -53,10 +61,12 @@ void add_row_vector(Matrix& y, const Matrix& bias) {
   if (bias.rows() != 1 || bias.cols() != y.cols())
     throw Error("add_row_vector: bias shape mismatch");
   const std::int64_t cols = y.cols();
+  float* const values = y.data();
+  const float* const b = bias.data();
 #pragma omp parallel for schedule(static) if (y.size() > 65536)
   for (std::int64_t i = 0; i < y.rows(); ++i) {
-    float* row = y.row(i);
-    for (std::int64_t j = 0; j < cols; ++j) row[j] += bias.data()[j];
+    float* row = values + i * cols;
+    for (std::int64_t j = 0; j < cols; ++j) row[j] += b[j];
   }
 }
 
@@ -82,13 +92,60 @@ void scale(Matrix& x, float factor) {
   for (std::int64_t i = 0; i < count; ++i) values[i] *= factor;
 }
 
-void add_in_place(Matrix& y, const Matrix& x) {
-  if (y.rows() != x.rows() || y.cols() != x.cols()) throw Error("add_in_place: shape mismatch");
-  float* out = y.data();
-  const float* in = x.data();
-  const std::int64_t count = y.size();
+void check_gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
+                       std::int64_t column_begin, std::int64_t column_end) {
+  if (column_begin < 0 || column_begin > column_end || column_end > source.cols()) {
+    throw Error("gather_rows: columns [" + std::to_string(column_begin) + ", " +
+                std::to_string(column_end) + ") of a matrix " + std::to_string(source.cols()) +
+                " wide");
+  }
+  for (const std::int32_t row : rows) {
+    if (row < 0 || row >= source.rows()) {
+      throw Error("gather_rows: position " + std::to_string(row) + " outside the " +
+                  std::to_string(source.rows()) + " rows");
+    }
+  }
+}
+
+void gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
+                 std::int64_t column_begin, std::int64_t column_end, Matrix& out) {
+  check_gather_rows(source, rows, column_begin, column_end);
+  const std::int64_t width = column_end - column_begin;
+  const auto count = static_cast<std::int64_t>(rows.size());
+  out.reshape_for_overwrite(count, width);
+  const float* const from = source.data() + column_begin;
+  float* const to = out.data();
+#pragma omp parallel for schedule(static) if (count > 4096)
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::copy_n(from + rows[static_cast<std::size_t>(i)] * source.cols(), width, to + i * width);
+  }
+}
+
+void check_first_rows(const Matrix& y, const Matrix& x) {
+  if (y.rows() < x.rows() || y.cols() != x.cols()) {
+    throw Error("add_to_first_rows: " + std::to_string(x.rows()) + "x" + std::to_string(x.cols()) +
+                " rows into " + std::to_string(y.rows()) + "x" + std::to_string(y.cols()));
+  }
+}
+
+namespace {
+
+// out[i] += in[i] for the first `count` entries.
+void add_entries(float* out, const float* in, std::int64_t count) {
 #pragma omp parallel for schedule(static) if (count > 65536)
   for (std::int64_t i = 0; i < count; ++i) out[i] += in[i];
+}
+
+}  // namespace
+
+void add_in_place(Matrix& y, const Matrix& x) {
+  if (y.rows() != x.rows() || y.cols() != x.cols()) throw Error("add_in_place: shape mismatch");
+  add_entries(y.data(), x.data(), y.size());
+}
+
+void add_to_first_rows(Matrix& y, const Matrix& x) {
+  check_first_rows(y, x);
+  add_entries(y.data(), x.data(), x.size());
 }
 
 }  // namespace gnnbed::cpu

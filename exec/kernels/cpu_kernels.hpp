@@ -29,7 +29,10 @@ namespace gnnbed::cpu {
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;  // c is m x n, the inner dimension k
 };
-// Checks gemm's operands and sizes `c` (resized when beta == 0, else it must fit already).
+// Checks gemm's operands' inner dimensions, and with beta != 0 that `c` has the product's shape.
+GemmShape gemm_dimensions(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b,
+                          const Matrix& c, float beta);
+// gemm_dimensions, then sizes `c` (resized when beta == 0).
 GemmShape gemm_shape(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
                      float beta);
 void check_dropout_rows(const Matrix& x, std::span<const std::int32_t> row_ids);
@@ -69,6 +72,15 @@ void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad);
 void scale(Matrix& x, float factor);
 // y += x (same shapes).
 void add_in_place(Matrix& y, const Matrix& x);
+// out = columns [column_begin, column_end) of source's rows `rows`; check_gather_rows is its
+// check (rows inside source, columns inside its width).
+void gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
+                 std::int64_t column_begin, std::int64_t column_end, Matrix& out);
+void check_gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
+                       std::int64_t column_begin, std::int64_t column_end);
+// y's first x.rows() rows += x; check_first_rows is its shape check.
+void add_to_first_rows(Matrix& y, const Matrix& x);
+void check_first_rows(const Matrix& y, const Matrix& x);
 
 void relu_forward(Matrix& x);
 // grad *= (output > 0), with `output` the ReLU's output.

@@ -133,10 +133,7 @@ Matrix SageLayer::backward(const Matrix& grad_out, bool want_input_grad) {
     // The destination nodes are the first rows of the source side: their self term adds there.
     Matrix grad_self;
     backend_.gemm(grad_out, false, weight_self_.value, true, grad_self);
-    const std::int64_t count = grad_self.size();
-    float* target = grad_input.data();
-    const float* source = grad_self.data();
-    for (std::int64_t i = 0; i < count; ++i) target[i] += source[i];
+    backend_.add_to_first_rows(grad_input, grad_self);
   }
   return grad_input;
 }

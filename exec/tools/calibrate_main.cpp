@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "exec/backends.hpp"
+#include "exec/calibration/device_copy_benchmark.hpp"
 #include "exec/calibration/op_benchmark.hpp"
 #include "exec/calibration/speed_probe.hpp"
 #include "exec/calibration/transport_benchmark.hpp"
@@ -316,6 +317,7 @@ int calibrate(int argc, char** argv) {
   SamplesByKind samples;
   std::vector<TransferSample> ping_pongs;
   std::vector<CollectiveSample> collectives;
+  std::vector<TransferSample> device_copies;
   PerCase rank_speed_spreads;
   PerCase compute_jitters;
   try {
@@ -334,6 +336,9 @@ int calibrate(int argc, char** argv) {
                     cases[c].describe().c_str(), 1e3 * timing.iteration_seconds);
         std::fflush(stdout);
       }
+    }
+    if (backend->is_gpu()) {
+      device_copies = time_copies_to_device(*backend, default_device_copy_bytes(), 5);
     }
     if (num_ranks >= 2) {
       const std::unique_ptr<Transport> pair = pair_transport(settings.transport, rank, local);
@@ -397,6 +402,13 @@ int calibrate(int argc, char** argv) {
     calibration.fits["network"] = {{"ping_pong", network.to_json(ping_pongs)},
                                    {"collectives", collectives_json(collectives, network.network)}};
     print_network(network, ping_pongs, collectives);
+  }
+  if (!device_copies.empty()) {
+    const NetworkFit link = fit_network(device_copies);
+    calibration.device_link = link.network;
+    calibration.fits["device_link"] = link.to_json(device_copies);
+    std::printf("\ndevice link: latency %.2f us, bandwidth %.2f GB/s (page-locked host to GPU)\n",
+                1e6 * link.network.latency_seconds, link.network.bandwidth_bytes_per_second / 1e9);
   }
   calibration.provenance = provenance_json(argc, argv);
   calibration.provenance["versions"]["mpi"] = mpi_library_version();

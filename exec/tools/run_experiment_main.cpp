@@ -143,7 +143,11 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_ra
         "where compute ops run: cpu, or cuda (ranks on a machine share its GPUs round robin)")(
         "transport", po::value<std::string>()->default_value("mpi"),
         "what moves the data: mpi, or nccl (one GPU per rank; needs --device cuda)")(
-        "quiet,q", "no per-epoch progress");
+        "device-features", po::value<std::string>()->default_value("auto"),
+        "where a GPU rank gathers its mini-batch inputs: auto (on the GPU from a copy of the "
+        "rank's features, when it takes at most half the GPU's free memory; else host), or host "
+        "(from host memory, into page-locked buffers copied to the GPU)")("quiet,q",
+                                                                          "no per-epoch progress");
     add_experiment_options(options);
     const auto command_line = parse_command_line(argc, argv, options);
     if (!command_line) {
@@ -175,7 +179,12 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_ra
     if (setup.transport == "nccl" && device != "cuda") {
       throw ConfigError("--transport", "nccl moves data between GPUs: it needs --device cuda");
     }
+    const std::string device_features = vm["device-features"].as<std::string>();
+    if (device_features != "auto" && device_features != "host") {
+      throw ConfigError("--device-features", "'" + device_features + "' is not one of: auto, host");
+    }
     setup.backend = make_compute_backend(device, local_rank);
+    setup.backend->allow_feature_tables(device_features == "auto");
     const Stopwatch load;
     setup.workload = load_rank_workload(config, num_ranks, rank);
     setup.load_seconds = load.seconds();

@@ -7,13 +7,13 @@
 namespace gnnbed {
 namespace {
 
-void size_state(std::vector<std::vector<float>>& state, std::span<Parameter* const> parameters) {
+void size_state(std::vector<Matrix>& state, std::span<Parameter* const> parameters) {
   if (!state.empty()) {
     if (state.size() != parameters.size()) throw Error("optimizer: the parameter list changed");
     return;
   }
   for (const Parameter* p : parameters) {
-    state.emplace_back(static_cast<std::size_t>(p->value.size()), 0.0f);
+    state.emplace_back(p->value.rows(), p->value.cols());
   }
 }
 
@@ -27,8 +27,7 @@ void SgdOptimizer::step(std::span<Parameter* const> parameters) {
   const auto lr = static_cast<float>(learning_rate_);
   const auto momentum = static_cast<float>(momentum_);
   for (std::size_t p = 0; p < parameters.size(); ++p) {
-    backend().sgd_step(parameters[p]->value.values(), parameters[p]->grad.values(), velocity_[p],
-                       lr, momentum);
+    backend().sgd_step(parameters[p]->value, parameters[p]->grad, velocity_[p], lr, momentum);
   }
 }
 
@@ -42,8 +41,8 @@ void AdamOptimizer::step(std::span<Parameter* const> parameters) {
   step.correction2 = 1.0 - std::pow(step.beta2, static_cast<double>(steps_));
   step.step_size = learning_rate_ / (1.0 - std::pow(step.beta1, static_cast<double>(steps_)));
   for (std::size_t p = 0; p < parameters.size(); ++p) {
-    backend().adam_step(parameters[p]->value.values(), parameters[p]->grad.values(),
-                        first_moment_[p], second_moment_[p], step);
+    backend().adam_step(parameters[p]->value, parameters[p]->grad, first_moment_[p],
+                        second_moment_[p], step);
   }
 }
 

@@ -36,7 +36,7 @@ class SgdOptimizer final : public Optimizer {
  private:
   double learning_rate_;
   double momentum_;
-  std::vector<std::vector<float>> velocity_;
+  std::vector<Matrix> velocity_;  // one per parameter, its shape
 };
 
 // Adam (Kingma & Ba) with bias correction; beta1 0.9, beta2 0.999, epsilon 1e-8.
@@ -48,8 +48,8 @@ class AdamOptimizer final : public Optimizer {
  private:
   double learning_rate_;
   std::int64_t steps_ = 0;
-  std::vector<std::vector<float>> first_moment_;
-  std::vector<std::vector<float>> second_moment_;
+  std::vector<Matrix> first_moment_;  // one per parameter, its shape
+  std::vector<Matrix> second_moment_;
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const TrainingConfig& config);

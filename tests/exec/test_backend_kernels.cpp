@@ -218,27 +218,85 @@ TEST_F(BackendKernels, SoftmaxCrossEntropyMatchesTheCpu) {
 }
 
 TEST_F(BackendKernels, OptimizerStepsMatchTheCpuExactly) {
-  const std::size_t count = 1000;
-  const Matrix start = uniform_matrix(1, static_cast<std::int64_t>(count), -1, 1, 14);
+  const std::int64_t count = 1000;
+  const Matrix start = uniform_matrix(1, count, -1, 1, 14);
   std::vector<float> expected(start.values().begin(), start.values().end());
-  std::vector<float> actual = expected;
-  std::vector<float> expected_m(count, 0.0f), actual_m(count, 0.0f);
-  std::vector<float> expected_v(count, 0.0f), actual_v(count, 0.0f);
+  std::vector<float> expected_m(static_cast<std::size_t>(count), 0.0f);
+  std::vector<float> expected_v(static_cast<std::size_t>(count), 0.0f);
+  Matrix actual = start;
+  Matrix actual_m(1, count);
+  Matrix actual_v(1, count);
   for (int t = 1; t <= 3; ++t) {
-    const Matrix grad = uniform_matrix(1, static_cast<std::int64_t>(count), -1, 1, 20 + t);
+    const Matrix grad = uniform_matrix(1, count, -1, 1, 20 + t);
     AdamStep step;
     step.correction2 = 1.0 - std::pow(step.beta2, t);
     step.step_size = 0.01 / (1.0 - std::pow(step.beta1, t));
     cpu::adam_step(expected, grad.values(), expected_m, expected_v, step);
-    backend().adam_step(actual, grad.values(), actual_m, actual_v, step);
+    backend().adam_step(actual, grad, actual_m, actual_v, step);
     cpu::sgd_step(expected, grad.values(), expected_m, 0.1f, 0.9f);
-    backend().sgd_step(actual, grad.values(), actual_m, 0.1f, 0.9f);
+    backend().sgd_step(actual, grad, actual_m, 0.1f, 0.9f);
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    ASSERT_EQ(actual[i], expected[i]) << "value " << i;
-    ASSERT_EQ(actual_m[i], expected_m[i]) << "first moment / velocity " << i;
-    ASSERT_EQ(actual_v[i], expected_v[i]) << "second moment " << i;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto e = static_cast<std::size_t>(i);
+    ASSERT_EQ(actual(0, i), expected[e]) << "value " << i;
+    ASSERT_EQ(actual_m(0, i), expected_m[e]) << "first moment / velocity " << i;
+    ASSERT_EQ(actual_v(0, i), expected_v[e]) << "second moment " << i;
   }
+  Matrix short_state(1, count - 1);
+  EXPECT_THROW(backend().sgd_step(actual, start, short_state, 0.1f, 0.9f), Error);
+}
+
+TEST_F(BackendKernels, GatherRowsCopiesTheRowsAndColumnsAskedFor) {
+  const Matrix table = uniform_matrix(30, 7, -1, 1, 41);
+  const std::vector<std::int32_t> rows = {4, 0, 29, 4, 17};
+  Matrix out;
+  backend().gather_rows(table, rows, 2, 6, out);
+  ASSERT_EQ(out.rows(), 5);
+  ASSERT_EQ(out.cols(), 4);
+  for (std::int64_t i = 0; i < out.rows(); ++i) {
+    for (std::int64_t j = 0; j < out.cols(); ++j) {
+      ASSERT_EQ(out(i, j), table(rows[static_cast<std::size_t>(i)], 2 + j)) << i << ", " << j;
+    }
+  }
+  backend().gather_rows(table, {}, 0, 7, out);
+  EXPECT_EQ(out.rows(), 0);
+  const std::vector<std::int32_t> outside = {3, 30};
+  EXPECT_THROW(backend().gather_rows(table, outside, 0, 7, out), Error);
+  EXPECT_THROW(backend().gather_rows(table, rows, 5, 8, out), Error);
+}
+
+// A layer's forward and backward as the executor runs them: results stay with the backend
+// between kernels, host code edits some in between (as communication and host-side layers do),
+// and every value read at the end equals the CPU's.
+TEST_F(BackendKernels, ChainsOfKernelsWithHostEditsBetweenThemMatchTheCpu) {
+  auto run = [](ComputeBackend& on) {
+    const Matrix h = uniform_matrix(40, 12, -1, 1, 31);
+    const Matrix w = uniform_matrix(12, 8, -1, 1, 32);
+    Matrix bias = uniform_matrix(1, 8, -1, 1, 33);
+    Matrix out;
+    on.gemm(h, false, w, false, out);
+    on.add_row_vector(out, bias);
+    on.relu_forward(out);
+    out(3, 2) = 5.0f;  // a host edit of a result the backend wrote
+    Matrix grad_w(12, 8);
+    on.gemm(h, true, out, false, grad_w, 1.0f, 1.0f);
+    Matrix grad_h;
+    on.gemm(out, false, w, true, grad_h);
+    Matrix self_rows;
+    on.gemm(MatrixView(out).first_rows(10), false, w, true, self_rows);
+    on.add_to_first_rows(grad_h, self_rows);
+    bias.fill(0.5f);  // a host edit of an operand the backend read before
+    on.accumulate_column_sums(out, bias);
+    on.synchronize();
+    return std::vector<Matrix>{out, grad_w, grad_h, bias};
+  };
+  const std::vector<Matrix> expected = run(cpu_backend());
+  const std::vector<Matrix> actual = run(backend());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    expect_close(actual[i], expected[i], 1e-5, "result " + std::to_string(i));
+  }
+  Matrix too_wide(50, 9);
+  EXPECT_THROW(backend().add_to_first_rows(too_wide, expected[2]), Error);
 }
 
 }  // namespace

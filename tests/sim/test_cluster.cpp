@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/cluster.hpp"
+#include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -200,6 +201,24 @@ TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {
   op.kind = OpKind::relu;
   op.memory_bytes = 1'000'000;
   EXPECT_DOUBLE_EQ(cluster.compute_seconds(op), 1e-6 + 1e-3);
+
+  // A GPU calibration (one with a device link) makes GPU ranks whose copies cross that link, and
+  // the file keeps it.
+  calibration.device_link = NetworkCalibration{8e-6, 5e10};
+  const ClusterSpec gpus =
+      apply_calibration(load_cluster("emulated-cluster", {"machines=4"}), calibration);
+  EXPECT_EQ(gpus.device_kind, DeviceKind::gpu);
+  EXPECT_DOUBLE_EQ(gpus.device_link.bandwidth_bytes_per_second, 5e10);
+  EXPECT_DOUBLE_EQ(gpus.device_link.latency_seconds, 8e-6);
+  EXPECT_DOUBLE_EQ(gpus.compute_seconds(op), 1e-6 + 1e-3);
+  const testing::TemporaryDirectory dir;
+  write_calibration(calibration, dir.path() / "gpu.json");
+  const Calibration read = read_calibration(dir.path() / "gpu.json");
+  ASSERT_TRUE(read.device_link.has_value());
+  EXPECT_DOUBLE_EQ(read.device_link->bandwidth_bytes_per_second, 5e10);
+  calibration.device_link.reset();
+  write_calibration(calibration, dir.path() / "cpu.json");
+  EXPECT_FALSE(read_calibration(dir.path() / "cpu.json").device_link.has_value());
 }
 
 }  // namespace
