@@ -39,7 +39,7 @@ Matrix::Matrix(Matrix&& other) noexcept
   other.device_current_.store(false, std::memory_order_release);
 }
 
-Matrix& Matrix::operator=(Matrix&& other) noexcept {
+Matrix& Matrix::operator=(Matrix&& other) {
   if (this == &other) return *this;
   rows_ = other.rows_;
   cols_ = other.cols_;

@@ -34,7 +34,8 @@ class Matrix {
   Matrix(const Matrix& other);
   Matrix& operator=(const Matrix& other);
   Matrix(Matrix&& other) noexcept;
-  Matrix& operator=(Matrix&& other) noexcept;
+  // Not noexcept: into a matrix in other host memory, the values are copied (allocating).
+  Matrix& operator=(Matrix&& other);
   ~Matrix() = default;
 
   std::int64_t rows() const { return rows_; }
@@ -93,9 +94,9 @@ class Matrix {
     return values_.data();
   }
   float* writable_host() {
-    const float* values = readable_host();
+    readable_host();
     device_current_.store(false, std::memory_order_release);
-    return const_cast<float*>(values);
+    return values_.data();
   }
   // Downloads the device copy (thread-safe: host loops may read rows from several threads).
   void refresh_host() const;
