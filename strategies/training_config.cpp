@@ -1,6 +1,8 @@
 #include "strategies/training_config.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/random.hpp"
@@ -22,6 +24,7 @@ TrainingConfig training_config_from_json(const nlohmann::json& object,
   reader.read("warmup_epochs", config.warmup_epochs);
   reader.read("eval_every", config.eval_every);
   reader.read("seed", config.seed);
+  reader.read("stop_on_divergence", config.stop_on_divergence);
   reader.finish();
   return config;
 }
@@ -37,7 +40,8 @@ nlohmann::json to_json(const TrainingConfig& config) {
           {"fanouts", config.fanouts},
           {"warmup_epochs", config.warmup_epochs},
           {"eval_every", config.eval_every},
-          {"seed", config.seed}};
+          {"seed", config.seed},
+          {"stop_on_divergence", config.stop_on_divergence}};
 }
 
 std::uint64_t sampler_seed(const TrainingConfig& config) { return hash_mix(config.seed, 0x5a11); }
@@ -54,6 +58,15 @@ double measured_epoch_seconds(std::span<const double> epoch_seconds, int warmup_
 
 int first_measured_epoch(int epochs, int warmup_epochs) {
   return warmup_epochs < epochs ? std::max(0, warmup_epochs) + 1 : 1;
+}
+
+void check_divergence(const TrainingConfig& config, int epoch, double loss) {
+  if (std::isfinite(loss) || !config.stop_on_divergence) return;
+  std::ostringstream text;
+  text << "training diverged: the training loss of epoch " << epoch << " is " << loss
+       << " (try a smaller training.learning_rate; training.stop_on_divergence=false lets the "
+          "run go on)";
+  throw DivergenceError(text.str());
 }
 
 void validate(const TrainingConfig& config, int num_layers) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/common/errors.hpp"
+
 namespace gnnbed {
 
 struct TrainingConfig {
@@ -25,6 +27,9 @@ struct TrainingConfig {
   int warmup_epochs = 1;
   int eval_every = 1;      // evaluate every this many epochs (0 = at the end only, -1 = never)
   std::uint64_t seed = 1;  // weights, dropout, shuffling and sampling
+  // A NaN or infinite training loss stops the run with an error naming the epoch (no result is
+  // written); false lets it go on, recording the losses as they are (null in JSON).
+  bool stop_on_divergence = true;
 };
 
 TrainingConfig training_config_from_json(const nlohmann::json& object,
@@ -41,6 +46,15 @@ double measured_epoch_seconds(std::span<const double> epoch_seconds, int warmup_
 // The first epoch (1-based) that measurements count: the one after the warm-up epochs, or the
 // first when none remain.
 int first_measured_epoch(int epochs, int warmup_epochs);
+
+// Thrown when an epoch's training loss is not finite and stop_on_divergence is set.
+class DivergenceError : public Error {
+ public:
+  using Error::Error;
+};
+// Throws DivergenceError, naming the epoch and the loss, when `loss` is NaN or infinite and the
+// configuration stops on divergence. Every engine calls it with the epoch's loss.
+void check_divergence(const TrainingConfig& config, int epoch, double loss);
 
 // Throws ConfigError naming the first field that cannot be used (with the model's layer count).
 void validate(const TrainingConfig& config, int num_layers);

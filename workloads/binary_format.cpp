@@ -5,6 +5,7 @@
 #include "workloads/binary_format.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <limits>
@@ -215,6 +216,9 @@ Dataset load_binary_workload(const std::filesystem::path& path,
     fail("feature_dim", std::to_string(header.feature_dim) + " does not suit feature kind " +
                             std::to_string(header.feature_kind));
   }
+  if (kind == FeatureKind::generated && !std::isfinite(header.feature_signal)) {
+    fail("feature_signal", "is not finite");
+  }
   if (kind == FeatureKind::generated && !has_labels) {
     fail("feature_kind", "generated features need labels, but the file has none");
   }
@@ -265,8 +269,13 @@ Dataset load_binary_workload(const std::filesystem::path& path,
   dataset.split.val = split_ids(kVal);
   dataset.split.test = split_ids(kTest);
   if (kind == FeatureKind::stored) {
-    dataset.features = std::make_shared<const StoredFeatures>(
-        n, header.feature_dim, view_section<float>(file, header.sections[kFeatures]));
+    SharedArray<float> values = view_section<float>(file, header.sections[kFeatures]);
+    if (const std::string bad = non_finite_feature(values.span(), header.feature_dim);
+        !bad.empty()) {
+      fail("features", bad);
+    }
+    dataset.features =
+        std::make_shared<const StoredFeatures>(n, header.feature_dim, std::move(values));
   } else if (kind == FeatureKind::generated) {
     dataset.features = std::make_shared<const GeneratedFeatures>(
         header.feature_dim, dataset.labels, header.feature_signal, header.feature_seed);

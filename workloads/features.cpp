@@ -1,7 +1,9 @@
 #include "workloads/features.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
@@ -17,6 +19,20 @@ void check_columns(int dim, int column_begin, int column_end) {
 }
 
 }  // namespace
+
+std::string non_finite_feature(std::span<const float> values, int dim) {
+  const auto count = static_cast<std::int64_t>(values.size());
+  std::int64_t first = count;
+#pragma omp parallel for schedule(static) reduction(min : first) if (count > 65536)
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[static_cast<std::size_t>(i)])) first = std::min(first, i);
+  }
+  if (first == count || dim <= 0) return "";
+  std::ostringstream text;
+  text << "node " << first / dim << " feature " << first % dim << " is "
+       << values[static_cast<std::size_t>(first)];
+  return text.str();
+}
 
 StoredFeatures::StoredFeatures(std::int64_t num_nodes, int dim, SharedArray<float> values)
     : num_nodes_(num_nodes), dim_(dim), values_(std::move(values)) {

@@ -41,6 +41,10 @@ class FeatureStore {
   void gather(std::span<const NodeId> nodes, float* out) const { gather(nodes, 0, dim(), out); }
 };
 
+// Checks stored feature values (num_nodes x dim, row-major), as every loader must: "" when every
+// value is finite, else "node N feature J is V" for the first that is not (one parallel pass).
+std::string non_finite_feature(std::span<const float> values, int dim);
+
 class StoredFeatures final : public FeatureStore {
  public:
   // `values` holds num_nodes x dim floats, row-major.

@@ -212,13 +212,8 @@ std::shared_ptr<const FeatureStore> read_dense_features(const std::filesystem::p
                          " features x 4 bytes = " + std::to_string(count * sizeof(float)));
   }
   const std::span<const float> values = mapped->view<float>(0, count);
-  const auto bad =
-      std::find_if(values.begin(), values.end(), [](float value) { return !std::isfinite(value); });
-  if (bad != values.end()) {
-    const auto index = static_cast<std::size_t>(bad - values.begin());
-    throw InputError(mapped->file(), 0, "value",
-                     "node " + std::to_string(index / static_cast<std::size_t>(dim)) + " feature " +
-                         std::to_string(index % static_cast<std::size_t>(dim)) + " is not finite");
+  if (const std::string bad = non_finite_feature(values, dim); !bad.empty()) {
+    throw InputError(mapped->file(), 0, "value", bad);
   }
   return std::make_shared<const StoredFeatures>(num_nodes, dim,
                                                 SharedArray<float>(values, std::move(mapped)));

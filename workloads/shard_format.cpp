@@ -5,6 +5,7 @@
 #include "workloads/shard_format.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -318,6 +319,9 @@ class ShardReader {
       fail("feature_kind", std::to_string(header_.feature_kind) + " is not 0, 1 or 2");
     }
     kind_ = static_cast<FeatureKind>(header_.feature_kind);
+    if (kind_ == FeatureKind::generated && !std::isfinite(header_.feature_signal)) {
+      fail("feature_signal", "is not finite");
+    }
     if (kind_ == FeatureKind::none ? header_.feature_dim != 0 : header_.feature_dim <= 0) {
       fail("feature_dim", std::to_string(header_.feature_dim) + " does not suit feature kind " +
                               std::to_string(header_.feature_kind));
@@ -436,7 +440,11 @@ class ShardReader {
     }
     check_split(shard, position);
     check_split_counts(shard);
-    if (kind_ == FeatureKind::stored) shard.stored_features = view<float>(kFeatures);
+    if (kind_ == FeatureKind::stored) {
+      shard.stored_features = view<float>(kFeatures);
+      const std::string bad = non_finite_feature(shard.stored_features.span(), header_.feature_dim);
+      if (!bad.empty()) fail("features", bad);
+    }
     if (kind_ == FeatureKind::generated) shard.generated_features = generator(shard, position);
     return shard;
   }

@@ -193,6 +193,8 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
       std::fflush(stdout);
     }
     report.epochs.push_back(record);
+    // Every rank has the same loss (summed over ranks), so every rank stops together.
+    check_divergence(config.training, epoch, record.loss);
   }
 
   // Every rank's traffic, memory and data, to rank 0 (control plane).

@@ -661,7 +661,10 @@ std::vector<Parameter> PlanExecutor::gather_full_parameters(bool gradients) {
   for (const ParameterSpec& spec : specs_) {
     const Parameter& local = parameter(spec.name);
     const Matrix& mine = gradients ? local.grad : local.value;
-    const bool split = spec.local_rows() != spec.rows;
+    // Every rank must take the same branch (the gather is collective), and a rank that holds all
+    // the rows sees no split where another holds none (more ranks than feature columns): decide
+    // together.
+    const bool split = transport_.max_over_ranks(spec.local_rows() != spec.rows ? 1.0 : 0.0) > 0.0;
     Parameter whole{spec.name, spec.layer, spec.is_weight, Matrix(spec.rows, spec.cols),
                     Matrix(spec.rows, spec.cols)};
     Matrix& target = gradients ? whole.grad : whole.value;

@@ -92,6 +92,9 @@ void print_summary(const ExperimentConfig& config, const std::string& dataset_na
   std::int64_t peak = 0;
   for (const RankReport& r : report.ranks) peak = std::max(peak, r.peak_memory_bytes);
   std::printf("  peak memory %.1f MiB (largest rank)\n", static_cast<double>(peak) / (1 << 20));
+  if (!report.epochs.empty()) {
+    std::printf("  training loss %.4f in the last epoch\n", report.epochs.back().loss);
+  }
   if (report.test_accuracy >= 0) {
     std::printf("  test accuracy %.1f %% (validation %.1f %%)\n", 100 * report.test_accuracy,
                 100 * report.val_accuracy);
@@ -269,6 +272,10 @@ int run(int argc, char** argv, MpiTransport& transport) {
   } catch (const OutOfMemoryError& error) {
     // Every rank stopped at the same iteration: a result, as simulate reports such a point.
     out_of_memory = error.what();
+  } catch (const DivergenceError& error) {
+    // Every rank saw the same loss and stopped after the same epoch: no result, a clean stop.
+    if (rank == 0) std::fprintf(stderr, "run_experiment: %s\n", error.what());
+    return 1;
   } catch (const std::exception& error) {
     abort_all_ranks(error.what(), 1);
   }

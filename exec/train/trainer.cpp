@@ -231,6 +231,7 @@ TrainingReport train_model(const Dataset& dataset, const ModelSpec& spec,
     EpochRecord record =
         sampler ? run.mini_batch_epoch(epoch, *sampler, *schedule) : run.full_graph_epoch(epoch);
     record.epoch = epoch;
+    check_divergence(config, epoch, record.loss);
     const bool evaluate_now =
         config.eval_every >= 0 &&
         (epoch == config.epochs || (config.eval_every > 0 && epoch % config.eval_every == 0));

@@ -249,6 +249,46 @@ TEST(RunExperiment, P3RunsOnMoreRanksThanFeatureColumns) {
   EXPECT_GT(ranks[2]["bytes_received"]["activations"].get<std::int64_t>(), 0);
 }
 
+// One feature column over 2 ranks: rank 0 holds the whole first-layer weight and rank 1 none of
+// it, so only rank 1 sees it split. Evaluation gathers the weight on both ranks (it deadlocked when
+// each rank decided alone whether to).
+TEST(RunExperiment, P3EvaluatesWhenOneRankHoldsEveryFeatureColumn) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "r.json";
+  const CommandResult run = run_command(
+      "timeout 120 env " + mpiexec(2) + run_experiment() +
+      " --workload csbm --set workload.num_nodes=200 --set workload.feature_dim=1 --strategy p3"
+      " --batch-size 8 --epochs 2 --quiet --output " +
+      result.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json json = read_json(result);
+  EXPECT_EQ(json["bytes_match_plans"], true);
+  EXPECT_TRUE(json.contains("test_accuracy")) << "evaluation ran";
+  EXPECT_TRUE(json["epochs"].back().contains("val_accuracy"));
+}
+
+// A NaN loss stops every rank after the epoch that produced it, with one message and no result;
+// training.stop_on_divergence=false lets the run finish and records the losses as null.
+TEST(RunExperiment, ADivergedRunStopsWithAnErrorUnlessToldToGoOn) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "r.json";
+  const std::string command = mpiexec(2) + run_experiment() +
+                              " --workload cora --set training.learning_rate=1e30 --epochs 3"
+                              " --quiet --output " +
+                              result.string();
+  const CommandResult diverged = run_command(command);
+  EXPECT_EQ(diverged.exit_code, 1) << diverged.output;
+  EXPECT_NE(diverged.output.find("training diverged: the training loss of epoch 2"),
+            std::string::npos)
+      << diverged.output;
+  EXPECT_FALSE(std::filesystem::exists(result)) << "a diverged run leaves no result";
+  const CommandResult allowed = run_command(command + " --set training.stop_on_divergence=false");
+  ASSERT_EQ(allowed.exit_code, 0) << allowed.output;
+  const nlohmann::json json = read_json(result);
+  ASSERT_EQ(json["epochs"].size(), 3u);
+  EXPECT_TRUE(json["epochs"][1]["loss"].is_null());
+}
+
 TEST(RunExperiment, PipelinedP3MovesThePlannedBytesAndReportsItsStash) {
   const TemporaryDirectory dir;
   const auto result = dir.path() / "pipelined.json";

@@ -111,7 +111,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadInvocation{"missing_dataset_directory",
                       "--workload planetoid-tsv --path {dir}/nowhere",
                       1,
-                      {"nowhere"}}),
+                      {"nowhere"}},
+        BadInvocation{"diverged_training",
+                      "--workload cora --lr 1e30 --epochs 5 --quiet",
+                      1,
+                      {"training diverged", "epoch 2", "training.stop_on_divergence"}}),
     [](const ::testing::TestParamInfo<BadInvocation>& param_info) {
       return std::string(param_info.param.name);
     });

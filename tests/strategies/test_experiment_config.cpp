@@ -2,6 +2,9 @@
 // config from defaults, a JSON file and command-line assignments.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "strategies/experiment_config.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
@@ -113,6 +116,25 @@ TEST(ModelSpec, RejectsUnusableConfigurations) {
   EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 0, 16, 0.5}, 10, 3), ConfigError);
   EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 2, 16, 1.0}, 10, 3), ConfigError);
   EXPECT_THROW(ModelSpec(ModelConfig{"gcn", 2, 16, 0.5}, 0, 3), ConfigError);
+}
+
+TEST(TrainingConfig, DivergenceStopsTrainingUnlessToldToGoOn) {
+  TrainingConfig config;
+  EXPECT_NO_THROW(check_divergence(config, 3, 1.25));
+  for (const double loss : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    try {
+      check_divergence(config, 7, loss);
+      ADD_FAILURE() << "no error for loss " << loss;
+    } catch (const DivergenceError& error) {
+      EXPECT_NE(std::string(error.what()).find("loss of epoch 7"), std::string::npos)
+          << error.what();
+    }
+  }
+  const nlohmann::json off = {{"stop_on_divergence", false}};
+  config = training_config_from_json(off, TrainingConfig{}, "training");
+  EXPECT_FALSE(config.stop_on_divergence);
+  EXPECT_NO_THROW(check_divergence(config, 7, std::nan("")));
+  EXPECT_EQ(to_json(config)["stop_on_divergence"], false);
 }
 
 TEST(TrainingConfig, ValidationNamesTheField) {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -87,6 +88,19 @@ TEST(BadPlanetoid, NonNumericFields) {
   write_planetoid(dir, {{"meta.tsv", "num_nodes\tfive\n"}});
   expect_input_error([&] { load_planetoid_tsv(root); }, "meta.tsv", 1, "num_nodes",
                      "'five' is not an integer");
+}
+
+// Finite as doubles, infinite as the float32 the loaders keep.
+TEST(BadPlanetoid, FeatureValuesBeyondFloat32) {
+  TemporaryDirectory dir;
+  const auto root = write_planetoid(dir, {{"features_sparse.tsv", "0\t0\t1\n0\t2\t1e300\n"}});
+  expect_input_error([&] { load_planetoid_tsv(root); }, "features_sparse.tsv", 2, "value",
+                     "1e+300 is outside float32's range");
+  write_planetoid(dir, {{"features_sparse.tsv", "0\t0\t-3.5e38\n"}});
+  expect_input_error([&] { load_planetoid_tsv(root); }, "features_sparse.tsv", 1, "value",
+                     "-3.5e+38 is outside float32's range");
+  write_planetoid(dir, {{"features_sparse.tsv", "0\t0\t3.4e38\n"}});
+  EXPECT_EQ(load_planetoid_tsv(root).num_nodes(), 5) << "float32's largest values load";
 }
 
 TEST(BadPlanetoid, IdsOutOfRange) {
@@ -318,6 +332,13 @@ TEST(BadOgb, NonNumericFields) {
                      "'3.0' is not an integer");
 }
 
+TEST(BadOgb, FeatureValuesBeyondFloat32) {
+  TemporaryDirectory dir;
+  const auto root = write_ogb(dir, {{"raw/node-feat.csv", "0.5,-1\n1,3.5e38\n"}});
+  expect_input_error([&] { load_ogb(root, {}); }, "node-feat.csv", 2, "feature[1]",
+                     "3.5e+38 is outside float32's range");
+}
+
 TEST(BadOgb, IdsOutOfRange) {
   TemporaryDirectory dir;
   const auto root = write_ogb(dir, {{"raw/edge.csv", "0,1\n1,2\n3,6\n"}});
@@ -481,6 +502,18 @@ TEST(BadBinary, IdsOutOfRange) {
   labels.save(labels.bytes);
   expect_input_error([&] { load_binary_workload(labels.path); }, "tiny.gnnbed", 0, "labels",
                      "node 1 has label 9 outside [-1, 2)");
+}
+
+TEST(BadBinary, FeatureValuesThatAreNotFinite) {
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    BinaryFixture fixture;
+    const std::uint64_t features_at = fixture.u64_at(232 + 16 * 6);
+    fixture.patch<float>(features_at + 4 * (3 * 3 + 1), bad);  // node 3, feature 1
+    fixture.save(fixture.bytes);
+    expect_input_error([&] { load_binary_workload(fixture.path); }, "tiny.gnnbed", 0, "features",
+                       "node 3 feature 1 is");
+  }
 }
 
 TEST(BadBinary, NothingHalfWritten) {

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <sstream>
 
 #include "workloads/common/errors.hpp"
 
@@ -151,7 +153,14 @@ double FieldParser::real(std::string_view field_name) {
 }
 
 float FieldParser::real32(std::string_view field_name) {
-  return static_cast<float>(real(field_name));
+  const double value = real(field_name);
+  // Beyond float's largest value the conversion is undefined (and in practice infinite).
+  if (std::abs(value) > static_cast<double>(std::numeric_limits<float>::max())) {
+    std::ostringstream shown;
+    shown << value;
+    fail(field_name, shown.str() + " is outside float32's range (magnitude at most 3.4e38)");
+  }
+  return static_cast<float>(value);
 }
 
 bool FieldParser::at_end() const {
