@@ -401,18 +401,18 @@ ScheduleKey schedule_key(const Plan& plan, int op) {
   return {static_cast<std::int64_t>(plan.iteration) + stage, stage, op};
 }
 
-void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path) {
+std::string encode_plans(const std::vector<Plan>& plans, const std::filesystem::path& path) {
   nlohmann::json document = nlohmann::json::array();
   for (const Plan& plan : plans) document.push_back(plan.to_json());
   if (path.extension() == ".msgpack") {
     const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(document);
-    write_file_atomically(path, [&](std::ostream& out) {
-      out.write(reinterpret_cast<const char*>(bytes.data()),
-                static_cast<std::streamsize>(bytes.size()));
-    });
-  } else {
-    write_text_file_atomically(path, document.dump() + "\n");
+    return std::string(bytes.begin(), bytes.end());
   }
+  return document.dump() + "\n";
+}
+
+void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path) {
+  write_text_file_atomically(path, encode_plans(plans, path));
 }
 
 std::vector<Plan> read_plans(const std::filesystem::path& path) {

@@ -225,6 +225,9 @@ ScheduleKey schedule_key(const Plan& plan, int op);
 
 // Files: JSON, or MessagePack when the name ends in ".msgpack" (large plans). Writing is atomic.
 void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path);
+// The bytes write_plans writes (MessagePack for .msgpack, else JSON), for writing with other
+// outputs as a group.
+std::string encode_plans(const std::vector<Plan>& plans, const std::filesystem::path& path);
 std::vector<Plan> read_plans(const std::filesystem::path& path);
 
 // Builds a plan op by op, returning ids. Dependencies follow from the tensors: an op depends on

@@ -25,6 +25,7 @@
 #include "strategies/cost_fit.hpp"
 #include "strategies/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/common/files.hpp"
 #include "workloads/common/memory.hpp"
 #include "workloads/common/provenance.hpp"
 #include "workloads/common/statistics.hpp"
@@ -97,6 +98,7 @@ std::optional<Settings> parse(int argc, char** argv) {
   const po::variables_map& vm = command_line->values;
   Settings settings;
   settings.output = vm["output"].as<std::string>();
+  check_output_path(settings.output, "--output");
   settings.quick = vm.count("quick") != 0;
   if (vm.count("probe") != 0) settings.probe = vm["probe"].as<std::string>();
   settings.device = vm["device"].as<std::string>();

@@ -174,6 +174,12 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_ra
     if (vm.count("trace") != 0) setup.outputs.trace = vm["trace"].as<std::string>();
     if (vm.count("plans") != 0) setup.outputs.plans = vm["plans"].as<std::string>();
     setup.outputs.quiet = vm.count("quiet") != 0;
+    if (rank == 0) {  // the rank that writes them
+      check_output_path(setup.outputs.result, "--output");
+      check_output_path(setup.outputs.csv, "--csv");
+      if (!setup.outputs.trace.empty()) check_output_path(setup.outputs.trace, "--trace");
+      if (!setup.outputs.plans.empty()) check_output_path(setup.outputs.plans, "--plans");
+    }
     setup.transport = vm["transport"].as<std::string>();
     const std::string device = vm["device"].as<std::string>();
     if (setup.transport != "mpi" && setup.transport != "nccl") {
@@ -311,14 +317,18 @@ int run(int argc, char** argv, MpiTransport& transport) {
           setup.config.distribution,
           measured_partition_costs(report, dataset_name, setup.config.distribution.partitioner));
     }
-    write_text_file_atomically(setup.outputs.result, result.dump(2) + "\n");
-    write_text_file_atomically(setup.outputs.csv, epochs_csv(report));
+    // All or none: a run that cannot write one of its outputs leaves none behind.
+    std::vector<OutputFile> files = {{setup.outputs.result, result.dump(2) + "\n"},
+                                     {setup.outputs.csv, epochs_csv(report)}};
     if (!setup.outputs.trace.empty()) {
-      write_text_file_atomically(
-          setup.outputs.trace,
-          nlohmann::json{{"traceEvents", report.trace}, {"displayTimeUnit", "ms"}}.dump() + "\n");
+      files.push_back(
+          {setup.outputs.trace,
+           nlohmann::json{{"traceEvents", report.trace}, {"displayTimeUnit", "ms"}}.dump() + "\n"});
     }
-    if (!setup.outputs.plans.empty()) write_plans(report.first_plans, setup.outputs.plans);
+    if (!setup.outputs.plans.empty()) {
+      files.push_back({setup.outputs.plans, encode_plans(report.first_plans, setup.outputs.plans)});
+    }
+    write_files_atomically(files);
     print_summary(setup.config, dataset_name, num_ranks, report, setup.outputs);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "run_experiment: %s\n", error.what());

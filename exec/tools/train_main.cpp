@@ -46,6 +46,7 @@ int train_main(int argc, char** argv) {
   const ExperimentConfig config = experiment_from_options(parsed);
   const std::string output =
       vm.count("output") != 0 ? vm["output"].as<std::string>() : default_output(config);
+  check_output_path(output, "--output");
 
   const Stopwatch load;
   const Dataset dataset = load_workload(config.workload);

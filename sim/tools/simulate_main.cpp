@@ -389,6 +389,9 @@ int simulate_main(int argc, char** argv) {
     setup.options.record_trace = true;
   }
   setup.quiet = vm.count("quiet") != 0;
+  check_output_path(setup.output, "--output");
+  check_output_path(setup.csv, "--csv");
+  if (!setup.trace.empty()) check_output_path(setup.trace, "--trace");
   // Every point's configuration and cluster are checked before anything runs.
   for (const Point& point : setup.points) {
     point_config(setup, point);
@@ -444,8 +447,8 @@ int simulate_main(int argc, char** argv) {
       {"calibration", setup.calibration_file},
       {"points", results},
       {"wall_seconds", total.seconds()}};
-  write_text_file_atomically(setup.output, document.dump(2) + "\n");
-  write_text_file_atomically(setup.csv, points_csv(results));
+  write_files_atomically(
+      {{setup.output, document.dump(2) + "\n"}, {setup.csv, points_csv(results)}});
   if (!setup.quiet) {
     std::printf("results: %s, %s%s%s (%.1f s)\n", setup.output.c_str(), setup.csv.c_str(),
                 setup.trace.empty() ? "" : ", trace ", setup.trace.c_str(), total.seconds());

@@ -289,6 +289,20 @@ TEST(RunExperiment, ADivergedRunStopsWithAnErrorUnlessToldToGoOn) {
   EXPECT_TRUE(json["epochs"][1]["loss"].is_null());
 }
 
+// Every output is checked before the workload loads; one that cannot be written stops the run
+// with the option named, and none of the others is written.
+TEST(RunExperiment, AnOutputThatCannotBeWrittenStopsTheRunFirst) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "r.json";
+  const CommandResult run =
+      run_command(mpiexec(2) + run_experiment() + " --workload cora --epochs 1 --quiet --output " +
+                  result.string() + " --csv " + dir.path().string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("'--csv': cannot write"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("is a folder"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(result));
+}
+
 TEST(RunExperiment, PipelinedP3MovesThePlannedBytesAndReportsItsStash) {
   const TemporaryDirectory dir;
   const auto result = dir.path() / "pipelined.json";

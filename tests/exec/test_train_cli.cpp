@@ -63,6 +63,21 @@ struct BadInvocation {
 // Names the case in test listings instead of dumping its bytes.
 void PrintTo(const BadInvocation& invocation, std::ostream* out) { *out << invocation.name; }
 
+// Outputs are checked before any work, and a refused one creates nothing (not even a folder).
+TEST(TrainCli, OutputsThatCannotBeWrittenAreRefusedFirst) {
+  const TemporaryDirectory dir;
+  const std::string outputs[] = {(dir.path() / "newdir/").string(), "/dev/null",
+                                 dir.path().string()};
+  for (const std::string& output : outputs) {
+    const CommandResult run =
+        run_command(train() + " --workload cora --epochs 1 --quiet --output " + output);
+    EXPECT_EQ(run.exit_code, 2) << output << ": " << run.output;
+    EXPECT_NE(run.output.find("'--output': cannot write"), std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find("loaded"), std::string::npos) << "checked before loading";
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "newdir"));
+}
+
 class TrainCliRejects : public ::testing::TestWithParam<BadInvocation> {};
 
 TEST_P(TrainCliRejects, WithOneClearLineAndNoResult) {

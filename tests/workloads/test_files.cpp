@@ -74,5 +74,55 @@ TEST(WriteFileAtomically, ThrowingWriterForANewFileCreatesNothing) {
   EXPECT_TRUE(entries(dir.path()).empty());
 }
 
+TEST(OutputPath, OnlyRegularFilesInWritableFoldersAreAccepted) {
+  TemporaryDirectory dir;
+  EXPECT_EQ(output_path_problem(dir.path() / "new/deeper/r.json"), "");
+  dir.write("old.json", "{}");
+  EXPECT_EQ(output_path_problem(dir.path() / "old.json"), "");
+  auto problem = [](const std::filesystem::path& path) { return output_path_problem(path); };
+  EXPECT_NE(problem(dir.path() / "sub/").find("names a folder"), std::string::npos);
+  EXPECT_NE(problem(dir.path()).find("is a folder"), std::string::npos);
+  EXPECT_NE(problem("/dev/null").find("not a regular file"), std::string::npos);
+  EXPECT_NE(problem(dir.path() / "old.json/r.json").find("is not a folder"), std::string::npos);
+  EXPECT_NE(problem("/proc/none/r.json").find("cannot write in /proc"), std::string::npos);
+  std::filesystem::create_symlink(dir.path() / "absent", dir.path() / "dangling");
+  EXPECT_NE(problem(dir.path() / "dangling").find("link to nothing"), std::string::npos);
+  EXPECT_EQ(problem(""), "the path is empty");
+  try {
+    check_output_path("/dev/null", "--csv");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "--csv");
+  }
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"dangling", "old.json"}))
+      << "checking writes nothing";
+}
+
+TEST(OutputPath, ALinkToAFileIsWrittenThroughAndStaysALink) {
+  TemporaryDirectory dir;
+  dir.write("target.json", "old");
+  std::filesystem::create_symlink(dir.path() / "target.json", dir.path() / "link.json");
+  write_text_file_atomically(dir.path() / "link.json", "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "link.json"));
+  EXPECT_EQ(read_file(dir.path() / "target.json"), "new");
+  EXPECT_THROW(write_text_file_atomically("/dev/null", "x"), SystemError);
+}
+
+TEST(WriteFilesAtomically, AllOrNone) {
+  TemporaryDirectory dir;
+  dir.write("a.json", "old a");
+  std::filesystem::create_directory(dir.path() / "c.csv");
+  EXPECT_THROW(write_files_atomically({{dir.path() / "a.json", "new a"},
+                                       {dir.path() / "b.json", "new b"},
+                                       {dir.path() / "c.csv", "new c"}}),
+               SystemError);
+  EXPECT_EQ(read_file(dir.path() / "a.json"), "old a");
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"a.json", "c.csv"}))
+      << "neither the new file nor a temporary is left";
+  write_files_atomically({{dir.path() / "a.json", "new a"}, {dir.path() / "b.json", "new b"}});
+  EXPECT_EQ(read_file(dir.path() / "a.json"), "new a");
+  EXPECT_EQ(read_file(dir.path() / "b.json"), "new b");
+}
+
 }  // namespace
 }  // namespace gnnbed

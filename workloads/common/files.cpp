@@ -1,10 +1,12 @@
 #include "workloads/common/files.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -56,27 +58,107 @@ void require_free_space(const std::filesystem::path& path, std::uint64_t bytes) 
   }
 }
 
-void write_file_atomically(const std::filesystem::path& path,
-                           const std::function<void(std::ostream&)>& write) {
+std::string output_path_problem(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return "the path is empty";
+  if (!path.has_filename()) return "it names a folder (ends in '/'), not a file";
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);  // follows links
+  if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(status)) {
+    return "it is a symbolic link to nothing";
+  }
+  if (fs::is_directory(status)) return "it is a folder";
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    return "it is not a regular file (a device, pipe or socket): outputs are regular files";
+  }
+  // The nearest folder that exists above it: the write creates the missing ones below.
+  fs::path folder = fs::absolute(path, ec).parent_path();
+  while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.root_path()) {
+    folder = folder.parent_path();
+  }
+  if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder";
+  // Permissions alone do not tell (root passes every check; some file systems refuse files
+  // anyway): create and remove an empty file there.
+  const fs::path probe = folder / (".gnnbed-write-check." + std::to_string(getpid()));
+  const int descriptor = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (descriptor < 0) return "cannot write in " + folder.string() + ": " + std::strerror(errno);
+  close(descriptor);
+  fs::remove(probe, ec);
+  return "";
+}
+
+void check_output_path(const std::filesystem::path& path, const std::string& option) {
+  const std::string problem = output_path_problem(path);
+  if (!problem.empty())
+    throw ConfigError(option, "cannot write '" + path.string() + "': " + problem);
+}
+
+namespace {
+
+// Where an output goes: the file a link names (so that the link stays a link), after the checks.
+std::filesystem::path output_target(const std::filesystem::path& requested) {
+  if (const std::string problem = output_path_problem(requested); !problem.empty()) {
+    throw SystemError("cannot write " + requested.string() + ": " + problem);
+  }
+  std::error_code ec;
+  return std::filesystem::is_symlink(requested, ec) ? std::filesystem::canonical(requested)
+                                                    : requested;
+}
+
+// Writes `path`'s content to its temporary (removed again when anything fails) and returns it.
+std::filesystem::path write_temporary(const std::filesystem::path& path,
+                                      const std::function<void(std::ostream&)>& write) {
   const std::filesystem::path parent = parent_of(path);
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
   if (ec) {
     throw SystemError("cannot create directory " + parent.string() + ": " + ec.message());
   }
-  const std::string temporary_name = temporary_prefix(path) + std::to_string(getpid());
-  const std::filesystem::path temporary = parent / temporary_name;
+  const std::filesystem::path temporary =
+      parent / (temporary_prefix(path) + std::to_string(getpid()));
   try {
-    {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      if (!out) throw SystemError("cannot create " + temporary.string());
-      write(out);
-      out.flush();
-      if (!out) throw SystemError("cannot write " + temporary.string() + " (disk full?)");
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw SystemError("cannot write " + path.string() + " (its temporary " +
+                        temporary.filename().string() + "): " + std::strerror(errno));
     }
-    std::filesystem::rename(temporary, path);
+    write(out);
+    out.flush();
+    if (!out) throw SystemError("cannot write " + path.string() + " (disk full?)");
   } catch (...) {
     std::filesystem::remove(temporary, ec);
+    throw;
+  }
+  return temporary;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& requested,
+                           const std::function<void(std::ostream&)>& write) {
+  const std::filesystem::path path = output_target(requested);
+  const std::filesystem::path temporary = write_temporary(path, write);
+  try {
+    std::filesystem::rename(temporary, path);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(temporary, ec);
+    throw;
+  }
+}
+
+void write_files_atomically(const std::vector<OutputFile>& files) {
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> written;  // (temp, target)
+  try {
+    for (const OutputFile& file : files) {
+      const std::filesystem::path path = output_target(file.path);
+      written.emplace_back(write_temporary(path, [&](std::ostream& out) { out << file.content; }),
+                           path);
+    }
+    for (const auto& [temporary, path] : written) std::filesystem::rename(temporary, path);
+  } catch (...) {
+    std::error_code ec;
+    for (const auto& [temporary, path] : written) std::filesystem::remove(temporary, ec);
     throw;
   }
 }

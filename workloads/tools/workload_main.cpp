@@ -12,6 +12,7 @@
 
 #include "strategies/experiment_cli.hpp"
 #include "workloads/binary_format.hpp"
+#include "workloads/common/files.hpp"
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/partition.hpp"
@@ -95,6 +96,10 @@ int workload_main(int argc, char** argv) {
   require_one_of("command", command, {"info", "convert", "partition"});
   if (command == "convert" && vm.count("output") == 0) {
     throw ConfigError("output", "convert needs --output FILE");
+  }
+  // A binary file is checked before the workload loads; a shard folder is written into.
+  if (command == "convert" && vm.count("shards") == 0) {
+    check_output_path(vm["output"].as<std::string>(), "output");
   }
   const ExperimentConfig config = experiment_from_options(parsed);
 
