@@ -68,10 +68,14 @@ TEST(SimulateRoc, EveryRankReceivesItsHaloFeaturesAndRecordsItsPartForTheCostMod
 }
 
 TEST(SimulateRoc, AMiniBatchSizeIsRefusedWithTheFieldToChange) {
-  const CommandResult run = run_command(testing::binary_path("sim/simulate") +
-                                        " --workload cora --strategy roc --quiet -o /dev/null");
+  const testing::TemporaryDirectory dir;
+  const auto result = dir.path() / "r.json";
+  const CommandResult run =
+      run_command(testing::binary_path("sim/simulate") +
+                  " --workload cora --strategy roc --quiet -o " + result.string());
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("training.batch_size"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(result));
 }
 
 }  // namespace
