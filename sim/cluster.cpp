@@ -22,15 +22,22 @@ constexpr double kLargestTimeFactor = 10;
 // Linux's time slices are milliseconds; a tenth of a second is no longer a scheduler's.
 constexpr double kLargestTimeSliceSeconds = 0.1;
 
+constexpr double kSlowestLinkBytesPerSecond = 1e3;
+constexpr double kFastestLinkBytesPerSecond = 1e15;
+constexpr double kLongestLatencySeconds = 10;
+
 LinkSpec link_from_json(const nlohmann::json& object, const std::string& where) {
   LinkSpec link;
   JsonFieldReader reader(object, where);
   reader.read("bandwidth_bytes_per_second", link.bandwidth_bytes_per_second);
   reader.read("latency_seconds", link.latency_seconds);
   reader.finish();
-  require(link.bandwidth_bytes_per_second > 0, reader.path("bandwidth_bytes_per_second"),
-          "must be positive");
-  require(link.latency_seconds >= 0, reader.path("latency_seconds"), "must not be negative");
+  // Ranges SimGrid's solver handles (far beyond it, its precision gives out and it aborts).
+  require(link.bandwidth_bytes_per_second >= kSlowestLinkBytesPerSecond &&
+              link.bandwidth_bytes_per_second <= kFastestLinkBytesPerSecond,
+          reader.path("bandwidth_bytes_per_second"), "must be between 1e3 and 1e15 bytes/s");
+  require(link.latency_seconds >= 0 && link.latency_seconds <= kLongestLatencySeconds,
+          reader.path("latency_seconds"), "must be between 0 and 10 seconds");
   return link;
 }
 
@@ -47,8 +54,11 @@ void read_nic(const nlohmann::json& object, const std::string& where, ClusterSpe
   reader.read("latency_seconds", nic.latency_seconds);
   reader.read("cpu_seconds_per_byte", cluster.nic_cpu_seconds_per_byte);
   reader.finish();
-  require(gbps > 0, reader.path("bandwidth_gbps"), "must be positive");
-  require(nic.latency_seconds >= 0, reader.path("latency_seconds"), "must not be negative");
+  require(gbps * kGiga / kBitsPerByte >= kSlowestLinkBytesPerSecond &&
+              gbps * kGiga / kBitsPerByte <= kFastestLinkBytesPerSecond,
+          reader.path("bandwidth_gbps"), "must be between 8e-6 and 8e6 Gbit/s");
+  require(nic.latency_seconds >= 0 && nic.latency_seconds <= kLongestLatencySeconds,
+          reader.path("latency_seconds"), "must be between 0 and 10 seconds");
   require(cluster.nic_cpu_seconds_per_byte >= 0, reader.path("cpu_seconds_per_byte"),
           "must not be negative");
   nic.bandwidth_bytes_per_second = gbps * kGiga / kBitsPerByte;

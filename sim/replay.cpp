@@ -549,9 +549,36 @@ void drop_index_data(Plan& plan) {
   }
 }
 
+namespace {
+
+// Every op the replay will cost, costed once before SimGrid starts: a cost model without a rate
+// for work some op has (a rate of 0) is a configuration error naming the field, not an
+// exception inside a simulated actor.
+void check_costs(const ClusterSpec& cluster, const std::vector<std::vector<Plan>>& iterations,
+                 const ReplayOptions& options) {
+  for (const std::vector<Plan>& plans : iterations) {
+    for (const Plan& plan : plans) {
+      for (const Op& op : plan.ops) {
+        const bool measured = options.use_measured_durations && op.measured_seconds >= 0;
+        if (!is_costed(op.kind) || measured) continue;
+        try {
+          static_cast<void>(cluster.compute_seconds(op));
+        } catch (const Error& error) {
+          throw ConfigError(std::string(cluster.runs_on_host(op.kind) ? "host" : "device") +
+                                ".cost_model." + std::string(to_string(op.kind)),
+                            error.what());
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ReplayResult replay_plans(const ClusterSpec& cluster,
                           const std::vector<std::vector<Plan>>& iterations,
                           const ReplayOptions& options) {
+  check_costs(cluster, iterations, options);
   int argc = 1;
   char program[] = "gnnbed-simulate";
   char* argv[] = {program, nullptr};

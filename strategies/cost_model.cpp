@@ -1,6 +1,7 @@
 #include "strategies/cost_model.hpp"
 
 #include <boost/math/distributions/normal.hpp>
+#include <cmath>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
@@ -60,12 +61,17 @@ OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where)
   reader.read("memory_bytes_per_second", cost.memory_bytes_per_second);
   reader.read("sampled_edges_per_second", cost.sampled_edges_per_second);
   reader.finish();
-  require(cost.fixed_seconds >= 0, reader.path("fixed_seconds"), "must not be negative");
+  // Ranges the simulator's arithmetic handles: a rate is 0 (no such work), or at least 1 per
+  // second and finite (calibration writes the largest double for work it found free); a fixed
+  // cost is at most a minute.
+  require(cost.fixed_seconds >= 0 && cost.fixed_seconds <= 60, reader.path("fixed_seconds"),
+          "must be between 0 and 60 seconds");
   for (const auto& [key, rate] : {std::pair{"dense_flops_per_second", cost.dense_flops_per_second},
                                   {"sparse_flops_per_second", cost.sparse_flops_per_second},
                                   {"memory_bytes_per_second", cost.memory_bytes_per_second},
                                   {"sampled_edges_per_second", cost.sampled_edges_per_second}}) {
-    require(rate >= 0, reader.path(key), "must not be negative");
+    require(rate == 0 || (rate >= 1 && std::isfinite(rate)), reader.path(key),
+            "must be 0 (no such work) or a finite rate of at least 1 per second");
   }
   return cost;
 }

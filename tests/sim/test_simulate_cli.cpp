@@ -157,6 +157,29 @@ TEST(SimulateCli, BadInputIsRejectedWithTheFieldAndNothingWritten) {
   }
 }
 
+// Values the replay could not use (a link SimGrid's solver cannot represent, a rate of 0 for work
+// the plans have) stop the run before it starts, naming the field, instead of aborting inside the
+// simulation.
+TEST(SimulateCli, ClusterValuesTheReplayCannotUseAreRefusedWithTheField) {
+  const TemporaryDirectory dir;
+  const std::string output = (dir.path() / "bad.json").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"nic.bandwidth_gbps=1e-300", "nic.bandwidth_gbps"},
+      {"device_link.latency_seconds=1e9", "device_link.latency_seconds"},
+      {"device.cost_model.layer_forward.dense_flops_per_second=1e-300",
+       "device.cost_model.layer_forward.dense_flops_per_second"},
+      {"device.cost_model.layer_forward.dense_flops_per_second=0",
+       "device.cost_model.layer_forward"}};
+  for (const auto& [setting, field] : cases) {
+    const CommandResult run =
+        run_command(simulate() + " --workload cora --batch-size 64 --quiet --cluster-set " +
+                    setting + " -o " + output);
+    EXPECT_EQ(run.exit_code, 2) << setting << ": " << run.output;
+    EXPECT_NE(run.output.find(field), std::string::npos) << setting << ": " << run.output;
+    EXPECT_FALSE(std::filesystem::exists(output)) << setting;
+  }
+}
+
 // A compute-only plan of `rank` (of 2) for `iteration`, whose one op a real run timed.
 Plan recorded_plan(int rank, int iteration, double measured_seconds) {
   PlanBuilder builder("recorded", rank, 2, 2, iteration);
