@@ -48,14 +48,14 @@ std::filesystem::path choose_split(const std::filesystem::path& directory,
   for (const std::string& name : names) listed += (listed.empty() ? "" : ", ") + name;
   if (!split_name.empty()) {
     if (std::find(names.begin(), names.end(), split_name) == names.end()) {
-      throw ConfigError("split_name", "'" + split_name + "' is not a directory under " +
-                                          root.string() + " (there: " + listed + ")");
+      throw ConfigError("workload.ogb_split", "'" + split_name + "' is not a directory under " +
+                                                  root.string() + " (there: " + listed + ")");
     }
     return root / split_name;
   }
   if (names.empty()) throw InputError(root.string(), 0, "", "holds no split directory");
   if (names.size() > 1) {
-    throw ConfigError("split_name",
+    throw ConfigError("workload.ogb_split",
                       root.string() + " holds several splits (" + listed + "); choose one");
   }
   return root / names.front();

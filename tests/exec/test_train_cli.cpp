@@ -123,6 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
                       {"model.hiden", "unknown field"}},
         BadInvocation{
             "missing_config_file", "--config {dir}/absent.json", 1, {"absent.json", "cannot open"}},
+        BadInvocation{"config_is_a_folder", "--config {dir}", 1, {"is a folder, not a JSON file"}},
         BadInvocation{"missing_dataset_directory",
                       "--workload planetoid-tsv --path {dir}/nowhere",
                       1,

@@ -319,7 +319,7 @@ TEST(LoadOgb, SplitIsChosenByNameWhenThereAreSeveral) {
     load_ogb(root, {});
     FAIL() << "no exception";
   } catch (const ConfigError& error) {
-    EXPECT_EQ(error.field(), "split_name");
+    EXPECT_EQ(error.field(), "workload.ogb_split") << "the configuration field that sets it";
     EXPECT_NE(std::string(error.what()).find("random, time"), std::string::npos) << error.what();
   }
   OgbOptions options;

@@ -183,6 +183,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 }
 
 nlohmann::json parse_json_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path.string(), 0, "", "is a folder, not a JSON file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string(), 0, "", "cannot open");
   std::ostringstream content;
