@@ -310,17 +310,12 @@ ClusterSpec load_cluster(const std::string& source, const std::vector<std::strin
 ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibration) {
   cluster.device_cost_model = calibration.cost_model;
   cluster.host_cost_model = calibration.cost_model;
-  if (calibration.device_link) {
-    // Calibrated on a GPU: ops ran there, inputs crossed the measured host-to-device copies.
-    cluster.device_kind = DeviceKind::gpu;
-    cluster.device_link = {calibration.device_link->bandwidth_bytes_per_second,
-                           calibration.device_link->latency_seconds};
-    validate(cluster);
-    return cluster;
-  }
-  cluster.device_kind = DeviceKind::cpu;
-  cluster.device_link = {calibration.network.bandwidth_bytes_per_second,
-                         calibration.network.latency_seconds};
+  // Calibrated on a GPU, ops ran there and inputs crossed the measured host-to-device copies; on
+  // CPUs, the device link is the calibrated transport.
+  cluster.device_kind = calibration.device_link ? DeviceKind::gpu : DeviceKind::cpu;
+  const NetworkCalibration& link =
+      calibration.device_link ? *calibration.device_link : calibration.network;
+  cluster.device_link = {link.bandwidth_bytes_per_second, link.latency_seconds};
   validate(cluster);
   return cluster;
 }

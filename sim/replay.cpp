@@ -324,9 +324,7 @@ class Replay {
     }
   }
 
-  bool measured(const Op& op) const {
-    return options_.use_measured_durations && op.measured_seconds >= 0 && is_costed(op.kind);
-  }
+  bool measured(const Op& op) const { return options_.uses_measured(op); }
 
   void compute(int rank, OpKind kind, double seconds) {
     if (seconds <= 0) return;
@@ -559,8 +557,7 @@ void check_costs(const ClusterSpec& cluster, const std::vector<std::vector<Plan>
   for (const std::vector<Plan>& plans : iterations) {
     for (const Plan& plan : plans) {
       for (const Op& op : plan.ops) {
-        const bool measured = options.use_measured_durations && op.measured_seconds >= 0;
-        if (!is_costed(op.kind) || measured) continue;
+        if (!is_costed(op.kind) || options.uses_measured(op)) continue;
         try {
           static_cast<void>(cluster.compute_seconds(op));
         } catch (const Error& error) {

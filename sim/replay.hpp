@@ -32,6 +32,11 @@ std::string_view simulated_part_name(std::size_t part);
 struct ReplayOptions {
   bool use_measured_durations = false;  // ops' measured_seconds where recorded
   bool record_trace = false;
+
+  // Whether the replay takes `op`'s recorded duration instead of the cost model's.
+  bool uses_measured(const Op& op) const {
+    return use_measured_durations && op.measured_seconds >= 0 && is_costed(op.kind);
+  }
 };
 
 struct SimulatedOp {

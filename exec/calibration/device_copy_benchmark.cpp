@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/statistics.hpp"
 #include "workloads/common/stopwatch.hpp"
 
 namespace gnnbed {
@@ -35,11 +37,8 @@ std::vector<TransferSample> time_copies_to_device(ComputeBackend& backend,
       backend.synchronize();
       if (r > 0) seconds.push_back(copy.seconds());
     }
-    std::nth_element(seconds.begin(),
-                     seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2),
-                     seconds.end());
     samples.push_back({std::to_string(floats * 4) + " bytes", static_cast<double>(floats * 4),
-                       seconds[seconds.size() / 2]});
+                       median(std::move(seconds))});
   }
   return samples;
 }

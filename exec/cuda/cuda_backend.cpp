@@ -30,11 +30,10 @@ enum Slot : std::size_t {
   kNumSlots
 };
 
-void check_same_size(const Matrix& value, const Matrix& other, const char* what) {
-  if (other.size() != value.size()) {
-    throw Error(std::string(what) + ": " + std::to_string(value.size()) + " values, " +
-                std::to_string(other.size()) + " gradient or state entries");
-  }
+// cpu::check_lengths for an optimiser's matrices.
+void check_lengths(const Matrix& value, const Matrix& grad, const Matrix& state, const char* what) {
+  cpu::check_lengths(static_cast<std::size_t>(value.size()), static_cast<std::size_t>(grad.size()),
+                     static_cast<std::size_t>(state.size()), what);
 }
 
 class CudaBackend final : public ComputeBackend {
@@ -153,8 +152,7 @@ class CudaBackend final : public ComputeBackend {
 
   void sgd_step(Matrix& value, const Matrix& grad, Matrix& velocity, float learning_rate,
                 float momentum) override {
-    check_same_size(value, grad, "sgd_step");
-    check_same_size(value, velocity, "sgd_step");
+    check_lengths(value, grad, velocity, "sgd_step");
     const float* grad_device = matrices_.read(grad);
     cuda::sgd_step(matrices_.update(value), grad_device, matrices_.update(velocity), value.size(),
                    learning_rate, momentum, stream());
@@ -162,9 +160,8 @@ class CudaBackend final : public ComputeBackend {
 
   void adam_step(Matrix& value, const Matrix& grad, Matrix& first_moment, Matrix& second_moment,
                  const AdamStep& step) override {
-    check_same_size(value, grad, "adam_step");
-    check_same_size(value, first_moment, "adam_step");
-    check_same_size(value, second_moment, "adam_step");
+    check_lengths(value, grad, first_moment, "adam_step");
+    check_lengths(value, grad, second_moment, "adam_step");
     const float* grad_device = matrices_.read(grad);
     cuda::adam_step(matrices_.update(value), grad_device, matrices_.update(first_moment),
                     matrices_.update(second_moment), value.size(), step.beta1, step.beta2,

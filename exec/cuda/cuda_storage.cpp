@@ -65,7 +65,7 @@ MatrixStorage& DeviceMatrices::storage_of(const Matrix& m) {
   return *storage;
 }
 
-const float* DeviceMatrices::read(const Matrix& m) {
+MatrixStorage& DeviceMatrices::current(const Matrix& m) {
   MatrixStorage& storage = storage_of(m);
   if (!m.device_current()) {
     float* device = storage.ensure(m.size());
@@ -78,8 +78,10 @@ const float* DeviceMatrices::read(const Matrix& m) {
     }
     m.mark_device_current();
   }
-  return storage.data();
+  return storage;
 }
+
+const float* DeviceMatrices::read(const Matrix& m) { return current(m).data(); }
 
 float* DeviceMatrices::write(Matrix& m, std::int64_t rows, std::int64_t cols) {
   float* device = storage_of(m).ensure(rows * cols);
@@ -88,8 +90,7 @@ float* DeviceMatrices::write(Matrix& m, std::int64_t rows, std::int64_t cols) {
 }
 
 float* DeviceMatrices::update(Matrix& m) {
-  MatrixStorage& storage = storage_of(m);
-  read(m);
+  MatrixStorage& storage = current(m);
   m.mark_written_on_device(m.rows(), m.cols());
   return storage.data();
 }

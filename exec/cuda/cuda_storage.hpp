@@ -63,6 +63,8 @@ class DeviceMatrices {
 
  private:
   MatrixStorage& storage_of(const Matrix& m);
+  // m's device copy, uploaded first when the host holds newer values.
+  MatrixStorage& current(const Matrix& m);
 
   std::shared_ptr<StreamContext> context_;
 };

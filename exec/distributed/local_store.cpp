@@ -71,9 +71,8 @@ std::vector<LocalStore::ColumnPiece> LocalStore::pieces_for(std::span<const Node
                   ")");
     }
     for (const NodeId v : nodes) {
-      if (position_[static_cast<std::size_t>(v)] >= 0) continue;  // the rank's own
-      const int owner = shard_.partition.owner(v);
-      if (table_of_part_[static_cast<std::size_t>(owner)] < 0) {
+      if (!holds_row_of(v)) {
+        const int owner = shard_.partition.owner(v);
         throw Error("rank " + std::to_string(rank) + " does not hold the features of node " +
                     std::to_string(v) + " (owned by rank " + std::to_string(owner) + ")");
       }
@@ -138,9 +137,7 @@ std::vector<NodeId> LocalStore::held_feature_nodes() const {
   const auto n = static_cast<NodeId>(shard_.num_nodes());
   std::vector<NodeId> nodes;
   for (NodeId v = 0; v < n; ++v) {
-    const bool held = !placement().owned_rows_only || position_[static_cast<std::size_t>(v)] >= 0 ||
-                      table_of_part_[static_cast<std::size_t>(shard_.partition.owner(v))] >= 0;
-    if (held) nodes.push_back(v);
+    if (!placement().owned_rows_only || holds_row_of(v)) nodes.push_back(v);
   }
   return nodes;
 }

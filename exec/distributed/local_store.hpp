@@ -73,6 +73,12 @@ class LocalStore {
   std::vector<ColumnPiece> pieces_for(std::span<const NodeId> nodes, std::int64_t column_begin,
                                       std::int64_t column_end) const;
 
+  // Feature rows: whether the rank holds v's row (its own, or a copy of its owner's part).
+  bool holds_row_of(NodeId v) const {
+    return position_[static_cast<std::size_t>(v)] >= 0 ||
+           table_of_part_[static_cast<std::size_t>(shard_.partition.owner(v))] >= 0;
+  }
+
   RankShard shard_;
   std::vector<NodeId> owned_;
   // Every node's place p among its owner's nodes: p for the rank's own nodes, -2 - p for others'.

@@ -107,6 +107,8 @@ double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t>
 std::int64_t count_correct(const Matrix& logits, std::span<const std::int32_t> labels);
 
 // One optimiser update of one parameter (spans of equal length; ComputeBackend documents them).
+// check_lengths is their check: `what` ("sgd_step") names the kernel in the error.
+void check_lengths(std::size_t value, std::size_t grad, std::size_t state, const char* what);
 void sgd_step(std::span<float> value, std::span<const float> grad, std::span<float> velocity,
               float learning_rate, float momentum);
 void adam_step(std::span<float> value, std::span<const float> grad, std::span<float> first_moment,

@@ -5,7 +5,6 @@
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed::cpu {
-namespace {
 
 void check_lengths(std::size_t value, std::size_t grad, std::size_t state, const char* what) {
   if (grad != value || state != value) {
@@ -13,8 +12,6 @@ void check_lengths(std::size_t value, std::size_t grad, std::size_t state, const
                 std::to_string(grad) + " gradients, " + std::to_string(state) + " state entries");
   }
 }
-
-}  // namespace
 
 void sgd_step(std::span<float> value, std::span<const float> grad, std::span<float> velocity,
               float learning_rate, float momentum) {

@@ -27,7 +27,7 @@ class HostMemoryStorage final : public DeviceStorage {
 };
 
 // What a backend does: attach, upload when the device copy is stale, write results there.
-struct FakeBackend {
+struct HostMemoryBackend {
   int downloads = 0;
   int uploads = 0;
   HostMemoryStorage& storage(const Matrix& m) {
@@ -55,7 +55,7 @@ struct FakeBackend {
 };
 
 TEST(MatrixResidency, DeviceResultsStayThereUntilTheHostReadsThem) {
-  FakeBackend backend;
+  HostMemoryBackend backend;
   Matrix in(2, 3);
   in.fill(1.5f);
   Matrix out;
@@ -75,7 +75,7 @@ TEST(MatrixResidency, DeviceResultsStayThereUntilTheHostReadsThem) {
 }
 
 TEST(MatrixResidency, HostWritesMakeTheDeviceCopyStale) {
-  FakeBackend backend;
+  HostMemoryBackend backend;
   Matrix m(1, 4);
   backend.read(m);
   m(0, 1) = 7.0f;
@@ -89,7 +89,7 @@ TEST(MatrixResidency, HostWritesMakeTheDeviceCopyStale) {
 }
 
 TEST(MatrixResidency, CopiesAndMovesCarryTheCurrentValues) {
-  FakeBackend backend;
+  HostMemoryBackend backend;
   Matrix in(3, 1);
   in.fill(2.0f);
   Matrix on_device;

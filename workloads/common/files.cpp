@@ -27,6 +27,24 @@ std::string temporary_prefix(const std::filesystem::path& path) {
   return prefix;
 }
 
+// Why `path` cannot be a regular file's name, without touching the disk beyond looking (the
+// check every write makes): "" when it can.
+std::string target_problem(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return "the path is empty";
+  if (!path.has_filename()) return "it names a folder (ends in '/'), not a file";
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);  // follows links
+  if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(status)) {
+    return "it is a symbolic link to nothing";
+  }
+  if (fs::is_directory(status)) return "it is a folder";
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    return "it is not a regular file (a device, pipe or socket): outputs are regular files";
+  }
+  return "";
+}
+
 }  // namespace
 
 void remove_stale_temporaries(const std::filesystem::path& path) {
@@ -60,18 +78,9 @@ void require_free_space(const std::filesystem::path& path, std::uint64_t bytes) 
 
 std::string output_path_problem(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
-  if (path.empty()) return "the path is empty";
-  if (!path.has_filename()) return "it names a folder (ends in '/'), not a file";
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);  // follows links
-  if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(status)) {
-    return "it is a symbolic link to nothing";
-  }
-  if (fs::is_directory(status)) return "it is a folder";
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
-    return "it is not a regular file (a device, pipe or socket): outputs are regular files";
-  }
+  if (std::string problem = target_problem(path); !problem.empty()) return problem;
   // The nearest folder that exists above it: the write creates the missing ones below.
+  std::error_code ec;
   fs::path folder = fs::absolute(path, ec).parent_path();
   while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.root_path()) {
     folder = folder.parent_path();
@@ -95,9 +104,11 @@ void check_output_path(const std::filesystem::path& path, const std::string& opt
 
 namespace {
 
-// Where an output goes: the file a link names (so that the link stays a link), after the checks.
+// Where an output goes: the file a link names (so that the link stays a link). Only the target
+// is checked here: tools checked the folder before their work (check_output_path), and a folder
+// that refuses the temporary is reported by the write itself.
 std::filesystem::path output_target(const std::filesystem::path& requested) {
-  if (const std::string problem = output_path_problem(requested); !problem.empty()) {
+  if (const std::string problem = target_problem(requested); !problem.empty()) {
     throw SystemError("cannot write " + requested.string() + ": " + problem);
   }
   std::error_code ec;
