@@ -209,18 +209,16 @@ class Replay {
     const bool deps_done = std::all_of(op.deps.begin(), op.deps.end(), [&](int d) {
       return done[static_cast<std::size_t>(d)] != 0;
     });
-    if (!pipelined_) {
-      return deps_done && (iteration == 0 || state.remaining[iteration - 1] == 0);
-    }
-    // Pipelined: iterations overlap as far as their dependencies across iterations allow. On a
-    // CPU rank the thread that runs the plan ran its prologue (sampling, announcement) first, as
-    // the single actor of a CPU rank without pipelining does; GPU ranks' streams start the ops
-    // that do not read the prologue's results at once, with or without pipelining.
-    if (cluster_.device_kind == DeviceKind::cpu &&
-        index >= static_cast<std::size_t>(plan.prologue_ops) &&
+    // The plan's ops exist only once its prologue (sampling, announcement) has run: an engine
+    // builds the plan from the prologue's results, so no op of it starts before, on any device.
+    if (index >= static_cast<std::size_t>(plan.prologue_ops) &&
         state.prologue_remaining[iteration] > 0) {
       return false;
     }
+    if (!pipelined_) {
+      return deps_done && (iteration == 0 || state.remaining[iteration - 1] == 0);
+    }
+    // Pipelined: iterations overlap as far as their dependencies across iterations allow.
     return deps_done &&
            std::all_of(op.iteration_deps.begin(), op.iteration_deps.end(),
                        [&](const IterationDep& d) {

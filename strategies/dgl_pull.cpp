@@ -49,7 +49,7 @@ class DglPullStrategy final : public Strategy {
   }
 
   Plan plan(const StrategyContext& context, const RankIteration& iteration,
-            const Announcement& received) const override {
+            const Announcement& requests, const Announcement& received) const override {
     const int rank = iteration.rank;
     const int num_ranks = context.num_ranks;
     const int dim = context.feature_dim;
@@ -58,7 +58,6 @@ class DglPullStrategy final : public Strategy {
     for (const ParameterSpec& p : parameters) builder.add_parameter(p);
 
     const OwnBatchTensors own = add_own_batch(builder, context, iteration);
-    const Announcement requests = announce(context, iteration);
     const AnnouncementTensors announced = add_announcement(builder, requests, received, rank);
     builder.end_prologue();
 

@@ -318,7 +318,7 @@ class P3Strategy final : public Strategy {
   }
 
   Plan plan(const StrategyContext& context, const RankIteration& iteration,
-            const Announcement& received) const override {
+            const Announcement& sent, const Announcement& received) const override {
     const int rank = iteration.rank;
     const int num_ranks = context.num_ranks;
     const ModelSpec& spec = context.model;
@@ -332,7 +332,7 @@ class P3Strategy final : public Strategy {
     for (const ParameterSpec& p : parameters) builder.add_parameter(p);
     const OwnBatchTensors own = add_own_batch(builder, context, iteration);
     const AnnouncementTensors announced =
-        add_announcement(builder, announce(context, iteration), received, rank);
+        add_announcement(builder, sent, received, rank);
     // The mini-batches this rank computes first-layer partial activations for (every rank's
     // without caching), over which columns, and their first-layer computation graphs.
     std::vector<std::vector<ColumnRange>> columns(static_cast<std::size_t>(num_ranks));

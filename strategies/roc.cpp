@@ -147,7 +147,7 @@ class RocStrategy final : public Strategy {
   }
 
   Plan plan(const StrategyContext& context, const RankIteration& iteration,
-            const Announcement& received) const override {
+            const Announcement& requests, const Announcement& received) const override {
     const int rank = iteration.rank;
     const int num_ranks = context.num_ranks;
     const ModelSpec& spec = context.model;
@@ -166,7 +166,6 @@ class RocStrategy final : public Strategy {
     shared.block = iteration.local_block;
     const int graph = builder.add_tensor(std::move(shared));
     const Halo halo = halo_of(context, block, rank);
-    const Announcement requests(halo.ids);
     const AnnouncementTensors announced = add_announcement(builder, requests, received, rank);
     builder.end_prologue();
 

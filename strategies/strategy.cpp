@@ -213,7 +213,8 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
         received.set(static_cast<std::size_t>(q), announcements[static_cast<std::size_t>(q)].shared(
                                                       static_cast<std::size_t>(r)));
     }
-    plans.push_back(strategy.plan(context, iterations[static_cast<std::size_t>(r)], received));
+    plans.push_back(strategy.plan(context, iterations[static_cast<std::size_t>(r)],
+                                  announcements[static_cast<std::size_t>(r)], received));
     if (finish) finish(plans.back());
   }
   return plans;

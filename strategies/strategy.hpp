@@ -108,9 +108,10 @@ class Strategy {
   virtual Announcement announce(const StrategyContext& context,
                                 const RankIteration& iteration) const = 0;
 
-  // The rank's plan, given every peer's announcement to it (received[q] is what q announced).
+  // The rank's plan, given its own announcement (`sent`, what announce returned: planning uses it
+  // rather than working it out again) and every peer's to it (received[q] is what q announced).
   virtual Plan plan(const StrategyContext& context, const RankIteration& iteration,
-                    const Announcement& received) const = 0;
+                    const Announcement& sent, const Announcement& received) const = 0;
 };
 
 // What a rank's engine hands P3 for another rank's batch it sampled again (the first block, and

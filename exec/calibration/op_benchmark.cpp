@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "exec/distributed/op_timing.hpp"
 #include "exec/distributed/rank_engine.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/strategy.hpp"
@@ -249,7 +250,9 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
     for (const OpRecord& record : run.outcome.records) {
       seconds[static_cast<std::size_t>(record.op)] += record.seconds;
     }
-    seconds[0] = run.sample_seconds;  // the prologue's `sample` op
+    for (const PrologueTiming& prologue : prologue_timings(run)) {
+      seconds[prologue.op] = prologue.seconds;
+    }
   }
   const double iteration_seconds = world.max_over_ranks(loop.seconds() / repetitions.timed);
 

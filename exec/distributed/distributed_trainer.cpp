@@ -119,10 +119,9 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
         if (plan.prologue_ops > 1) {
           trace.push_back(trace_event(plan.ops[1], rank, run.announce_start, run.announce_seconds));
         }
-        if (plan.prologue_ops > 2) {
-          trace.push_back(trace_event(plan.ops[2], rank, run.announce_start + run.announce_seconds,
-                                      run.planning_seconds));
-        }
+        trace.push_back(trace_event(plan.ops[planning_op(plan)], rank,
+                                    run.announce_start + run.announce_seconds,
+                                    run.planning_seconds));
         for (const OpRecord& op : outcome.records) {
           trace.push_back(trace_event(plan.ops[static_cast<std::size_t>(op.op)], rank,
                                       op.start_seconds, op.seconds));

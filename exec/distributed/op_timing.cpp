@@ -5,23 +5,6 @@
 namespace gnnbed {
 namespace {
 
-// The prologue ops as the engine ran them: the sample op first, the announcement second, and a
-// third (P3's derived first-layer graphs) sampled while the plan was built.
-struct PrologueTiming {
-  std::size_t op;
-  double seconds;
-  double waiting_seconds;
-};
-
-std::vector<PrologueTiming> prologue_timings(const IterationRun& run) {
-  std::vector<PrologueTiming> timings = {{0, run.sample_seconds, run.sample_waiting}};
-  if (run.plan.prologue_ops > 1) {
-    timings.push_back({1, run.announce_seconds, run.announce_waiting});
-  }
-  if (run.plan.prologue_ops > 2) timings.push_back({2, run.planning_seconds, 0.0});
-  return timings;
-}
-
 nlohmann::json mean_and_max(std::span<const double> values, int epochs) {
   double sum = 0;
   double max = 0;
@@ -35,6 +18,18 @@ nlohmann::json mean_and_max(std::span<const double> values, int epochs) {
 }
 
 }  // namespace
+
+std::size_t planning_op(const Plan& plan) { return plan.prologue_ops > 2 ? 2 : 0; }
+
+std::vector<PrologueTiming> prologue_timings(const IterationRun& run) {
+  std::vector<PrologueTiming> timings = {{0, run.sample_seconds, run.sample_waiting}};
+  if (run.plan.prologue_ops > 1) {
+    timings.push_back({1, run.announce_seconds, run.announce_waiting});
+  }
+  if (run.plan.prologue_ops > 2) timings.push_back({2, 0.0, 0.0});
+  timings[planning_op(run.plan)].seconds += run.planning_seconds;
+  return timings;
+}
 
 void OpKindTable::add(const Op& op, double seconds, double waiting_seconds) {
   OpKindTotals& totals = kinds_[static_cast<std::size_t>(op.kind)];

@@ -7,12 +7,27 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "exec/distributed/rank_engine.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/plan.hpp"
 
 namespace gnnbed {
+
+// The prologue ops as the engine ran them: the sample op first, the announcement (its exchange)
+// second. The planning that follows them (deciding what to announce, building the plan from the
+// sample) is the batch's production too: it is charged to the sample op, or where the plan has a
+// third prologue op (P3's first-layer graphs, derived while the plan is built), to that one, so
+// that calibration fits it and a replay of measured plans charges it.
+struct PrologueTiming {
+  std::size_t op;
+  double seconds;
+  double waiting_seconds;
+};
+std::vector<PrologueTiming> prologue_timings(const IterationRun& run);
+// The prologue op that planning is charged to.
+std::size_t planning_op(const Plan& plan);
 
 struct OpKindTotals {
   std::int64_t count = 0;

@@ -73,13 +73,20 @@ bool PlanExecutor::gather_on_device(std::span<const NodeId> nodes, const Op& op,
   DeviceFeatures& features = *device_features_;
   if (op.column_begin < features.column_begin || op.column_end > features.column_end) return false;
   const auto num_nodes = static_cast<NodeId>(features.row_of_node.size());
+  const auto count = static_cast<std::int64_t>(nodes.size());
   features.rows.resize(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const NodeId v = nodes[i];
-    if (v < 0 || v >= num_nodes) return false;
-    features.rows[i] = features.row_of_node[static_cast<std::size_t>(v)];
-    if (features.rows[i] < 0) return false;
+  // In parallel: random reads of a table as long as the graph (megabytes) miss the caches, and
+  // a mini-batch maps hundreds of thousands of inputs while the GPU waits for them.
+  bool all_held = true;
+#pragma omp parallel for schedule(static) reduction(&& : all_held) if (count > 16384)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const NodeId v = nodes[static_cast<std::size_t>(i)];
+    const std::int32_t row =
+        v >= 0 && v < num_nodes ? features.row_of_node[static_cast<std::size_t>(v)] : -1;
+    features.rows[static_cast<std::size_t>(i)] = row;
+    all_held = all_held && row >= 0;
   }
+  if (!all_held) return false;
   backend_.gather_rows(features.table, features.rows, op.column_begin - features.column_begin,
                        op.column_end - features.column_begin, out);
   return true;

@@ -128,10 +128,14 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   run.sample_seconds = clock.seconds() - run.sample_start;
   run.sample_waiting = sample_timing.waiting_seconds;
 
+  // Deciding what to ask the peers for is planning (host work on the batch); the announcement op
+  // is its exchange.
+  const Stopwatch requests_clock;
+  const Announcement requests = strategy_->announce(context_, it);
+  const double requests_seconds = requests_clock.seconds();
   run.announce_start = clock.seconds();
   TransferTiming announce_timing;
-  const Announcement received =
-      exchange_announcement(strategy_->announce(context_, it), transport_, announce_timing);
+  const Announcement received = exchange_announcement(requests, transport_, announce_timing);
   run.announce_seconds = clock.seconds() - run.announce_start;
   run.announce_waiting = announce_timing.waiting_seconds;
 
@@ -144,8 +148,8 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   // Planning includes sampling the peers' batches again where the plan derives them: the plan's
   // third prologue op, which op_timing charges with this time.
   const Stopwatch planning;
-  run.plan = strategy_->plan(context_, it, received);
-  run.planning_seconds = planning.seconds();
+  run.plan = strategy_->plan(context_, it, requests, received);
+  run.planning_seconds = requests_seconds + planning.seconds();
   if (device_memory_bytes_ > 0) check_device_memory(run.plan);
 }
 

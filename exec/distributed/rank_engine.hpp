@@ -28,6 +28,8 @@ struct IterationRun {
   // The prologue, as it ran (relative to the clock), with the time spent waiting for peers.
   double sample_start = 0, sample_seconds = 0, sample_waiting = 0;
   double announce_start = 0, announce_seconds = 0, announce_waiting = 0;
+  // Host work on the sampled batch: what to announce, and the plan. Part of the mini-batch's
+  // production, so charged to sampling (op_timing.hpp says to which prologue op).
   double planning_seconds = 0;
 };
 

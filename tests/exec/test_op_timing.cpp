@@ -100,5 +100,24 @@ TEST(OpTiming, RecordedPlanCarriesEveryOpsMeasuredTime) {
   EXPECT_EQ(plan.ops[3].measured_seconds, 4.0);
 }
 
+TEST(OpTiming, PlanningIsChargedToTheSampleOpOrToTheDerivedGraphsOp) {
+  IterationRun run = iteration_run();
+  run.planning_seconds = 0.375;
+  OpKindTable table;
+  table.add_iteration(run);
+  EXPECT_EQ(table.totals(OpKind::sample).seconds, 0.875) << "sampling and planning";
+  EXPECT_EQ(table.totals(OpKind::sample).count, 1);
+  EXPECT_EQ(table.totals(OpKind::all_to_all).seconds, 4.25) << "the exchanges alone";
+  EXPECT_EQ(plan_with_measured_seconds(run).ops[0].measured_seconds, 0.875);
+
+  // A third prologue op (P3's derived first-layer graphs) is built while planning: it takes it.
+  run.plan.ops.insert(run.plan.ops.begin() + 2, op_of(OpKind::sample, 0, 0, 0));
+  run.plan.prologue_ops = 3;
+  run.outcome.records = {};
+  const Plan plan = plan_with_measured_seconds(run);
+  EXPECT_EQ(plan.ops[0].measured_seconds, 0.5);
+  EXPECT_EQ(plan.ops[2].measured_seconds, 0.375);
+}
+
 }  // namespace
 }  // namespace gnnbed

@@ -257,6 +257,15 @@ TEST(ReplayClosedForm, GpuRankOverlapsHostAndDeviceWork) {
   expect_relative(result.makespan_seconds, 3e-6 + 5e7 / 5e10);
 }
 
+TEST(ReplayClosedForm, GpuRanksPlanWaitsForItsPrologue) {
+  // The gather is the prologue (as sampling is): the relu, with no dependency on it, is still an op
+  // of the plan built from its results, so it starts when the prologue ends.
+  Plan plan = two_streams_plan();
+  plan.prologue_ops = 1;
+  const ReplayResult result = replay_plans(cluster(1, 1, "gpu"), one_iteration({plan}), {});
+  expect_relative(result.makespan_seconds, 2 * (3e-6 + 5e7 / 5e10));
+}
+
 std::vector<Plan> compute_only_plans(int num_ranks) {
   std::vector<Plan> plans;
   for (int r = 0; r < num_ranks; ++r) {
