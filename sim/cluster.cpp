@@ -143,14 +143,23 @@ void validate(const ClusterSpec& cluster) {
         std::string(on_host ? "host" : "device") + ".cost_model." + std::string(to_string(kind)),
         "is missing: every op kind needs a cost");
   }
+  require(!cluster.device_keeps_features || device.cost(OpKind::gather_features).has_value() ||
+              device.cost(OpKind::gather_rows).has_value(),
+          "device.cost_model.gather_rows",
+          "is missing: a device that keeps the features (device.keeps_features) gathers inputs");
 }
 
 }  // namespace
 
-bool ClusterSpec::runs_on_host(OpKind kind) const {
+bool ClusterSpec::keeps_features(std::int64_t feature_bytes) const {
+  return device_kind == DeviceKind::gpu && device_keeps_features &&
+         feature_bytes <= device_memory_bytes / 2;
+}
+
+bool ClusterSpec::runs_on_host(OpKind kind, bool features_on_device) const {
   return device_kind == DeviceKind::gpu &&
-         (kind == OpKind::sample || kind == OpKind::gather_features ||
-          kind == OpKind::scatter_rows);
+         (kind == OpKind::sample || kind == OpKind::scatter_rows ||
+          (kind == OpKind::gather_features && !features_on_device));
 }
 
 double ClusterSpec::compute_factor(int rank) const {
@@ -168,8 +177,25 @@ double ClusterSpec::jitter_factor(int rank, std::int64_t iteration, std::int64_t
   return std::exp(compute_jitter * z - 0.5 * compute_jitter * compute_jitter);
 }
 
-double ClusterSpec::compute_seconds(const Op& op) const {
-  return (runs_on_host(op.kind) ? host_cost_model : device_cost_model).seconds(op);
+double ClusterSpec::compute_seconds(const Op& op, bool features_on_device) const {
+  const bool on_host = runs_on_host(op.kind, features_on_device);
+  const CostModel& model = on_host ? host_cost_model : device_cost_model;
+  const OpKind kind = op.kind == OpKind::gather_features && !on_host &&
+                              !model.cost(OpKind::gather_features).has_value()
+                          ? OpKind::gather_rows
+                          : op.kind;
+  const std::string field =
+      std::string(on_host ? "host" : "device") + ".cost_model." + std::string(to_string(kind));
+  const std::optional<OpCost>& cost = model.cost(kind);
+  if (!cost) {
+    throw ConfigError(field, "is missing: the plans have " + std::string(to_string(op.kind)) +
+                                 " ops");
+  }
+  try {
+    return cost->seconds(work_of(op));
+  } catch (const Error& error) {
+    throw ConfigError(field, "op '" + op.label + "': " + error.what());
+  }
 }
 
 ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string& origin) {
@@ -203,6 +229,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     cluster.device_kind = kind == "gpu" ? DeviceKind::gpu : DeviceKind::cpu;
     device_reader.read("name", cluster.device_name);
     device_reader.read("memory_bytes", cluster.device_memory_bytes);
+    device_reader.read("keeps_features", cluster.device_keeps_features);
     if (const nlohmann::json* costs = device_reader.child("cost_model"); costs && !costs->is_null())
       cluster.device_cost_model = CostModel::from_json(*costs, "device.cost_model");
     device_reader.finish();
@@ -239,6 +266,7 @@ nlohmann::json ClusterSpec::to_json() const {
        {{"kind", device_kind == DeviceKind::gpu ? "gpu" : "cpu"},
         {"name", device_name},
         {"memory_bytes", device_memory_bytes},
+        {"keeps_features", device_keeps_features},
         {"cost_model", device_cost_model.to_json()}}},
       {"device_link", gnnbed::to_json(device_link)},
       {"nic",
@@ -313,6 +341,8 @@ ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibratio
   // Calibrated on a GPU, ops ran there and inputs crossed the measured host-to-device copies; on
   // CPUs, the device link is the calibrated transport.
   cluster.device_kind = calibration.device_link ? DeviceKind::gpu : DeviceKind::cpu;
+  // calibrate's engine kept the features on the GPU, as run_experiment does by default.
+  cluster.device_keeps_features = calibration.device_link.has_value();
   const NetworkCalibration& link =
       calibration.device_link ? *calibration.device_link : calibration.network;
   cluster.device_link = {link.bandwidth_bytes_per_second, link.latency_seconds};

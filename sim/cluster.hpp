@@ -45,6 +45,14 @@ struct ClusterSpec {
   std::string device_name;
   std::int64_t device_memory_bytes = 0;  // per device (per rank)
   CostModel device_cost_model;
+  // Whether a GPU keeps its rank's input features in its memory where they fit in half of it, as
+  // run_experiment's engine does (--device-features auto) and GPU feature caches do: the rank's
+  // inputs are then gathered on the GPU (at the device's gather_features cost, or its gather_rows
+  // cost where it has none), and only the rows that came from peers cross the device link. Off by
+  // default: the papers' systems gathered inputs on the host and copied every row.
+  bool device_keeps_features = false;
+  // Whether a rank holding `feature_bytes` of features keeps them on its device.
+  bool keeps_features(std::int64_t feature_bytes) const;
 
   LinkSpec device_link;               // device <-> its machine (PCIe; shared memory for CPU ranks)
   std::optional<LinkSpec> peer_link;  // device <-> device in one machine (NVLink)
@@ -107,11 +115,12 @@ struct ClusterSpec {
 
   int num_ranks() const { return machines * ranks_per_machine; }
   int machine_of(int rank) const { return rank / ranks_per_machine; }
-  // Ops the host runs for a GPU device (sampling, feature gathering); every op runs on the device
-  // when the ranks are CPU processes.
-  bool runs_on_host(OpKind kind) const;
-  // Seconds `op` computes for, on the host or the device as runs_on_host says.
-  double compute_seconds(const Op& op) const;
+  // Ops the host runs for a GPU device (sampling, feature gathering: on the device where it keeps
+  // the rank's features); every op runs on the device when the ranks are CPU processes.
+  bool runs_on_host(OpKind kind, bool features_on_device = false) const;
+  // Seconds `op` computes for, on the host or the device as runs_on_host says. Throws Error naming
+  // the cost model's field when it has no cost for the op.
+  double compute_seconds(const Op& op, bool features_on_device = false) const;
 
   nlohmann::json to_json() const;
 };

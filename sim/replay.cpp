@@ -78,7 +78,8 @@ class Replay {
         num_ranks_(cluster.num_ranks()),
         ranks_(static_cast<std::size_t>(num_ranks_)),
         cores_(cluster.shared_core_time_slice_seconds > 0 ? platform_.shared_cores.size() : 0),
-        iteration_end_(iterations.size(), 0.0) {
+        iteration_end_(iterations.size(), 0.0),
+        features_on_device_(ranks_keeping_features(cluster, options)) {
     for (std::size_t i = 0; i < iterations_.size(); ++i) {
       if (static_cast<int>(iterations_[i].size()) != num_ranks_) {
         throw Error("iteration " + std::to_string(i) + " has " +
@@ -177,7 +178,11 @@ class Replay {
     if (!platform_.shared_cores.empty()) {
       return platform_.shared_cores[static_cast<std::size_t>(rank) % platform_.shared_cores.size()];
     }
-    return cluster_.runs_on_host(kind) ? machine_host(rank) : device(rank);
+    return cluster_.runs_on_host(kind, features_on_device(rank)) ? machine_host(rank)
+                                                                 : device(rank);
+  }
+  bool features_on_device(int rank) const {
+    return features_on_device_[static_cast<std::size_t>(rank)] != 0;
   }
   // Structure and features live in host memory; activations, gradients and weights on devices.
   sg4::Host* endpoint(int rank, Traffic traffic) const {
@@ -312,12 +317,15 @@ class Replay {
         return all_reduce(plan, op);
       case OpKind::copy_to_device:
         if (cluster_.device_kind == DeviceKind::gpu) {
-          transfer(machine_host(plan.rank), device(plan.rank), op.memory_bytes);
+          transfer(machine_host(plan.rank), device(plan.rank),
+                   host_bytes_copied(plan, static_cast<std::size_t>(index),
+                                     features_on_device(plan.rank)));
         }
         return {};
       default:
         compute(plan.rank, op.kind,
-                measured(op) ? op.measured_seconds : cluster_.compute_seconds(op) * factor);
+                measured(op) ? op.measured_seconds
+                             : cluster_.compute_seconds(op, features_on_device(plan.rank)) * factor);
         return {};
     }
   }
@@ -529,6 +537,7 @@ class Replay {
   std::vector<SimulatedOp> trace_;
   std::int64_t communications_ = 0;
   bool pipelined_ = false;
+  std::vector<char> features_on_device_;  // per rank
 };
 
 }  // namespace
@@ -536,6 +545,42 @@ class Replay {
 std::string_view simulated_part_name(std::size_t part) {
   return part == kWaiting ? std::string_view("waiting")
                           : to_string(static_cast<TimeCategory>(part));
+}
+
+std::vector<char> ranks_keeping_features(const ClusterSpec& cluster, const ReplayOptions& options) {
+  std::vector<char> keeps(static_cast<std::size_t>(cluster.num_ranks()), 0);
+  for (std::size_t r = 0; r < keeps.size() && r < options.feature_bytes.size(); ++r) {
+    keeps[r] = cluster.keeps_features(options.feature_bytes[r]) ? 1 : 0;
+  }
+  return keeps;
+}
+
+std::int64_t host_bytes_copied(const Plan& plan, std::size_t index, bool features_on_device) {
+  const Op& copy = plan.ops.at(index);
+  if (!features_on_device || copy.inputs.empty()) return copy.memory_bytes;
+  // Per tensor, its bytes in host memory; -1: all of it (tensors no op wrote: the prologue's).
+  std::vector<std::int64_t> on_host(plan.tensors.size(), -1);
+  const auto host_bytes = [&](int t) {
+    const std::int64_t bytes = on_host[static_cast<std::size_t>(t)];
+    return bytes < 0 ? plan.tensors[static_cast<std::size_t>(t)].bytes() : bytes;
+  };
+  for (std::size_t j = 0; j < index; ++j) {
+    const Op& op = plan.ops[j];
+    std::int64_t written = -1;
+    if (op.kind == OpKind::gather_features) written = 0;
+    if (op.kind == OpKind::scatter_rows) {
+      written = 0;
+      for (const int t : op.inputs) {
+        if (t >= 0 && plan.tensors[static_cast<std::size_t>(t)].kind == TensorKind::dense) {
+          written += host_bytes(t);
+        }
+      }
+    }
+    for (const int t : op.outputs) {
+      if (t >= 0) on_host[static_cast<std::size_t>(t)] = written;
+    }
+  }
+  return std::min(copy.memory_bytes, host_bytes(copy.inputs.front()));
 }
 
 void drop_index_data(Plan& plan) {
@@ -552,17 +597,15 @@ namespace {
 // exception inside a simulated actor.
 void check_costs(const ClusterSpec& cluster, const std::vector<std::vector<Plan>>& iterations,
                  const ReplayOptions& options) {
+  const std::vector<char> keeps_features = ranks_keeping_features(cluster, options);
   for (const std::vector<Plan>& plans : iterations) {
     for (const Plan& plan : plans) {
+      // A plan for a rank the cluster lacks is the replay's error to report, with its context.
+      const auto r = static_cast<std::size_t>(plan.rank);
+      const bool on_device = r < keeps_features.size() && keeps_features[r] != 0;
       for (const Op& op : plan.ops) {
         if (!is_costed(op.kind) || options.uses_measured(op)) continue;
-        try {
-          static_cast<void>(cluster.compute_seconds(op));
-        } catch (const Error& error) {
-          throw ConfigError(std::string(cluster.runs_on_host(op.kind) ? "host" : "device") +
-                                ".cost_model." + std::string(to_string(op.kind)),
-                            error.what());
-        }
+        static_cast<void>(cluster.compute_seconds(op, on_device));
       }
     }
   }

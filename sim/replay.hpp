@@ -32,6 +32,9 @@ std::string_view simulated_part_name(std::size_t part);
 struct ReplayOptions {
   bool use_measured_durations = false;  // ops' measured_seconds where recorded
   bool record_trace = false;
+  // Per rank, the bytes of features it holds, which its GPU keeps where the cluster says
+  // (ClusterSpec::keeps_features); empty: no rank keeps them on its device.
+  std::vector<std::int64_t> feature_bytes;
 
   // Whether the replay takes `op`'s recorded duration instead of the cost model's.
   bool uses_measured(const Op& op) const {
@@ -76,6 +79,15 @@ struct ReplayResult {
 ReplayResult replay_plans(const ClusterSpec& cluster,
                           const std::vector<std::vector<Plan>>& iterations,
                           const ReplayOptions& options);
+
+// Whether each rank's device keeps its features (ClusterSpec::keeps_features of its bytes).
+std::vector<char> ranks_keeping_features(const ClusterSpec& cluster, const ReplayOptions& options);
+
+// The bytes host-to-device copy `plan.ops[index]` moves: its input's rows that are in host memory.
+// All of them (the op's memory_bytes) unless the rank's device keeps its features: rows gathered
+// there from its table are on the device already, and an assembly of rows (scatter_rows) is on
+// the host as far as its parts are.
+std::int64_t host_bytes_copied(const Plan& plan, std::size_t index, bool features_on_device);
 
 // Frees the index data (node ids, blocks) a replay does not need.
 void drop_index_data(Plan& plan);

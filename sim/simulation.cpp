@@ -97,9 +97,10 @@ TrafficBytes weighted_bytes(const std::vector<TrafficBytes>& by_iteration,
 // replayed iteration weighted by the epoch iterations it stands for (`sample`).
 void replay_into(SimulationResult& result, const ClusterSpec& cluster,
                  const std::vector<std::vector<Plan>>& iterations, const EpochSample& sample,
-                 const SimulationOptions& options) {
+                 const SimulationOptions& options, std::vector<std::int64_t> feature_bytes = {}) {
   const Stopwatch replaying;
   ReplayOptions replay_options;
+  replay_options.feature_bytes = std::move(feature_bytes);
   replay_options.record_trace = options.record_trace;
   replay_options.use_measured_durations = options.use_measured_durations;
   ReplayResult replay = replay_plans(cluster, iterations, replay_options);
@@ -149,8 +150,8 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.memory.resize(static_cast<std::size_t>(num_ranks));
   // Every rank's share of the dataset: its structure and the features the strategy places on it,
   // with its copies of other ranks' (caching).
-  const std::vector<std::int64_t> resident = resident_bytes(
-      *strategy, context, dataset.graph, partition_sizes(dataset.graph, context.partition));
+  const PartitionSizes sizes = partition_sizes(dataset.graph, context.partition);
+  const std::vector<std::int64_t> resident = resident_bytes(*strategy, context, dataset.graph, sizes);
   for (std::size_t r = 0; r < resident.size(); ++r) result.memory[r].host_bytes = resident[r];
   result.structure_group_size = context.structure_replicas.group_size(num_ranks);
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
@@ -168,7 +169,8 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.out_of_memory = !result.out_of_memory_reason.empty();
   if (result.out_of_memory) return result;
 
-  replay_into(result, cluster, iterations, sample, options);
+  replay_into(result, cluster, iterations, sample, options,
+              held_feature_bytes(*strategy, context, sizes));
   if (strategy->full_graph()) {
     const std::vector<PartitionShape> shapes = partition_shapes(dataset.graph, context.partition);
     std::vector<PartitionCostSample> samples;

@@ -59,10 +59,20 @@ ShardPlacement rank_placement(const Strategy& strategy, const StrategyContext& c
   return placement;
 }
 
+std::vector<std::int64_t> held_feature_bytes(const Strategy& strategy, const StrategyContext& context,
+                                             const PartitionSizes& sizes) {
+  const std::vector<std::int64_t> features = feature_partition_bytes(strategy, context, sizes);
+  std::vector<std::int64_t> bytes;
+  for (int r = 0; r < context.num_ranks; ++r) {
+    bytes.push_back(context.feature_replicas.held_bytes(r, features));
+  }
+  return bytes;
+}
+
 std::vector<std::int64_t> resident_bytes(const Strategy& strategy, const StrategyContext& context,
                                          const Graph& graph, const PartitionSizes& sizes) {
   const std::vector<std::int64_t> structure = structure_partition_bytes(sizes);
-  const std::vector<std::int64_t> features = feature_partition_bytes(strategy, context, sizes);
+  const std::vector<std::int64_t> features = held_feature_bytes(strategy, context, sizes);
   const std::int64_t whole_structure =
       (graph.num_nodes() + 1) * static_cast<std::int64_t>(sizeof(std::int64_t)) +
       graph.num_edges() * static_cast<std::int64_t>(sizeof(NodeId));
@@ -71,7 +81,7 @@ std::vector<std::int64_t> resident_bytes(const Strategy& strategy, const Strateg
     bytes.push_back((context.structure_partitioned
                          ? context.structure_replicas.held_bytes(r, structure)
                          : whole_structure) +
-                    context.feature_replicas.held_bytes(r, features));
+                    features[static_cast<std::size_t>(r)]);
   }
   return bytes;
 }

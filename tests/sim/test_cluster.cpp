@@ -48,6 +48,23 @@ TEST(Cluster, P3ClusterIsThePapers) {
   EXPECT_DOUBLE_EQ(cluster.nic.bandwidth_bytes_per_second, 10e9 / 8);
   EXPECT_TRUE(cluster.runs_on_host(OpKind::sample));
   EXPECT_FALSE(cluster.runs_on_host(OpKind::layer_forward));
+  // The paper's system gathered inputs on the host and copied them all.
+  EXPECT_FALSE(cluster.device_keeps_features);
+  EXPECT_TRUE(cluster.runs_on_host(OpKind::gather_features));
+  EXPECT_FALSE(cluster.runs_on_host(OpKind::gather_features, true));
+}
+
+TEST(Cluster, ADeviceKeepingFeaturesNeedsAGatherCost) {
+  try {
+    static_cast<void>(load_cluster("p3-cluster", {"device.keeps_features=true",
+                                                  "device.cost_model.gather_rows=null"}));
+    FAIL() << "accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "device.cost_model.gather_rows");
+  }
+  const ClusterSpec kept = load_cluster("p3-cluster", {"device.keeps_features=true"});
+  EXPECT_TRUE(kept.device_keeps_features);
+  EXPECT_EQ(cluster_from_json(kept.to_json(), "round trip").to_json(), kept.to_json());
 }
 
 TEST(Cluster, OverridesApplyBeforeValidation) {
@@ -211,6 +228,11 @@ TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {
   EXPECT_DOUBLE_EQ(gpus.device_link.bandwidth_bytes_per_second, 5e10);
   EXPECT_DOUBLE_EQ(gpus.device_link.latency_seconds, 8e-6);
   EXPECT_DOUBLE_EQ(gpus.compute_seconds(op), 1e-6 + 1e-3);
+  // calibrate's engine kept the features on its GPU: so do the calibrated ranks, where they fit.
+  EXPECT_TRUE(gpus.device_keeps_features);
+  EXPECT_TRUE(gpus.keeps_features(gpus.device_memory_bytes / 2));
+  EXPECT_FALSE(gpus.keeps_features(gpus.device_memory_bytes / 2 + 1));
+  EXPECT_FALSE(cluster.keeps_features(0)) << "CPU ranks have no device to keep them on";
   const testing::TemporaryDirectory dir;
   write_calibration(calibration, dir.path() / "gpu.json");
   const Calibration read = read_calibration(dir.path() / "gpu.json");

@@ -195,16 +195,92 @@ TEST(ReplayClosedForm, RecordedDurationsReplaceTheCostModelWhereAsked) {
   expect_relative(measured.makespan_seconds, 0.0125 + (3e-6 + 4e7 / 5e10));
 }
 
+Op copy_stream_op(OpKind kind, std::string label, std::int64_t memory_bytes) {
+  Op op;
+  op.kind = kind;
+  op.stream = Stream::copy;
+  op.label = std::move(label);
+  op.memory_bytes = memory_bytes;
+  return op;
+}
+
 TEST(ReplayClosedForm, HostToDeviceCopyCrossesTheDeviceLink) {
   Plan plan = empty_plan(0, 1);
-  Op copy;
-  copy.kind = OpKind::copy_to_device;
-  copy.stream = Stream::copy;
-  copy.label = "copy";
-  copy.memory_bytes = 16'000'000;
-  plan.ops = {copy};
+  plan.ops = {copy_stream_op(OpKind::copy_to_device, "copy", 16'000'000)};
   const ReplayResult result = replay_plans(cluster(1, 1, "gpu"), one_iteration({plan}), {});
   expect_relative(result.makespan_seconds, kDeviceLatency + 16e6 / kDeviceBandwidth);
+}
+
+// Rank 0 gathers 1000 of its input rows (400 kB) into "local", and the 500 rows (200 kB) a peer
+// sent arrived in "pulled" (the prologue's, so in host memory); it assembles both and copies the
+// assembly to its device.
+Plan assemble_and_copy_plan() {
+  Plan plan = empty_plan(0, 1);
+  const auto add_tensor = [&](const std::string& name, TensorKind kind, std::int64_t rows,
+                              std::int64_t cols) {
+    plan.tensors.push_back({name, kind, rows, cols, nullptr, nullptr});
+    return static_cast<int>(plan.tensors.size()) - 1;
+  };
+  const int local = add_tensor("local", TensorKind::dense, 1000, 100);
+  const int pulled = add_tensor("pulled", TensorKind::dense, 500, 100);
+  const int assembly = add_tensor("assembly", TensorKind::dense, 1500, 100);
+  const int local_positions = add_tensor("local positions", TensorKind::index, 1000, 1);
+  const int pulled_positions = add_tensor("pulled positions", TensorKind::index, 500, 1);
+  Op gather = copy_stream_op(OpKind::gather_features, "gather", 400'000);
+  gather.outputs = {local};
+  Op assemble = copy_stream_op(OpKind::scatter_rows, "assemble", 600'000);
+  assemble.inputs = {local_positions, local, pulled_positions, pulled};
+  assemble.outputs = {assembly};
+  assemble.deps = {0};
+  Op copy = copy_stream_op(OpKind::copy_to_device, "copy", 600'000);
+  copy.inputs = {assembly};
+  copy.deps = {1};
+  plan.ops = {gather, assemble, copy};
+  return plan;
+}
+
+TEST(ReplayClosedForm, CopiesMoveTheHostRowsOfTheirInput) {
+  const Plan plan = assemble_and_copy_plan();
+  EXPECT_EQ(host_bytes_copied(plan, 2, false), 600'000) << "gathered on the host: every row";
+  EXPECT_EQ(host_bytes_copied(plan, 2, true), 200'000) << "the gathered rows are on the device";
+  Plan straight = plan;
+  straight.ops[2].inputs = {0};
+  straight.ops[2].memory_bytes = 400'000;
+  EXPECT_EQ(host_bytes_copied(straight, 2, true), 0);
+  straight.ops[2].inputs = {1};
+  straight.ops[2].memory_bytes = 200'000;
+  EXPECT_EQ(host_bytes_copied(straight, 2, true), 200'000) << "what arrived from peers";
+}
+
+// The device has no gather_features cost: it gathers as it gathers rows, at 1e11 bytes/s.
+ClusterSpec gpu_keeping_features() {
+  return cluster(1, 1, "gpu",
+                 {{"device",
+                   {{"keeps_features", true},
+                    {"cost_model",
+                     {{"gather_features", nullptr},
+                      {"gather_rows",
+                       {{"fixed_seconds", 3e-6}, {"memory_bytes_per_second", 1e11}}}}}}}});
+}
+constexpr double kAssembleSeconds = 3e-6 + 6e5 / 5e10;
+
+TEST(ReplayClosedForm, ADeviceKeepingTheFeaturesGathersThemAndCopiesThePeersRows) {
+  ReplayOptions options;
+  options.feature_bytes = {1 << 20};
+  const ReplayResult result =
+      replay_plans(gpu_keeping_features(), one_iteration({assemble_and_copy_plan()}), options);
+  expect_relative(result.makespan_seconds, (3e-6 + 4e5 / 1e11) + kAssembleSeconds +
+                                               (kDeviceLatency + 2e5 / kDeviceBandwidth));
+}
+
+TEST(ReplayClosedForm, FeaturesLargerThanHalfTheDeviceStayOnTheHost) {
+  // As the engine leaves them: gathered on the host, every row copied.
+  ReplayOptions options;
+  options.feature_bytes = {(1LL << 33) + 1};
+  const ReplayResult result =
+      replay_plans(gpu_keeping_features(), one_iteration({assemble_and_copy_plan()}), options);
+  expect_relative(result.makespan_seconds, (3e-6 + 4e5 / 5e10) + kAssembleSeconds +
+                                               (kDeviceLatency + 6e5 / kDeviceBandwidth));
 }
 
 TEST(ReplayClosedForm, IterationsRunInOrderOnEveryRank) {
