@@ -1,5 +1,6 @@
 #include "strategies/experiment_cli.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include "workloads/common/errors.hpp"
@@ -52,6 +53,17 @@ ExperimentConfig experiment_from_options(const po::parsed_options& parsed,
     }
   }
   return resolve_experiment(config_file, assignments, defaults);
+}
+
+std::vector<std::string> experiment_options_given(const po::parsed_options& parsed) {
+  std::vector<std::string> given;
+  for (const auto& option : parsed.options) {
+    const std::string& key = option.string_key;
+    const bool named = std::any_of(experiment_options().begin(), experiment_options().end(),
+                                   [&](const ExperimentOption& known) { return key == known.name; });
+    if (named || key == "config" || key == "set") given.push_back(key);
+  }
+  return given;
 }
 
 int run_main(const char* program, int (*body)(int, char**), int argc, char** argv) {

@@ -34,6 +34,11 @@ void add_experiment_options(boost::program_options::options_description& options
 ExperimentConfig experiment_from_options(const boost::program_options::parsed_options& parsed,
                                          const std::vector<std::string>& defaults = {});
 
+// The experiment options given on the command line (--config, --set and the named ones), by
+// name, in command-line order: for a mode that takes its experiment from elsewhere to refuse them.
+std::vector<std::string> experiment_options_given(
+    const boost::program_options::parsed_options& parsed);
+
 // Runs `body` and turns every error into one line on stderr and a non-zero exit code:
 // 2 for command-line and configuration errors, 1 for everything else.
 int run_main(const char* program, int (*body)(int, char**), int argc, char** argv);

@@ -1,5 +1,7 @@
 #include "strategies/experiment_config.hpp"
 
+#include "strategies/roc_partition.hpp"
+#include "strategies/strategy.hpp"
 #include "workloads/common/json_config.hpp"
 
 namespace gnnbed {
@@ -21,6 +23,8 @@ ExperimentConfig experiment_config_from_json(const nlohmann::json& document) {
         distribution_config_from_json(*distribution, config.distribution, "distribution");
   }
   reader.finish();
+  // Before any tool loads a dataset for it: the training settings need nothing from the data.
+  validate(config.training, config.model.num_layers);
   return config;
 }
 
@@ -47,6 +51,10 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("p3_first_layer", config.p3_first_layer);
   reader.read("device_memory_bytes", config.device_memory_bytes);
   reader.finish();
+  // Named when read, so that no tool (train included, which does not distribute) records a
+  // strategy or partitioner that does not exist.
+  require_one_of(where + ".strategy", config.strategy, strategy_names());
+  require_one_of(where + ".partitioner", config.partitioner, distribution_partitioner_names());
   require_one_of(where + ".structure", config.structure, {"replicated", "partitioned"});
   require(config.cache_budget_bytes >= 0, where + ".cache_budget_bytes",
           "must be at least 0 (0 = no caching), not " + std::to_string(config.cache_budget_bytes));

@@ -133,6 +133,12 @@ NodePartition cost_balanced_partition(const Graph& graph, int num_parts,
   return NodePartition::explicit_owners(num_parts, std::move(owners));
 }
 
+std::vector<std::string> distribution_partitioner_names() {
+  std::vector<std::string> names = partitioner_names();
+  names.emplace_back(kCostBalanced);
+  return names;
+}
+
 std::optional<PartitionCostModel> partition_cost_model(const DistributionConfig& distribution) {
   if (distribution.partitioner != kCostBalanced) return std::nullopt;
   if (distribution.partition_costs.empty()) return PartitionCostModel{};

@@ -30,6 +30,9 @@ std::optional<PartitionCostModel> partition_cost_model(const DistributionConfig&
 nlohmann::json recorded_partition_costs(const DistributionConfig& distribution,
                                         std::span<const PartitionCostSample> measured);
 
+// Every name distribution.partitioner takes: the workloads' partitioners and cost-balanced.
+std::vector<std::string> distribution_partitioner_names();
+
 // The node owners `distribution` asks for (distribution.partitioner, partition_seed).
 NodePartition partition_nodes(const DistributionConfig& distribution, const Graph& graph,
                               int num_parts);

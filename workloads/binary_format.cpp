@@ -203,7 +203,10 @@ Dataset load_binary_workload(const std::filesystem::path& path,
       fail(field, std::to_string(count) + " is outside [0, num_nodes = " + std::to_string(n) + "]");
     }
   }
-  if (header.num_classes < 0) fail("num_classes", std::to_string(header.num_classes) + " < 0");
+  if (header.num_classes < 0 || header.num_classes > std::max<std::int64_t>(n, 1)) {
+    fail("num_classes", std::to_string(header.num_classes) + " is outside [0, num_nodes = " +
+                            std::to_string(n) + "]: every class needs a node");
+  }
   if ((header.flags & ~kFlagHasLabels) != 0) {
     fail("flags", "unknown bits set (" + std::to_string(header.flags) + ")");
   }

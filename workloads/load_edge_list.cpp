@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/text_reader.hpp"
 #include "workloads/loaders.hpp"
 
@@ -108,6 +109,7 @@ Graph load_edge_list(const std::filesystem::path& file, const EdgeListFileOption
   // With relabelling, the original ids (src, dst interleaved) until the dense numbering is known.
   std::vector<std::int64_t> original;
   std::int64_t max_id = -1;
+  std::int64_t max_id_line = 0;
   const std::int64_t max_plain_id = relabel ? std::numeric_limits<std::int64_t>::max() : kMaxNodeId;
   std::string_view line;
   while (reader.next(line)) {
@@ -130,6 +132,7 @@ Graph load_edge_list(const std::filesystem::path& file, const EdgeListFileOption
     } else {
       src.push_back(static_cast<NodeId>(u));
       dst.push_back(static_cast<NodeId>(v));
+      if (u > max_id || v > max_id) max_id_line = reader.line_number();
       max_id = std::max({max_id, u, v});
     }
   }
@@ -139,7 +142,20 @@ Graph load_edge_list(const std::filesystem::path& file, const EdgeListFileOption
   }
 
   std::int64_t num_nodes = max_id + 1;
-  if (relabel) num_nodes = relabel_ids(std::move(original), src, dst, reader.file());
+  if (relabel) {
+    num_nodes = relabel_ids(std::move(original), src, dst, reader.file());
+  } else {
+    // Ids are node numbers: the largest makes the node count, whatever the edges. Per node, every
+    // tool holds at least an offset, a label and a degree.
+    constexpr std::int64_t kLeastBytesPerNode = sizeof(std::int64_t) + 2 * sizeof(std::int32_t);
+    const auto num_edges = static_cast<std::int64_t>(src.size());
+    require_memory_for(num_nodes * kLeastBytesPerNode +
+                           2 * num_edges * static_cast<std::int64_t>(sizeof(NodeId)),
+                       "node id " + std::to_string(max_id) + " makes " + std::to_string(num_nodes) +
+                           " nodes (workload.relabel numbers the ids densely); their structure, "
+                           "labels and degrees would",
+                       reader.file(), max_id_line, "");
+  }
   EdgeListOptions build;
   build.symmetrize = options.symmetrize;
   build.drop_self_loops = options.drop_self_loops;

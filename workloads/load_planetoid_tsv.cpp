@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/text_reader.hpp"
 #include "workloads/loaders.hpp"
 #include "workloads/mapped_file.hpp"
@@ -301,9 +302,19 @@ Dataset load_planetoid_tsv(const std::filesystem::path& directory) {
   const Meta meta(directory / "meta.tsv");
   const std::int64_t num_nodes =
       meta.integer_in("num_nodes", 1, std::numeric_limits<NodeId>::max());
-  const std::int64_t num_classes =
-      meta.integer_in("num_classes", 1, std::numeric_limits<std::int32_t>::max());
+  // Every class has a labelled node, and every node a line of labels.tsv: no more classes.
+  const std::int64_t num_classes = meta.integer_in("num_classes", 1, num_nodes);
   const MetaEntry& format = meta.required("feature_format");
+  const std::int64_t dim_if_any =
+      format.value == "MISSING"
+          ? 0
+          : meta.integer_in("num_features", 1, std::numeric_limits<int>::max());
+  const std::int64_t node_bytes = static_cast<std::int64_t>(
+      sizeof(std::int64_t) + sizeof(std::int32_t) + dim_if_any * sizeof(float));
+  require_memory_for(num_nodes * node_bytes,
+                     std::to_string(num_nodes) + " nodes with " + std::to_string(dim_if_any) +
+                         " features each would",
+                     meta.file(), meta.required("num_nodes").line, "num_nodes");
 
   Dataset dataset;
   // Normalized first, so that "cora/" and "." name the directory itself.

@@ -27,6 +27,9 @@ using namespace gnnbed;
 
 namespace {
 
+// The key under which the first point carries its Chrome trace from its process to the parent.
+constexpr const char* kTraceKey = "chrome_trace";
+
 constexpr const char* kClusterPrefix = "cluster.";
 
 struct Sweep {
@@ -167,9 +170,8 @@ nlohmann::json run_point(const Setup& setup, const Point& point, std::size_t ind
     document["dataset"] = dataset.summary();
   }
   document["result"] = result.to_json();
-  if (!setup.trace.empty() && index == 0) {
-    write_text_file_atomically(setup.trace, chrome_trace(result.trace).dump() + "\n");
-  }
+  // Handed to the parent with the point, which writes it with the results or not at all.
+  if (!setup.trace.empty() && index == 0) document[kTraceKey] = chrome_trace(result.trace);
   return document;
 }
 
@@ -353,14 +355,25 @@ int simulate_main(int argc, char** argv) {
   if (vm.count("calibration") != 0) setup.calibration_file = vm["calibration"].as<std::string>();
   std::vector<Sweep> sweeps;
   if (vm.count("sweep") != 0) {
-    for (const std::string& text : vm["sweep"].as<std::vector<std::string>>())
-      sweeps.push_back(parse_sweep(text));
+    for (const std::string& text : vm["sweep"].as<std::vector<std::string>>()) {
+      Sweep sweep = parse_sweep(text);
+      // Two value lists for one field would make a grid of points that all set it to the last.
+      for (const Sweep& earlier : sweeps) {
+        require(earlier.field != sweep.field, "sweep " + sweep.field,
+                "is swept twice: give every value in one --sweep");
+      }
+      sweeps.push_back(std::move(sweep));
+    }
   }
   setup.points = sweep_points(sweeps);
   if (vm.count("replay-plans") != 0) {
     setup.replay_plans = vm["replay-plans"].as<std::string>();
     require(std::filesystem::is_regular_file(setup.replay_plans), "replay-plans",
             "'" + setup.replay_plans + "' is not a file");
+    for (const std::string& option : experiment_options_given(command_line->parsed)) {
+      throw ConfigError("--" + option, "does not apply with --replay-plans: the recorded plans "
+                                       "fix the experiment (cluster fields and --calibration do)");
+    }
     for (const Sweep& sweep : sweeps) {
       require(is_cluster_field(sweep.field), "sweep " + sweep.field,
               "only cluster.* fields can be swept when replaying recorded plans");
@@ -447,8 +460,14 @@ int simulate_main(int argc, char** argv) {
       {"calibration", setup.calibration_file},
       {"points", results},
       {"wall_seconds", total.seconds()}};
-  write_files_atomically(
-      {{setup.output, document.dump(2) + "\n"}, {setup.csv, points_csv(results)}});
+  std::vector<OutputFile> outputs = {{setup.output, ""}, {setup.csv, points_csv(results)}};
+  if (!setup.trace.empty()) {
+    outputs.push_back({setup.trace, results.front().at(kTraceKey).dump() + "\n"});
+    results.front().erase(kTraceKey);
+  }
+  document["points"] = results;
+  outputs.front().content = document.dump(2) + "\n";
+  write_files_atomically(outputs);
   if (!setup.quiet) {
     std::printf("results: %s, %s%s%s (%.1f s)\n", setup.output.c_str(), setup.csv.c_str(),
                 setup.trace.empty() ? "" : ", trace ", setup.trace.c_str(), total.seconds());

@@ -100,6 +100,24 @@ TEST(SimulateCli, SweepsMakeAGridAndTheCsvHasARowPerPoint) {
   while (std::getline(csv, line)) ++lines;
   EXPECT_EQ(lines, 5);
   EXPECT_FALSE(read_json(dir.path() / "trace.json")["traceEvents"].empty());
+  EXPECT_FALSE(document["points"][0].contains("chrome_trace")) << "the trace has its own file";
+}
+
+TEST(SimulateCli, APointThatFailsLeavesNoTraceBehind) {
+  // The first point runs and records its trace; the second's workload file does not exist.
+  const TemporaryDirectory dir;
+  std::string edges;
+  for (int v = 0; v < 200; ++v) edges += std::to_string(v) + " " + std::to_string((v + 1) % 200) + "\n";
+  dir.write("ring.txt", edges);
+  const std::string output = (dir.path() / "out.json").string();
+  const CommandResult run = run_command(
+      simulate() + " --workload edge-list --batch-size 16 --cluster-set machines=2 " +
+      "--cluster-set ranks_per_machine=1 --sweep workload.path=" +
+      (dir.path() / "ring.txt").string() + "," + (dir.path() / "missing.txt").string() +
+      " --quiet -o " + output + " --trace " + (dir.path() / "trace.json").string());
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(output));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "trace.json"));
 }
 
 TEST(SimulateCli, ARunThatDoesNotFitIsOutOfMemory) {
@@ -251,6 +269,21 @@ TEST(SimulateCli, RecordedPlansThatDoNotFitTheClusterAreRejected) {
                   {"'iterations-per-epoch'"});
   expect_rejected(
       two_ranks + " --replay-plans " + plans + " --sweep model.hidden=8,16 -o " + output, {});
+  // The recorded plans fix the experiment: an experiment option would be ignored.
+  expect_rejected(two_ranks + " --replay-plans " + plans + " --hidden 64 --quiet -o " + output,
+                  {"'--hidden'", "does not apply with --replay-plans"});
+  expect_rejected(
+      two_ranks + " --replay-plans " + plans + " --set model.hidden=64 --quiet -o " + output,
+      {"'--set'"});
+  EXPECT_FALSE(std::filesystem::exists(output));
+}
+
+TEST(SimulateCli, AFieldSweptTwiceIsRejected) {
+  const TemporaryDirectory dir;
+  const std::string output = (dir.path() / "out.json").string();
+  expect_rejected(" --workload cora --sweep model.hidden=8,16 --sweep model.hidden=32 --quiet -o " +
+                      output,
+                  {"'sweep model.hidden'", "swept twice"});
   EXPECT_FALSE(std::filesystem::exists(output));
 }
 

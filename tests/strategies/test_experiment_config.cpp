@@ -164,6 +164,23 @@ TEST(TrainingConfig, ValidationNamesTheField) {
   EXPECT_EQ(field_of(bad), "training.learning_rate");
 }
 
+TEST(ResolveExperiment, UnknownStrategiesAndPartitionersAreRefusedWhenRead) {
+  // Every tool reads its experiment here, train too: none records a name that does not exist.
+  const auto field_of = [](const std::string& assignment) {
+    try {
+      resolve_experiment("", {assignment});
+    } catch (const ConfigError& error) {
+      return error.field();
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(field_of("distribution.strategy=foo"), "distribution.strategy");
+  EXPECT_EQ(field_of("distribution.partitioner=foo"), "distribution.partitioner");
+  EXPECT_EQ(field_of("distribution.strategy=p3"), "(accepted)");
+  EXPECT_EQ(field_of("distribution.partitioner=metis"), "(accepted)");
+  EXPECT_EQ(field_of("distribution.partitioner=cost-balanced"), "(accepted)");
+}
+
 TEST(ResolveExperiment, DefaultsThenFileThenAssignments) {
   const TemporaryDirectory dir;
   const auto file = dir.write("e.json", R"({"model": {"hidden": 64, "kind": "sage"},

@@ -13,6 +13,8 @@
 #include "workloads/binary_format.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
+#include "workloads/common/json_config.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/loaders.hpp"
 
 namespace gnnbed {
@@ -538,6 +540,67 @@ TEST(BadBinary, NothingHalfWritten) {
   unwritable.name = std::string(200, 'n');
   EXPECT_THROW(write_binary_workload(unwritable, fixture.path), Error);
   EXPECT_EQ(read_bytes(fixture.path), fixture.bytes);
+}
+
+// ---------------------------------------------------------------- impossible sizes
+
+TEST(ImpossibleSizes, AnIdThatMakesMoreNodesThanMemoryHoldsNamesItsLine) {
+  const std::int64_t needed = std::int64_t{2'000'000'001} * 16;
+  if (available_memory_bytes() < 0 || available_memory_bytes() >= needed) {
+    GTEST_SKIP() << "this machine has the memory for 2e9 nodes: the file is then loadable";
+  }
+  TemporaryDirectory dir;
+  dir.write("edges.txt", "0 1\n2000000000 3\n4 5\n");
+  expect_input_error([&] { load_edge_list(dir.path() / "edges.txt", {}); }, "edges.txt", 2, "",
+                     "node id 2000000000 makes 2000000001 nodes");
+}
+
+TEST(ImpossibleSizes, MoreClassesThanNodesAreRefused) {
+  TemporaryDirectory dir;
+  const auto root = write_planetoid(
+      dir, {{"meta.tsv",
+             "num_nodes\t5\nnum_features\t3\nnum_classes\t2000000000\n"
+             "num_undirected_edges\t4\nfeature_format\tfeatures_sparse.tsv\n"}});
+  expect_input_error([&] { load_planetoid_tsv(root); }, "meta.tsv", 3, "num_classes",
+                     "2000000000 is outside [1, 5]");
+}
+
+// ---------------------------------------------------------------- messages
+
+TEST(ErrorMessages, AreOneLineWithTheirControlBytesShown) {
+  const char raw[] = "value 'gc\0n'\nend";
+  const std::string with_nul(raw, sizeof(raw) - 1);
+  EXPECT_EQ(std::string(Error(with_nul).what()), "value 'gc\\x00n'\\x0aend");
+}
+
+TEST(ErrorMessages, AHugeLineIsCutInTheMiddle) {
+  TemporaryDirectory dir;
+  const std::string huge(3'000'000, '7');
+  const auto root = write_planetoid(dir, {{"edges.tsv", "0\t1\n" + huge + "\t2\n"}});
+  try {
+    load_planetoid_tsv(root);
+    FAIL() << "accepted";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_LT(message.size(), 1100u);
+    EXPECT_NE(message.find("edges.tsv:2"), std::string::npos) << "the place stays";
+    EXPECT_NE(message.find("bytes cut"), std::string::npos) << message;
+    EXPECT_EQ(error.line(), 2);
+  }
+}
+
+TEST(ErrorMessages, InvalidJsonSaysWhatWasWrong) {
+  try {
+    parse_json_text("{\"model\": {\"hidden\": N}}", "e.json");
+    FAIL() << "accepted";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("e.json:1: field 'column 22': invalid JSON: syntax error"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("invalid literal; last read: '\"hidden\": N'"), std::string::npos)
+        << message;
+  }
 }
 
 }  // namespace

@@ -91,6 +91,14 @@ TEST(WorkloadTool, BadCommandsExitNonZeroWithOneClearLine) {
       run_command(workload() + " partition --workload cora --partitioner spectral");
   EXPECT_EQ(bad_partitioner.exit_code, 2);
   EXPECT_NE(bad_partitioner.output.find("spectral"), std::string::npos) << bad_partitioner.output;
+  // Shards go into a folder: a file there is refused before the workload loads.
+  const testing::TemporaryDirectory dir;
+  dir.write("taken", "a file\n");
+  const CommandResult onto_file = run_command(workload() + " convert --workload cora --output " +
+                                              (dir.path() / "taken").string() + " --shards 2");
+  EXPECT_EQ(onto_file.exit_code, 2);
+  EXPECT_NE(onto_file.output.find("is not a folder"), std::string::npos) << onto_file.output;
+  EXPECT_EQ(onto_file.output.find("nodes"), std::string::npos) << "refused before loading";
 }
 
 }  // namespace

@@ -7,10 +7,18 @@
 
 namespace gnnbed {
 
+// The message is made printable on one line (control bytes, a NUL included, as \xNN) and cut in
+// the middle when it is long (a 3 MB line of an input file is not echoed whole): it names what is
+// wrong from what the user gave, which may be anything.
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message);
+  explicit Error(const char* message) : Error(std::string(message)) {}
 };
+
+// `text` with its control bytes as \xNN, and, when longer than `max_bytes`, its middle cut out
+// (on character boundaries) and replaced by a note of how many bytes were cut.
+std::string printable_excerpt(const std::string& text, std::size_t max_bytes);
 
 // Bad data in an input file. `line` is 1-based (0 when the problem is not tied to one line) and
 // `field` names the column or record part at fault (empty when the whole file is at fault).

@@ -76,12 +76,14 @@ void require_free_space(const std::filesystem::path& path, std::uint64_t bytes) 
   }
 }
 
-std::string output_path_problem(const std::filesystem::path& path) {
+namespace {
+
+// Why files cannot be written in `wanted` (a folder, or one the write will create), or "".
+std::string folder_write_problem(const std::filesystem::path& wanted) {
   namespace fs = std::filesystem;
-  if (std::string problem = target_problem(path); !problem.empty()) return problem;
-  // The nearest folder that exists above it: the write creates the missing ones below.
+  // The nearest folder that exists: the write creates the missing ones below.
   std::error_code ec;
-  fs::path folder = fs::absolute(path, ec).parent_path();
+  fs::path folder = wanted;
   while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.root_path()) {
     folder = folder.parent_path();
   }
@@ -94,6 +96,26 @@ std::string output_path_problem(const std::filesystem::path& path) {
   close(descriptor);
   fs::remove(probe, ec);
   return "";
+}
+
+}  // namespace
+
+std::string output_path_problem(const std::filesystem::path& path) {
+  if (std::string problem = target_problem(path); !problem.empty()) return problem;
+  std::error_code ec;
+  return folder_write_problem(std::filesystem::absolute(path, ec).parent_path());
+}
+
+void check_output_folder(const std::filesystem::path& path, const std::string& option) {
+  std::error_code ec;
+  std::string problem;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec)) {
+    problem = "it is not a folder";
+  } else {
+    problem = folder_write_problem(std::filesystem::absolute(path, ec));
+  }
+  if (!problem.empty())
+    throw ConfigError(option, "cannot write into '" + path.string() + "': " + problem);
 }
 
 void check_output_path(const std::filesystem::path& path, const std::string& option) {

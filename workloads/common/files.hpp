@@ -35,6 +35,9 @@ void write_files_atomically(const std::vector<OutputFile>& files);
 std::string output_path_problem(const std::filesystem::path& path);
 // Tools call this for every output before any work: ConfigError naming `option` and the reason.
 void check_output_path(const std::filesystem::path& path, const std::string& option);
+// The same for an output folder (files are written into it): one that exists, or one that can be
+// created, in a folder this process may write in.
+void check_output_folder(const std::filesystem::path& path, const std::string& option);
 
 // Removes the temporaries that writes of `path` by processes no longer running left behind (an
 // interrupted write of a multi-gigabyte file would otherwise hold its disk space for good).

@@ -175,9 +175,13 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
         ++column;
       }
     }
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 22:
+    // syntax error while parsing value - invalid literal; last read: 'N'". The position is ours.
     std::string message = error.what();
-    if (const auto colon = message.rfind(": "); colon != std::string::npos)
-      message = message.substr(colon + 2);
+    if (const auto position = message.find(", column "); position != std::string::npos) {
+      if (const auto colon = message.find(": ", position); colon != std::string::npos)
+        message = message.substr(colon + 2);
+    }
     throw InputError(origin, line, "column " + std::to_string(column), "invalid JSON: " + message);
   }
 }

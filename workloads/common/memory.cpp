@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 
 #include <climits>
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "workloads/common/errors.hpp"
@@ -20,6 +22,27 @@ std::int64_t page_faults() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::int64_t>(usage.ru_minflt) + static_cast<std::int64_t>(usage.ru_majflt);
+}
+
+std::int64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return -1;
+}
+
+void require_memory_for(std::int64_t bytes, const std::string& what, const std::string& file,
+                        std::int64_t line, const std::string& field) {
+  const std::int64_t available = available_memory_bytes();
+  if (available < 0 || bytes <= available) return;
+  char amounts[120];
+  std::snprintf(amounts, sizeof(amounts), "need %.1f GiB, more than the %.1f GiB of memory available",
+                static_cast<double>(bytes) / (1 << 30), static_cast<double>(available) / (1 << 30));
+  throw InputError(file, line, field, what + " " + amounts);
 }
 
 // By default glibc maps every allocation over its (adaptive, at most 32 MiB) mmap threshold

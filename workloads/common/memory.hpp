@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace gnnbed {
 
@@ -10,6 +11,17 @@ std::int64_t peak_resident_bytes();
 // not touched before. In a virtual machine each costs microseconds, so a step that faults in new
 // pages runs slower than the same step on warm memory.
 std::int64_t page_faults();
+
+// Memory the system can still give the process (MemAvailable of /proc/meminfo), in bytes; -1
+// when unknown.
+std::int64_t available_memory_bytes();
+
+// For loaders, before they allocate what a file's sizes ask for: throws InputError(file, line,
+// field, ...) saying what needs `bytes` and how much memory is available, when it is more than that
+// (a size in a file that cannot be right, or a dataset too large for this machine), rather than
+// letting the allocation fail without naming the file.
+void require_memory_for(std::int64_t bytes, const std::string& what, const std::string& file,
+                        std::int64_t line, const std::string& field);
 
 // Makes the heap keep what the process frees, up to 1 GiB per allocation, for its next
 // allocations, as a training framework's caching allocator does. Call it once, at the start of a

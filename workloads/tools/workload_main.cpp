@@ -97,9 +97,14 @@ int workload_main(int argc, char** argv) {
   if (command == "convert" && vm.count("output") == 0) {
     throw ConfigError("output", "convert needs --output FILE");
   }
-  // A binary file is checked before the workload loads; a shard folder is written into.
-  if (command == "convert" && vm.count("shards") == 0) {
-    check_output_path(vm["output"].as<std::string>(), "output");
+  // Checked before the workload loads: a binary file, or the folder the shards go into.
+  if (command == "convert") {
+    const std::string output = vm["output"].as<std::string>();
+    if (vm.count("shards") == 0) {
+      check_output_path(output, "output");
+    } else {
+      check_output_folder(output, "output");
+    }
   }
   const ExperimentConfig config = experiment_from_options(parsed);
 
