@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "strategies/experiment_config.hpp"
+#include "tests/support/refused_field.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
@@ -166,19 +167,12 @@ TEST(TrainingConfig, ValidationNamesTheField) {
 
 TEST(ResolveExperiment, UnknownStrategiesAndPartitionersAreRefusedWhenRead) {
   // Every tool reads its experiment here, train too: none records a name that does not exist.
-  const auto field_of = [](const std::string& assignment) {
-    try {
-      resolve_experiment("", {assignment});
-    } catch (const ConfigError& error) {
-      return error.field();
-    }
-    return std::string("(accepted)");
-  };
-  EXPECT_EQ(field_of("distribution.strategy=foo"), "distribution.strategy");
-  EXPECT_EQ(field_of("distribution.partitioner=foo"), "distribution.partitioner");
-  EXPECT_EQ(field_of("distribution.strategy=p3"), "(accepted)");
-  EXPECT_EQ(field_of("distribution.partitioner=metis"), "(accepted)");
-  EXPECT_EQ(field_of("distribution.partitioner=cost-balanced"), "(accepted)");
+  using testing::refused_field;
+  EXPECT_EQ(refused_field("distribution.strategy=foo"), "distribution.strategy");
+  EXPECT_EQ(refused_field("distribution.partitioner=foo"), "distribution.partitioner");
+  EXPECT_EQ(refused_field("distribution.strategy=p3"), "(accepted)");
+  EXPECT_EQ(refused_field("distribution.partitioner=metis"), "(accepted)");
+  EXPECT_EQ(refused_field("distribution.partitioner=cost-balanced"), "(accepted)");
 }
 
 TEST(ResolveExperiment, DefaultsThenFileThenAssignments) {

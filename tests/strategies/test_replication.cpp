@@ -9,6 +9,7 @@
 #include "strategies/replication.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"
+#include "tests/support/refused_field.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -173,14 +174,7 @@ TEST(Caching, BothCopiesEachRanksStructureAndFeaturesTogether) {
 }
 
 TEST(Caching, ConfigurationErrorsNameTheField) {
-  const auto field_of = [](const std::string& assignment) {
-    try {
-      resolve_experiment("", {assignment});
-    } catch (const ConfigError& error) {
-      return error.field();
-    }
-    return std::string("(accepted)");
-  };
+  const auto field_of = testing::refused_field;
   EXPECT_EQ(field_of("distribution.cache_budget_bytes=-1"), "distribution.cache_budget_bytes");
   EXPECT_EQ(field_of("distribution.cache_budget_bytes=1.5"), "distribution.cache_budget_bytes");
   EXPECT_EQ(field_of("distribution.cache=graph"), "distribution.cache");
