@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/text_reader.hpp"
 #include "workloads/loaders.hpp"
 
@@ -81,6 +82,11 @@ std::optional<std::int64_t> read_num_nodes(const std::filesystem::path& raw) {
                        std::to_string(*num_nodes) + " is outside [1, " +
                            std::to_string(std::numeric_limits<NodeId>::max()) + "]");
     }
+    // Per node at least a label, an offset and a degree, before any file says more.
+    constexpr std::int64_t kLeastBytesPerNode = sizeof(std::int64_t) + 2 * sizeof(std::int32_t);
+    require_memory_for(*num_nodes * kLeastBytesPerNode,
+                       std::to_string(*num_nodes) + " nodes would", reader.file(),
+                       reader.line_number(), "num_nodes");
   }
   if (!num_nodes) throw InputError(reader.file(), 0, "", "file is empty");
   return num_nodes;
@@ -164,7 +170,12 @@ std::shared_ptr<const FeatureStore> read_features(const std::filesystem::path& p
       for (std::int64_t j = 0; j < dim; ++j) {
         column_names.push_back("feature[" + std::to_string(j) + "]");
       }
-      values.reserve(static_cast<std::size_t>(num_nodes) * column_names.size());
+      const auto cells = num_nodes * static_cast<std::int64_t>(column_names.size());
+      require_memory_for(cells * static_cast<std::int64_t>(sizeof(float)),
+                         std::to_string(num_nodes) + " nodes of " +
+                             std::to_string(column_names.size()) + " features would",
+                         reader.file(), reader.line_number(), "");
+      values.reserve(static_cast<std::size_t>(cells));
     }
     if (rows == num_nodes) {
       throw InputError(reader.file(), reader.line_number(), "",

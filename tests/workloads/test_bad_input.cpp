@@ -555,6 +555,16 @@ TEST(ImpossibleSizes, AnIdThatMakesMoreNodesThanMemoryHoldsNamesItsLine) {
                      "node id 2000000000 makes 2000000001 nodes");
 }
 
+TEST(ImpossibleSizes, AnOgbNodeCountBeyondMemoryNamesItsLine) {
+  if (available_memory_bytes() < 0 || available_memory_bytes() >= std::int64_t{2'000'000'000} * 16) {
+    GTEST_SKIP() << "this machine has the memory for 2e9 nodes";
+  }
+  TemporaryDirectory dir;
+  const auto root = write_ogb(dir, {{"raw/num-node-list.csv", "2000000000\n"}});
+  expect_input_error([&] { load_ogb(root, {}); }, "num-node-list.csv", 1, "num_nodes",
+                     "2000000000 nodes would need");
+}
+
 TEST(ImpossibleSizes, MoreClassesThanNodesAreRefused) {
   TemporaryDirectory dir;
   const auto root = write_planetoid(
