@@ -1,5 +1,7 @@
 #include "strategies/experiment_config.hpp"
 
+#include <cmath>
+
 #include "strategies/roc_partition.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/json_config.hpp"
@@ -50,6 +52,7 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("pipeline", config.pipeline);
   reader.read("p3_first_layer", config.p3_first_layer);
   reader.read("device_memory_bytes", config.device_memory_bytes);
+  reader.read("progress_timeout_seconds", config.progress_timeout_seconds);
   reader.finish();
   // Named when read, so that no tool (train included, which does not distribute) records a
   // strategy or partitioner that does not exist.
@@ -66,6 +69,8 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
           "needs structure replicated");
   require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
           "must be at least 0 (0 = no limit), not " + std::to_string(config.device_memory_bytes));
+  require(std::isfinite(config.progress_timeout_seconds) && config.progress_timeout_seconds >= 0,
+          where + ".progress_timeout_seconds", "must be a number of seconds, 0 for no limit");
   return config;
 }
 
@@ -79,7 +84,8 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"cache", config.cache},
           {"pipeline", config.pipeline},
           {"p3_first_layer", config.p3_first_layer},
-          {"device_memory_bytes", config.device_memory_bytes}};
+          {"device_memory_bytes", config.device_memory_bytes},
+          {"progress_timeout_seconds", config.progress_timeout_seconds}};
 }
 
 const std::vector<ExperimentOption>& experiment_options() {
@@ -129,6 +135,9 @@ const std::vector<ExperimentOption>& experiment_options() {
       {"device-memory", "distribution.device_memory_bytes",
        "bytes of the modelled device per rank: an iteration that needs more is reported as out "
        "of memory (0 = no limit)"},
+      {"progress-timeout", "distribution.progress_timeout_seconds",
+       "seconds a rank waits for its peers without progress before every rank stops, naming the "
+       "rank waited for (0 = no limit)"},
   };
   return options;
 }

@@ -42,6 +42,10 @@ struct DistributionConfig {
   // stashed weights, strategies/plan_memory.hpp) would not fit, as simulate does for its
   // cluster's devices. For P3's Fig. 7 setting (no sampling), where DGL's inputs outgrow a GPU.
   std::int64_t device_memory_bytes = 0;
+  // run_experiment over MPI: a rank that waits this long for its peers without progress ends
+  // every rank, naming the rank it waited for and the call (0 = wait forever). It must exceed the
+  // longest wait a healthy run has, loading and evaluation included.
+  double progress_timeout_seconds = 0;
 };
 
 // P3's pipeline: while a mini-batch starts, this many earlier ones are in flight, and the update

@@ -120,6 +120,46 @@ MpiTransport::~MpiTransport() {
   if (communicator_ != MPI_COMM_NULL && mpi_running()) MPI_Comm_free(&communicator_);
 }
 
+void MpiTransport::complete(std::span<MPI_Request> requests, const char* call, int peer) {
+  const int count = static_cast<int>(requests.size());
+  if (progress_timeout_seconds_ <= 0) {
+    check(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE), rank_, call, peer);
+    return;
+  }
+  const Stopwatch waiting;
+  int done = 0;
+  while (true) {
+    check(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), rank_, call, peer);
+    if (done != 0) return;
+    if (waiting.seconds() > progress_timeout_seconds_) timed_out(call, peer);
+  }
+}
+
+void MpiTransport::probe(int source, int tag, MPI_Status& status) {
+  if (progress_timeout_seconds_ <= 0) {
+    check(MPI_Probe(source, tag, communicator_, &status), rank_, "MPI_Probe", source);
+    return;
+  }
+  const Stopwatch waiting;
+  int arrived = 0;
+  while (true) {
+    check(MPI_Iprobe(source, tag, communicator_, &arrived, &status), rank_, "MPI_Iprobe", source);
+    if (arrived != 0) return;
+    if (waiting.seconds() > progress_timeout_seconds_) timed_out("MPI_Probe", source);
+  }
+}
+
+void MpiTransport::timed_out(const char* call, int peer) const {
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", progress_timeout_seconds_);
+  throw ProgressTimeout("rank " + std::to_string(rank_) + " waited more than " + seconds +
+                        " s in " + call +
+                        (peer >= 0 ? " for rank " + std::to_string(peer)
+                                   : std::string(" for its peers")) +
+                        " without progress (distribution.progress_timeout_seconds): a rank has "
+                        "stopped or hangs");
+}
+
 int MpiTransport::next_tag() {
   const int tag = tag_sequence_;
   tag_sequence_ = (tag_sequence_ + 1) % kTagBound;
@@ -135,7 +175,7 @@ void MpiTransport::exchange(std::span<const std::byte> payload, int send_to, int
         rank_, "MPI_Isend", send_to);
   MPI_Status status;
   const Stopwatch probe_watch;
-  check(MPI_Probe(receive_from, tag, communicator_, &status), rank_, "MPI_Probe", receive_from);
+  probe(receive_from, tag, status);
   timing.waiting_seconds += probe_watch.seconds();
   int count = 0;
   check(MPI_Get_count(&status, MPI_BYTE, &count), rank_, "MPI_Get_count", receive_from);
@@ -143,7 +183,7 @@ void MpiTransport::exchange(std::span<const std::byte> payload, int send_to, int
   check(MPI_Recv(received.data(), count, MPI_BYTE, receive_from, tag, communicator_,
                  MPI_STATUS_IGNORE),
         rank_, "MPI_Recv", receive_from);
-  check(MPI_Wait(&send_request, MPI_STATUS_IGNORE), rank_, "MPI_Wait", send_to);
+  complete(std::span(&send_request, 1), "MPI_Wait", send_to);
   bytes_sent_[kind] += static_cast<std::int64_t>(payload.size());
   bytes_received_[kind] += count;
 }
@@ -294,9 +334,7 @@ class MpiPendingAllToAll final : public PendingTransfer {
   void wait(TransferTiming& timing) override {
     if (complete_) return;
     const Stopwatch watch;
-    std::vector<MPI_Status> statuses(requests_.size());
-    check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data()),
-          transport_.rank_, "MPI_Waitall");
+    transport_.complete(requests_, "MPI_Waitall (all-to-all)");
     timing.waiting_seconds += watch.seconds();
     finish();
   }
@@ -352,7 +390,7 @@ class MpiPendingAllReduce final : public PendingTransfer {
   void wait(TransferTiming& timing) override {
     while (!complete_) {
       const Stopwatch watch;
-      check(MPI_Waitall(2, requests_, MPI_STATUSES_IGNORE), transport_.rank_, "MPI_Waitall");
+      transport_.complete(requests_, "MPI_Waitall (all-reduce)");
       timing.waiting_seconds += watch.seconds();
       advance();
     }
@@ -429,12 +467,19 @@ std::unique_ptr<PendingTransfer> MpiTransport::start_all_reduce_sum(std::vector<
   return std::make_unique<MpiPendingAllReduce>(*this, std::move(data), kind);
 }
 
-void MpiTransport::barrier() { check(MPI_Barrier(communicator_), rank_, "MPI_Barrier"); }
+// The collectives below are the nonblocking ones, completed under the progress timeout.
+void MpiTransport::barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(communicator_, &request), rank_, "MPI_Ibarrier");
+  complete(std::span(&request, 1), "MPI_Barrier");
+}
 
 double MpiTransport::max_over_ranks(double value) {
   double result = 0;
-  check(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, communicator_), rank_,
-        "MPI_Allreduce");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, communicator_, &request), rank_,
+        "MPI_Iallreduce");
+  complete(std::span(&request, 1), "MPI_Allreduce");
   return result;
 }
 
@@ -442,8 +487,11 @@ double MpiTransport::sum_over_ranks(double value) {
   // Summed here in rank order rather than by MPI_Allreduce, whose order MPI leaves open: every
   // rank, and every run, gets the same bits.
   std::vector<double> values(static_cast<std::size_t>(size_));
-  check(MPI_Allgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, communicator_), rank_,
-        "MPI_Allgather");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, communicator_,
+                       &request),
+        rank_, "MPI_Iallgather");
+  complete(std::span(&request, 1), "MPI_Allgather");
   double sum = 0;
   for (const double v : values) sum += v;
   return sum;
@@ -451,8 +499,10 @@ double MpiTransport::sum_over_ranks(double value) {
 
 std::int64_t MpiTransport::sum_over_ranks(std::int64_t value) {
   std::int64_t result = 0;
-  check(MPI_Allreduce(&value, &result, 1, MPI_INT64_T, MPI_SUM, communicator_), rank_,
-        "MPI_Allreduce");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(&value, &result, 1, MPI_INT64_T, MPI_SUM, communicator_, &request), rank_,
+        "MPI_Iallreduce");
+  complete(std::span(&request, 1), "MPI_Allreduce");
   return result;
 }
 
@@ -460,8 +510,10 @@ std::vector<std::string> MpiTransport::gather_to_root(const std::string& text) {
   const int length = message_count(text.size(), "gather_to_root");
   const bool root = rank_ == 0;
   std::vector<int> lengths(root ? static_cast<std::size_t>(size_) : 0);
-  check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, communicator_), rank_,
-        "MPI_Gather");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, communicator_, &request),
+        rank_, "MPI_Igather");
+  complete(std::span(&request, 1), "MPI_Gather");
   std::vector<int> offsets(lengths.size());
   std::int64_t total = 0;
   for (std::size_t q = 0; q < lengths.size(); ++q) {
@@ -469,9 +521,10 @@ std::vector<std::string> MpiTransport::gather_to_root(const std::string& text) {
     total += lengths[q];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  check(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
-                    MPI_CHAR, 0, communicator_),
-        rank_, "MPI_Gatherv");
+  check(MPI_Igatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                     MPI_CHAR, 0, communicator_, &request),
+        rank_, "MPI_Igatherv");
+  complete(std::span(&request, 1), "MPI_Gatherv");
   std::vector<std::string> texts;
   texts.reserve(lengths.size());
   for (std::size_t q = 0; q < lengths.size(); ++q) {
@@ -484,8 +537,10 @@ std::vector<std::string> MpiTransport::gather_to_root(const std::string& text) {
 std::vector<std::vector<float>> MpiTransport::all_gather_control(std::span<const float> mine) {
   const int count = message_count(mine.size(), "all_gather_control", "floats");
   std::vector<int> counts(static_cast<std::size_t>(size_));
-  check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, communicator_), rank_,
-        "MPI_Allgather");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, communicator_, &request),
+        rank_, "MPI_Iallgather");
+  complete(std::span(&request, 1), "MPI_Allgather");
   std::vector<int> offsets(counts.size());
   std::int64_t total = 0;
   for (std::size_t q = 0; q < counts.size(); ++q) {
@@ -493,9 +548,10 @@ std::vector<std::vector<float>> MpiTransport::all_gather_control(std::span<const
     total += counts[q];
   }
   std::vector<float> all(static_cast<std::size_t>(total));
-  check(MPI_Allgatherv(mine.data(), count, MPI_FLOAT, all.data(), counts.data(), offsets.data(),
-                       MPI_FLOAT, communicator_),
-        rank_, "MPI_Allgatherv");
+  check(MPI_Iallgatherv(mine.data(), count, MPI_FLOAT, all.data(), counts.data(), offsets.data(),
+                        MPI_FLOAT, communicator_, &request),
+        rank_, "MPI_Iallgatherv");
+  complete(std::span(&request, 1), "MPI_Allgatherv");
   std::vector<std::vector<float>> values;
   values.reserve(counts.size());
   for (std::size_t q = 0; q < counts.size(); ++q) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/transport.hpp"
+#include "workloads/common/errors.hpp"
 
 namespace gnnbed {
 
@@ -63,9 +64,20 @@ class MpiTransport final : public Transport {
   std::vector<std::string> gather_to_root(const std::string& text) override;
   std::vector<std::vector<float>> all_gather_control(std::span<const float> mine) override;
 
+  // How long a call may wait for its peers without progress before it throws ProgressTimeout
+  // (distribution.progress_timeout_seconds): a rank that stopped (SIGSTOP, a debugger, a hung
+  // file system) would otherwise leave its peers spinning forever. 0 (the default): no limit.
+  void set_progress_timeout(double seconds) { progress_timeout_seconds_ = seconds; }
+
  private:
   friend class MpiPendingAllToAll;
   friend class MpiPendingAllReduce;
+  // Waits for `requests` to complete; with a progress timeout, polls them and throws
+  // ProgressTimeout naming `call` and `peer` (-1: the call has no single peer) when it passes.
+  void complete(std::span<MPI_Request> requests, const char* call, int peer = -1);
+  // MPI_Probe, under the progress timeout.
+  void probe(int source, int tag, MPI_Status& status);
+  [[noreturn]] void timed_out(const char* call, int peer) const;
   // One schedule step: sends `payload` to `send_to` while receiving, into `received` (resized to
   // the probed size), what `receive_from` sent with the same tag. Time blocked in MPI_Probe is
   // added to `timing.waiting_seconds`.
@@ -78,8 +90,15 @@ class MpiTransport final : public Transport {
   int rank_ = 0;
   int size_ = 1;
   int tag_sequence_ = 0;
+  double progress_timeout_seconds_ = 0;
   TrafficBytes bytes_sent_;
   TrafficBytes bytes_received_;
+};
+
+// A rank waited longer than the progress timeout for its peers.
+class ProgressTimeout : public Error {
+ public:
+  using Error::Error;
 };
 
 // The first line of the MPI library's version string, for provenance.

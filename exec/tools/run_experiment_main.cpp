@@ -217,6 +217,7 @@ int run(int argc, char** argv, MpiTransport& transport) {
   int exit_code = 0;
   const std::string problem =
       prepare(argc, argv, num_ranks, rank, local_rank(MPI_COMM_WORLD), setup, exit_code);
+  transport.set_progress_timeout(setup.config.distribution.progress_timeout_seconds);
   // Agree before any data-plane traffic: if one rank failed, every rank stops, and rank 0 says why.
   const auto problems =
       transport.gather_to_root(problem.empty() ? "" : std::to_string(exit_code) + " " + problem);

@@ -464,5 +464,60 @@ TEST(AbortAllRanks, EndsEveryRankOfTheJob) {
   transport.barrier();
 }
 
+// The last rank arrives 2 s late; the others wait 0.2 s without progress and give up.
+constexpr auto kLateBy = std::chrono::seconds(2);
+constexpr double kShortTimeoutSeconds = 0.2;
+
+TEST(MpiTransport, ACollectiveWithoutProgressEndsAtTheTimeout) {
+  MpiTransport transport;
+  if (transport.size() < 2) GTEST_SKIP() << "needs a peer";
+  if (transport.rank() == transport.size() - 1) {
+    std::this_thread::sleep_for(kLateBy);
+    transport.barrier();  // completes the barrier the others gave up on
+  } else {
+    transport.set_progress_timeout(kShortTimeoutSeconds);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      transport.barrier();
+      ADD_FAILURE() << "the barrier completed without the late rank";
+    } catch (const ProgressTimeout& error) {
+      EXPECT_NE(std::string(error.what()).find("waited more than 0.2 s in MPI_Barrier for its "
+                                               "peers"),
+                std::string::npos)
+          << error.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, kLateBy) << "it gave up before the peer";
+    transport.set_progress_timeout(0);
+  }
+  transport.barrier();
+}
+
+TEST(MpiTransport, AnExchangeWithoutProgressNamesThePeerItWaitedFor) {
+  MpiTransport transport;
+  if (transport.size() != 2) GTEST_SKIP() << "one peer to name";
+  const std::vector<std::byte> payload(16, std::byte{1});
+  const std::vector<std::span<const std::byte>> send = {payload, payload};
+  std::vector<std::vector<std::byte>> received;
+  TransferTiming timing;
+  if (transport.rank() == 1) {
+    std::this_thread::sleep_for(kLateBy);
+    // Rank 0's message is there: this rank's side of the exchange completes.
+    transport.all_to_all_into(send, received, Traffic::features, timing);
+  } else {
+    transport.set_progress_timeout(kShortTimeoutSeconds);
+    try {
+      transport.all_to_all_into(send, received, Traffic::features, timing);
+      ADD_FAILURE() << "the exchange completed without rank 1";
+    } catch (const ProgressTimeout& error) {
+      EXPECT_NE(std::string(error.what()).find("rank 0 waited more than 0.2 s in MPI_Probe for "
+                                               "rank 1"),
+                std::string::npos)
+          << error.what();
+    }
+    transport.set_progress_timeout(0);
+  }
+  transport.barrier();
+}
+
 }  // namespace
 }  // namespace gnnbed
