@@ -184,17 +184,19 @@ double ClusterSpec::compute_seconds(const Op& op, bool features_on_device) const
                               !model.cost(OpKind::gather_features).has_value()
                           ? OpKind::gather_rows
                           : op.kind;
-  const std::string field =
-      std::string(on_host ? "host" : "device") + ".cost_model." + std::string(to_string(kind));
+  // Named only on failure: the replay costs every op through here.
+  const auto field = [&] {
+    return std::string(on_host ? "host" : "device") + ".cost_model." + std::string(to_string(kind));
+  };
   const std::optional<OpCost>& cost = model.cost(kind);
   if (!cost) {
-    throw ConfigError(field, "is missing: the plans have " + std::string(to_string(op.kind)) +
-                                 " ops");
+    throw ConfigError(field(), "is missing: the plans have " + std::string(to_string(op.kind)) +
+                                   " ops");
   }
   try {
     return cost->seconds(work_of(op));
   } catch (const Error& error) {
-    throw ConfigError(field, "op '" + op.label + "': " + error.what());
+    throw ConfigError(field(), "op '" + op.label + "': " + error.what());
   }
 }
 

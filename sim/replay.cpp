@@ -8,6 +8,7 @@
 #include <optional>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/platform.hpp"
 #include "strategies/collective_schedule.hpp"
@@ -45,6 +46,7 @@ struct RankState {
   std::vector<std::vector<char>> done;  // per iteration, per op
   std::vector<int> remaining;           // per iteration: ops not done
   std::vector<int> prologue_remaining;  // per iteration: prologue ops not done
+  std::vector<std::vector<DeviceCopy>> copies;  // per iteration: its copies to the device
   // The order the rank's streams take their ops in: plan order iteration after iteration, or for
   // pipelined plans the static schedule's (plan.hpp: round, then stage, then plan order).
   std::vector<OpRef> order;
@@ -69,8 +71,9 @@ struct SharedCore {
 
 class Replay {
  public:
+  // `keeps_features`: per rank, whether its device keeps its features (ranks_keeping_features).
   Replay(const ClusterSpec& cluster, const std::vector<std::vector<Plan>>& iterations,
-         const ReplayOptions& options, Platform platform)
+         const ReplayOptions& options, std::vector<char> keeps_features, Platform platform)
       : cluster_(cluster),
         iterations_(iterations),
         options_(options),
@@ -79,7 +82,7 @@ class Replay {
         ranks_(static_cast<std::size_t>(num_ranks_)),
         cores_(cluster.shared_core_time_slice_seconds > 0 ? platform_.shared_cores.size() : 0),
         iteration_end_(iterations.size(), 0.0),
-        features_on_device_(ranks_keeping_features(cluster, options)) {
+        features_on_device_(std::move(keeps_features)) {
     for (std::size_t i = 0; i < iterations_.size(); ++i) {
       if (static_cast<int>(iterations_[i].size()) != num_ranks_) {
         throw Error("iteration " + std::to_string(i) + " has " +
@@ -91,6 +94,7 @@ class Replay {
         state.done.emplace_back(plan.ops.size(), 0);
         state.remaining.push_back(static_cast<int>(plan.ops.size()));
         state.prologue_remaining.push_back(plan.prologue_ops);
+        state.copies.push_back(device_copies(plan, features_on_device(plan.rank)));
         if (plan.pipeline_depth > 0) pipelined_ = true;
         state.stats.sent += plan.bytes_sent();
         state.stats.received += plan.bytes_received();
@@ -183,6 +187,14 @@ class Replay {
   }
   bool features_on_device(int rank) const {
     return features_on_device_[static_cast<std::size_t>(rank)] != 0;
+  }
+  // The bytes op `op` of replayed iteration `iteration`, a copy to the device, moves.
+  std::int64_t copied_bytes(int rank, std::int64_t iteration, std::size_t op) {
+    const std::vector<DeviceCopy>& copies =
+        rank_state(rank).copies[static_cast<std::size_t>(iteration)];
+    return std::lower_bound(copies.begin(), copies.end(), op,
+                            [](const DeviceCopy& copy, std::size_t index) { return copy.op < index; })
+        ->bytes;
   }
   // Structure and features live in host memory; activations, gradients and weights on devices.
   sg4::Host* endpoint(int rank, Traffic traffic) const {
@@ -318,8 +330,7 @@ class Replay {
       case OpKind::copy_to_device:
         if (cluster_.device_kind == DeviceKind::gpu) {
           transfer(machine_host(plan.rank), device(plan.rank),
-                   host_bytes_copied(plan, static_cast<std::size_t>(index),
-                                     features_on_device(plan.rank)));
+                   copied_bytes(plan.rank, iteration, static_cast<std::size_t>(index)));
         }
         return {};
       default:
@@ -555,17 +566,22 @@ std::vector<char> ranks_keeping_features(const ClusterSpec& cluster, const Repla
   return keeps;
 }
 
-std::int64_t host_bytes_copied(const Plan& plan, std::size_t index, bool features_on_device) {
-  const Op& copy = plan.ops.at(index);
-  if (!features_on_device || copy.inputs.empty()) return copy.memory_bytes;
+std::vector<DeviceCopy> device_copies(const Plan& plan, bool features_on_device) {
+  std::vector<DeviceCopy> copies;
   // Per tensor, its bytes in host memory; -1: all of it (tensors no op wrote: the prologue's).
-  std::vector<std::int64_t> on_host(plan.tensors.size(), -1);
+  std::vector<std::int64_t> on_host(features_on_device ? plan.tensors.size() : 0, -1);
   const auto host_bytes = [&](int t) {
     const std::int64_t bytes = on_host[static_cast<std::size_t>(t)];
     return bytes < 0 ? plan.tensors[static_cast<std::size_t>(t)].bytes() : bytes;
   };
-  for (std::size_t j = 0; j < index; ++j) {
+  for (std::size_t j = 0; j < plan.ops.size(); ++j) {
     const Op& op = plan.ops[j];
+    if (op.kind == OpKind::copy_to_device) {
+      copies.push_back({j, features_on_device && !op.inputs.empty()
+                               ? std::min(op.memory_bytes, host_bytes(op.inputs.front()))
+                               : op.memory_bytes});
+    }
+    if (!features_on_device) continue;
     std::int64_t written = -1;
     if (op.kind == OpKind::gather_features) written = 0;
     if (op.kind == OpKind::scatter_rows) {
@@ -580,7 +596,7 @@ std::int64_t host_bytes_copied(const Plan& plan, std::size_t index, bool feature
       if (t >= 0) on_host[static_cast<std::size_t>(t)] = written;
     }
   }
-  return std::min(copy.memory_bytes, host_bytes(copy.inputs.front()));
+  return copies;
 }
 
 void drop_index_data(Plan& plan) {
@@ -596,8 +612,7 @@ namespace {
 // for work some op has (a rate of 0) is a configuration error naming the field, not an
 // exception inside a simulated actor.
 void check_costs(const ClusterSpec& cluster, const std::vector<std::vector<Plan>>& iterations,
-                 const ReplayOptions& options) {
-  const std::vector<char> keeps_features = ranks_keeping_features(cluster, options);
+                 const ReplayOptions& options, const std::vector<char>& keeps_features) {
   for (const std::vector<Plan>& plans : iterations) {
     for (const Plan& plan : plans) {
       // A plan for a rank the cluster lacks is the replay's error to report, with its context.
@@ -616,14 +631,15 @@ void check_costs(const ClusterSpec& cluster, const std::vector<std::vector<Plan>
 ReplayResult replay_plans(const ClusterSpec& cluster,
                           const std::vector<std::vector<Plan>>& iterations,
                           const ReplayOptions& options) {
-  check_costs(cluster, iterations, options);
+  std::vector<char> keeps_features = ranks_keeping_features(cluster, options);
+  check_costs(cluster, iterations, options, keeps_features);
   int argc = 1;
   char program[] = "gnnbed-simulate";
   char* argv[] = {program, nullptr};
   sg4::Engine engine(&argc, argv);
   xbt_log_control_set("root.thresh:warning");
   nlohmann::json settings = configure_network_model(cluster);
-  Replay replay(cluster, iterations, options, build_platform(cluster));
+  Replay replay(cluster, iterations, options, std::move(keeps_features), build_platform(cluster));
   replay.start();
   engine.run();
   ReplayResult result = replay.result();

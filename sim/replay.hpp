@@ -83,11 +83,16 @@ ReplayResult replay_plans(const ClusterSpec& cluster,
 // Whether each rank's device keeps its features (ClusterSpec::keeps_features of its bytes).
 std::vector<char> ranks_keeping_features(const ClusterSpec& cluster, const ReplayOptions& options);
 
-// The bytes host-to-device copy `plan.ops[index]` moves: its input's rows that are in host memory.
-// All of them (the op's memory_bytes) unless the rank's device keeps its features: rows gathered
-// there from its table are on the device already, and an assembly of rows (scatter_rows) is on
-// the host as far as its parts are.
-std::int64_t host_bytes_copied(const Plan& plan, std::size_t index, bool features_on_device);
+// A host-to-device copy of a plan and the bytes it moves: its input's rows that are in host
+// memory. All of them (the op's memory_bytes) unless the rank's device keeps its features: rows
+// gathered there from its table are on the device already, and an assembly of rows
+// (scatter_rows) is on the host as far as its parts are.
+struct DeviceCopy {
+  std::size_t op = 0;
+  std::int64_t bytes = 0;
+};
+// Every copy_to_device op of `plan`, in plan order, from one pass over the plan.
+std::vector<DeviceCopy> device_copies(const Plan& plan, bool features_on_device);
 
 // Frees the index data (node ids, blocks) a replay does not need.
 void drop_index_data(Plan& plan);

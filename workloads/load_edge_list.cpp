@@ -145,9 +145,7 @@ Graph load_edge_list(const std::filesystem::path& file, const EdgeListFileOption
   if (relabel) {
     num_nodes = relabel_ids(std::move(original), src, dst, reader.file());
   } else {
-    // Ids are node numbers: the largest makes the node count, whatever the edges. Per node, every
-    // tool holds at least an offset, a label and a degree.
-    constexpr std::int64_t kLeastBytesPerNode = sizeof(std::int64_t) + 2 * sizeof(std::int32_t);
+    // Ids are node numbers: the largest makes the node count, whatever the edges.
     const auto num_edges = static_cast<std::int64_t>(src.size());
     require_memory_for(num_nodes * kLeastBytesPerNode +
                            2 * num_edges * static_cast<std::int64_t>(sizeof(NodeId)),

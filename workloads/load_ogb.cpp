@@ -82,8 +82,7 @@ std::optional<std::int64_t> read_num_nodes(const std::filesystem::path& raw) {
                        std::to_string(*num_nodes) + " is outside [1, " +
                            std::to_string(std::numeric_limits<NodeId>::max()) + "]");
     }
-    // Per node at least a label, an offset and a degree, before any file says more.
-    constexpr std::int64_t kLeastBytesPerNode = sizeof(std::int64_t) + 2 * sizeof(std::int32_t);
+    // Before any file says more of the nodes.
     require_memory_for(*num_nodes * kLeastBytesPerNode,
                        std::to_string(*num_nodes) + " nodes would", reader.file(),
                        reader.line_number(), "num_nodes");

@@ -120,19 +120,27 @@ MpiTransport::~MpiTransport() {
   if (communicator_ != MPI_COMM_NULL && mpi_running()) MPI_Comm_free(&communicator_);
 }
 
+template <typename Poll>
+void MpiTransport::poll_until(const Poll& poll, const char* call, int peer) const {
+  const Stopwatch waiting;
+  while (!poll()) {
+    if (waiting.seconds() > progress_timeout_seconds_) timed_out(call, peer);
+  }
+}
+
 void MpiTransport::complete(std::span<MPI_Request> requests, const char* call, int peer) {
   const int count = static_cast<int>(requests.size());
   if (progress_timeout_seconds_ <= 0) {
     check(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE), rank_, call, peer);
     return;
   }
-  const Stopwatch waiting;
-  int done = 0;
-  while (true) {
-    check(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), rank_, call, peer);
-    if (done != 0) return;
-    if (waiting.seconds() > progress_timeout_seconds_) timed_out(call, peer);
-  }
+  poll_until(
+      [&] {
+        int done = 0;
+        check(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), rank_, call, peer);
+        return done != 0;
+      },
+      call, peer);
 }
 
 void MpiTransport::probe(int source, int tag, MPI_Status& status) {
@@ -140,13 +148,14 @@ void MpiTransport::probe(int source, int tag, MPI_Status& status) {
     check(MPI_Probe(source, tag, communicator_, &status), rank_, "MPI_Probe", source);
     return;
   }
-  const Stopwatch waiting;
-  int arrived = 0;
-  while (true) {
-    check(MPI_Iprobe(source, tag, communicator_, &arrived, &status), rank_, "MPI_Iprobe", source);
-    if (arrived != 0) return;
-    if (waiting.seconds() > progress_timeout_seconds_) timed_out("MPI_Probe", source);
-  }
+  poll_until(
+      [&] {
+        int arrived = 0;
+        check(MPI_Iprobe(source, tag, communicator_, &arrived, &status), rank_, "MPI_Iprobe",
+              source);
+        return arrived != 0;
+      },
+      "MPI_Probe", source);
 }
 
 void MpiTransport::timed_out(const char* call, int peer) const {

@@ -77,6 +77,9 @@ class MpiTransport final : public Transport {
   void complete(std::span<MPI_Request> requests, const char* call, int peer = -1);
   // MPI_Probe, under the progress timeout.
   void probe(int source, int tag, MPI_Status& status);
+  // Calls `poll` (true once done) until it is done, or throws ProgressTimeout past the timeout.
+  template <typename Poll>
+  void poll_until(const Poll& poll, const char* call, int peer) const;
   [[noreturn]] void timed_out(const char* call, int peer) const;
   // One schedule step: sends `payload` to `send_to` while receiving, into `received` (resized to
   // the probed size), what `receive_from` sent with the same tag. Time blocked in MPI_Probe is

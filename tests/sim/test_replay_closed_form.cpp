@@ -240,16 +240,23 @@ Plan assemble_and_copy_plan() {
 }
 
 TEST(ReplayClosedForm, CopiesMoveTheHostRowsOfTheirInput) {
+  // The plan's one copy, op 2, and the bytes it moves.
+  const auto copied = [](const Plan& plan, bool features_on_device) {
+    const std::vector<DeviceCopy> copies = device_copies(plan, features_on_device);
+    EXPECT_EQ(copies.size(), 1u);
+    EXPECT_EQ(copies.at(0).op, 2u);
+    return copies.at(0).bytes;
+  };
   const Plan plan = assemble_and_copy_plan();
-  EXPECT_EQ(host_bytes_copied(plan, 2, false), 600'000) << "gathered on the host: every row";
-  EXPECT_EQ(host_bytes_copied(plan, 2, true), 200'000) << "the gathered rows are on the device";
+  EXPECT_EQ(copied(plan, false), 600'000) << "gathered on the host: every row";
+  EXPECT_EQ(copied(plan, true), 200'000) << "the gathered rows are on the device";
   Plan straight = plan;
   straight.ops[2].inputs = {0};
   straight.ops[2].memory_bytes = 400'000;
-  EXPECT_EQ(host_bytes_copied(straight, 2, true), 0);
+  EXPECT_EQ(copied(straight, true), 0);
   straight.ops[2].inputs = {1};
   straight.ops[2].memory_bytes = 200'000;
-  EXPECT_EQ(host_bytes_copied(straight, 2, true), 200'000) << "what arrived from peers";
+  EXPECT_EQ(copied(straight, true), 200'000) << "what arrived from peers";
 }
 
 // The device has no gather_features cost: it gathers as it gathers rows, at 1e11 bytes/s.

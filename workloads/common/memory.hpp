@@ -22,6 +22,8 @@ std::int64_t available_memory_bytes();
 // letting the allocation fail without naming the file.
 void require_memory_for(std::int64_t bytes, const std::string& what, const std::string& file,
                         std::int64_t line, const std::string& field);
+// The least a loaded graph holds per node, whatever the tool: an offset, a label and a degree.
+inline constexpr std::int64_t kLeastBytesPerNode = sizeof(std::int64_t) + 2 * sizeof(std::int32_t);
 
 // Makes the heap keep what the process frees, up to 1 GiB per allocation, for its next
 // allocations, as a training framework's caching allocator does. Call it once, at the start of a
