@@ -12,7 +12,7 @@
 #   6. one epoch of mini-batch GraphSAGE on the full products-like preset with stored features
 #      (batch 1000, fanouts 25,10), hidden 32 and 256, on the GPU and on the CPU of the same
 #      machine, one rank each; on the GPU with inputs gathered there and gathered on the host;
-#      one over NCCL; and p3 on 2 ranks sharing the GPU.
+#      one over NCCL; one of GAT (its attention on the GPU); and p3 on 2 ranks sharing the GPU.
 # Writes every log and result under --output, a summary line per step in summary.tsv, and prints
 # a table of the epoch times at the end.
 #
@@ -77,15 +77,17 @@ step calibrate_compute 600 mpirun "${mpirun_flags[@]}" --bind-to none -np 1 "$bu
 
 # Unbound, so that the CPU run's OpenMP kernels use every core (mpirun binds a lone rank to one
 # core, which leaves it one thread): execution.omp_threads in each result says what it had.
-# epoch_run DEVICE HIDDEN [TRANSPORT [FEATURES]]: FEATURES is --device-features (auto: gathered on
-# the GPU from a device copy of the features; host: gathered on the host into page-locked memory).
+# epoch_run DEVICE HIDDEN [TRANSPORT [FEATURES [MODEL]]]: FEATURES is --device-features (auto:
+# gathered on the GPU from a device copy of the features; host: gathered on the host into
+# page-locked memory); MODEL is sage unless named.
 epoch_run() {
-  local device=$1 hidden=$2 transport=${3:-mpi} features=${4:-auto}
+  local device=$1 hidden=$2 transport=${3:-mpi} features=${4:-auto} model=${5:-sage}
   local name="epoch-$device-$transport-h$hidden"
   [ "$features" = auto ] || name="$name-$features-gather"
+  [ "$model" = sage ] || name="$name-$model"
   step "$name" 300 mpirun "${mpirun_flags[@]}" --bind-to none -np 1 \
     "$build/exec/run_experiment" --workload products-like --features stored --strategy dgl-pull \
-    --model sage --batch-size 1000 --fanouts 25,10 --hidden "$hidden" --epochs 1 --device "$device" \
+    --model "$model" --batch-size 1000 --fanouts 25,10 --hidden "$hidden" --epochs 1 --device "$device" \
     --transport "$transport" --device-features "$features" --set training.eval_every=-1 -q \
     -o "$output/$name.json"
 }
@@ -93,6 +95,7 @@ epoch_run cuda 32
 epoch_run cuda 32 mpi host
 epoch_run cuda 256
 epoch_run cuda 32 nccl
+epoch_run cuda 32 mpi auto gat
 # P3 on the GPU end to end: 2 ranks sharing it over MPI, products-like at a tenth of its size.
 step p3-cuda-np2 240 mpirun "${mpirun_flags[@]}" -np 2 "$build/exec/run_experiment" \
   --workload products-like --features stored --scale 0.1 --strategy p3 --model sage \
@@ -106,7 +109,7 @@ echo
 echo "== steps"
 sed 's/\t/  /g' "$summary"
 echo
-echo "== epochs (products-like, dgl-pull, GraphSAGE, batch 1000, fanouts 25,10, 1 rank)"
+echo "== epochs (products-like, dgl-pull, GraphSAGE unless named, batch 1000, fanouts 25,10, 1 rank)"
 python3 - "$output" <<'EOF'
 import glob, json, os, sys
 print(f"{'run':30} {'epoch s':>8} {'sampling':>9} {'copy':>7} {'compute':>8} {'comm':>6}")

@@ -29,6 +29,7 @@ common=(--workload products-like --cluster p3-cluster --hidden 32 --strategy p3 
 per_machine=(--batch-size 4000 --cluster-set ranks_per_machine=1
   --cluster-set device.memory_bytes=68719476736
   --cluster-set host.cost_model.sample.sampled_edges_per_second=4e7
+  --cluster-set host.cost_model.sample.planned_nodes_per_second=2.8e7
   --cluster-set host.cost_model.gather_features.memory_bytes_per_second=1.6e10)
 for op in layer_forward layer_backward; do
   per_machine+=(--cluster-set "device.cost_model.$op.dense_flops_per_second=1.6e13"

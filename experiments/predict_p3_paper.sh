@@ -25,6 +25,7 @@ for op in layer_forward layer_backward; do
                 --cluster-set "device.cost_model.$op.memory_bytes_per_second=1.6e12")
 done
 per_machine+=(--cluster-set host.cost_model.sample.sampled_edges_per_second=4e7
+              --cluster-set host.cost_model.sample.planned_nodes_per_second=2.8e7
               --cluster-set host.cost_model.gather_features.memory_bytes_per_second=1.6e10)
 "$simulate" "${common[@]}" "${per_machine[@]}" --sweep model.hidden=16,32,64,128,256,512 \
   --output "$out/p3_cluster_per_machine.json"

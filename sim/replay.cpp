@@ -533,6 +533,12 @@ class Replay {
       total.seconds += requests.seconds + replies.seconds;
       total.waiting_seconds += requests.waiting_seconds + replies.waiting_seconds;
     }
+    // Planning follows the last hop, on the same host.
+    OpWork planning;
+    planning.planned_nodes = static_cast<double>(op.planned_nodes);
+    if (op.planned_nodes > 0) {
+      compute(rank, OpKind::sample, cost->work_seconds(planning) * compute_factor);
+    }
     return total;
   }
 

@@ -11,9 +11,9 @@
 namespace gnnbed {
 namespace {
 
-constexpr std::size_t kNumTerms = 4;
-constexpr std::array<const char*, kNumTerms> kTermNames = {"dense_flops", "sparse_flops",
-                                                           "memory_bytes", "sampled_edges"};
+constexpr std::size_t kNumTerms = 5;
+constexpr std::array<const char*, kNumTerms> kTermNames = {
+    "dense_flops", "sparse_flops", "memory_bytes", "sampled_edges", "planned_nodes"};
 // Unit columns closer than this are the same direction (exactly proportional work).
 constexpr double kProportionalTolerance = 1e-9;
 // A QR pivot below this (columns have unit norm) means the columns are linearly dependent.
@@ -22,7 +22,8 @@ constexpr double kRankTolerance = 1e-10;
 using Column = std::vector<double>;
 
 std::array<double, kNumTerms> term_work(const OpWork& work) {
-  return {work.dense_flops, work.sparse_flops, work.memory_bytes, work.sampled_edges};
+  return {work.dense_flops, work.sparse_flops, work.memory_bytes, work.sampled_edges,
+          work.planned_nodes};
 }
 
 double norm(const Column& column) {
@@ -150,8 +151,11 @@ void set_rate(OpCost& cost, std::size_t term, double rate) {
     case 2:
       cost.memory_bytes_per_second = rate;
       return;
-    default:
+    case 3:
       cost.sampled_edges_per_second = rate;
+      return;
+    default:
+      cost.planned_nodes_per_second = rate;
   }
 }
 

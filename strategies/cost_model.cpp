@@ -2,6 +2,7 @@
 
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <cstdio>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
@@ -13,11 +14,14 @@ namespace {
 constexpr const char* kCalibrationFormat = "gnnbed-calibration";
 constexpr int kCalibrationVersion = 1;
 
-double term_seconds(double work, double rate, const char* name) {
+// `rate_key` names the rate as cost-model files spell it, so that a missing one can be added.
+double term_seconds(double work, double rate, const char* work_name, const char* rate_key) {
   if (work == 0) return 0;
   if (rate <= 0) {
-    throw Error(std::string("cost model has no rate for ") + name + " work (" +
-                std::to_string(work) + ")");
+    char amount[32];
+    std::snprintf(amount, sizeof(amount), "%.0f", work);
+    throw Error(std::string("cost model has no ") + rate_key + " for the op's " + amount + " " +
+                work_name + " (calibrate again, or set it)");
   }
   return work / rate;
 }
@@ -33,14 +37,29 @@ OpKind op_kind_from_name(const std::string& name, const std::string& where) {
 
 OpWork work_of(const Op& op) {
   return {op.flops - op.sparse_flops, op.sparse_flops, static_cast<double>(op.memory_bytes),
-          static_cast<double>(op.sampled_edges)};
+          static_cast<double>(op.sampled_edges), static_cast<double>(op.planned_nodes)};
 }
 
-double OpCost::seconds(const OpWork& work) const {
-  return fixed_seconds + term_seconds(work.dense_flops, dense_flops_per_second, "dense FLOP") +
-         term_seconds(work.sparse_flops, sparse_flops_per_second, "sparse FLOP") +
-         term_seconds(work.memory_bytes, memory_bytes_per_second, "memory byte") +
-         term_seconds(work.sampled_edges, sampled_edges_per_second, "sampled edge");
+OpWork& OpWork::operator+=(const OpWork& other) {
+  dense_flops += other.dense_flops;
+  sparse_flops += other.sparse_flops;
+  memory_bytes += other.memory_bytes;
+  sampled_edges += other.sampled_edges;
+  planned_nodes += other.planned_nodes;
+  return *this;
+}
+
+double OpCost::work_seconds(const OpWork& work) const {
+  return term_seconds(work.dense_flops, dense_flops_per_second, "dense FLOPs",
+                      "dense_flops_per_second") +
+         term_seconds(work.sparse_flops, sparse_flops_per_second, "sparse FLOPs",
+                      "sparse_flops_per_second") +
+         term_seconds(work.memory_bytes, memory_bytes_per_second, "memory bytes",
+                      "memory_bytes_per_second") +
+         term_seconds(work.sampled_edges, sampled_edges_per_second, "sampled edges",
+                      "sampled_edges_per_second") +
+         term_seconds(work.planned_nodes, planned_nodes_per_second, "planned nodes",
+                      "planned_nodes_per_second");
 }
 
 nlohmann::json OpCost::to_json() const {
@@ -49,6 +68,7 @@ nlohmann::json OpCost::to_json() const {
   if (sparse_flops_per_second > 0) object["sparse_flops_per_second"] = sparse_flops_per_second;
   if (memory_bytes_per_second > 0) object["memory_bytes_per_second"] = memory_bytes_per_second;
   if (sampled_edges_per_second > 0) object["sampled_edges_per_second"] = sampled_edges_per_second;
+  if (planned_nodes_per_second > 0) object["planned_nodes_per_second"] = planned_nodes_per_second;
   return object;
 }
 
@@ -60,6 +80,7 @@ OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where)
   reader.read("sparse_flops_per_second", cost.sparse_flops_per_second);
   reader.read("memory_bytes_per_second", cost.memory_bytes_per_second);
   reader.read("sampled_edges_per_second", cost.sampled_edges_per_second);
+  reader.read("planned_nodes_per_second", cost.planned_nodes_per_second);
   reader.finish();
   // Ranges the simulator's arithmetic handles: a rate is 0 (no such work), or at least 1 per
   // second and finite (calibration writes the largest double for work it found free); a fixed
@@ -69,7 +90,8 @@ OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where)
   for (const auto& [key, rate] : {std::pair{"dense_flops_per_second", cost.dense_flops_per_second},
                                   {"sparse_flops_per_second", cost.sparse_flops_per_second},
                                   {"memory_bytes_per_second", cost.memory_bytes_per_second},
-                                  {"sampled_edges_per_second", cost.sampled_edges_per_second}}) {
+                                  {"sampled_edges_per_second", cost.sampled_edges_per_second},
+                                  {"planned_nodes_per_second", cost.planned_nodes_per_second}}) {
     require(rate == 0 || (rate >= 1 && std::isfinite(rate)), reader.path(key),
             "must be 0 (no such work) or a finite rate of at least 1 per second");
   }

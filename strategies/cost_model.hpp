@@ -1,9 +1,9 @@
 #pragma once
 // The cost model of compute ops: for each op kind, time = fixed cost + sum over its kinds of work
 // of work / rate (DESIGN.md, "the fidelity loop"). The work of an op is what the plan says about
-// it: dense and sparse FLOPs, bytes moved through memory, sampled edges. Cluster presets give
-// rates for their devices; calibration fits them on the machine at hand. Communication ops are
-// not costed here: the simulator moves their bytes over modelled links.
+// it: dense and sparse FLOPs, bytes moved through memory, sampled edges, nodes planned. Cluster
+// presets give rates for their devices; calibration fits them on the machine at hand. Communication
+// ops are not costed here: the simulator moves their bytes over modelled links.
 #include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -20,6 +20,9 @@ struct OpWork {
   double sparse_flops = 0;
   double memory_bytes = 0;
   double sampled_edges = 0;
+  double planned_nodes = 0;
+
+  OpWork& operator+=(const OpWork& other);
 };
 OpWork work_of(const Op& op);
 
@@ -31,8 +34,11 @@ struct OpCost {
   double sparse_flops_per_second = 0;
   double memory_bytes_per_second = 0;
   double sampled_edges_per_second = 0;
+  double planned_nodes_per_second = 0;
 
-  double seconds(const OpWork& work) const;
+  double seconds(const OpWork& work) const { return fixed_seconds + work_seconds(work); }
+  // The terms of `work` alone, without the fixed cost.
+  double work_seconds(const OpWork& work) const;
   nlohmann::json to_json() const;
   static OpCost from_json(const nlohmann::json& object, const std::string& where);
 };

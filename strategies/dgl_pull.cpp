@@ -78,6 +78,8 @@ class DglPullStrategy final : public Strategy {
     }
     const auto num_local = static_cast<std::int64_t>(local_ids.size());
     const auto num_inputs = static_cast<std::int64_t>(inputs.size());
+    // Every input node's holder was looked up, here and in announce.
+    builder.add_planned_nodes(num_inputs);
     // One rank holds every input row: they are gathered in input order straight into the input,
     // with no assembly to copy them a second time. (With peers, every rank keeps the assembly,
     // even when its rows happen to be all local, so that the ranks' plans have the same ops.)

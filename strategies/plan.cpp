@@ -280,6 +280,7 @@ nlohmann::json Plan::to_json() const {
                              {"sparse_flops", op.sparse_flops},
                              {"memory_bytes", op.memory_bytes},
                              {"sampled_edges", op.sampled_edges},
+                             {"planned_nodes", op.planned_nodes},
                              {"measured_seconds", op.measured_seconds},
                              {"layer", op.layer},
                              {"instance", op.instance},
@@ -368,6 +369,8 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
       op.sparse_flops = object.at("sparse_flops").get<double>();
       op.memory_bytes = object.at("memory_bytes").get<std::int64_t>();
       op.sampled_edges = object.at("sampled_edges").get<std::int64_t>();
+      // Plans recorded before planning was counted have none.
+      op.planned_nodes = object.value("planned_nodes", std::int64_t{0});
       op.measured_seconds = object.value("measured_seconds", -1.0);
       op.layer = object.at("layer").get<int>();
       op.instance = object.at("instance").get<int>();
@@ -530,6 +533,12 @@ void PlanBuilder::set_pipeline(int depth, std::int64_t step) {
 }
 
 Plan PlanBuilder::finish() {
+  if (planned_nodes_ > 0) {
+    if (plan_.prologue_ops == 0) {
+      throw Error("PlanBuilder: planning counted in a plan without a prologue");
+    }
+    plan_.ops[plan_.planning_op()].planned_nodes += planned_nodes_;
+  }
   plan_.validate();
   return std::move(plan_);
 }

@@ -145,6 +145,10 @@ struct Op {
   double sparse_flops = 0;         // the part of `flops` spent aggregating over edges
   std::int64_t memory_bytes = 0;   // bytes read and written by data-movement ops
   std::int64_t sampled_edges = 0;  // `sample`
+  // Planning (host work on the batch after sampling, charged to the op_timing planning op): the
+  // nodes whose holder the strategy looked up to decide what to request and where rows come from
+  // (dgl-pull: every input node). Strategies whose plans take ids as sampling gave them plan none.
+  std::int64_t planned_nodes = 0;
   // How long the op took when a real run recorded the plan (-1 when not measured); the simulator
   // can replay these instead of the cost model's times.
   double measured_seconds = -1;
@@ -202,6 +206,10 @@ struct Plan {
   double total_flops() const;
   // The first op with this label; throws Error when there is none.
   const Op& op_labelled(std::string_view label) const;
+  // The prologue op that planning (host work on the batch after sampling: deciding what to
+  // request, building this plan) is charged to: the sample op, or where the plan has a third
+  // prologue op (P3's first-layer graphs, derived while the plan is built), that one.
+  std::size_t planning_op() const { return prologue_ops > 2 ? 2 : 0; }
 
   // Checks ids, dependencies (acyclic: every dependency earlier), per-peer vector sizes and that
   // every tensor read is carried by the plan or written by an earlier op. Throws Error naming the
@@ -252,6 +260,9 @@ class PlanBuilder {
   void set_pipeline(int depth, std::int64_t step);
   void set_stage(int stage) { stage_ = stage; }
 
+  // Planning work (Op::planned_nodes), counted on the plan's planning op when it is finished.
+  void add_planned_nodes(std::int64_t count) { planned_nodes_ += count; }
+
   const TensorSpec& tensor(int id) const { return plan_.tensors[static_cast<std::size_t>(id)]; }
   int last_op() const { return static_cast<int>(plan_.ops.size()) - 1; }
   Plan finish();
@@ -259,6 +270,7 @@ class PlanBuilder {
  private:
   Plan plan_;
   int stage_ = 0;
+  std::int64_t planned_nodes_ = 0;
   std::vector<int> last_writer_;                 // per tensor, -1 = none
   std::vector<std::vector<int>> readers_since_;  // per tensor
 };

@@ -10,6 +10,7 @@
 
 #include "exec/cuda/cublas_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
+#include "exec/cuda/cuda_gat.cuh"
 #include "exec/cuda/cuda_kernels.cuh"
 #include "exec/cuda/cuda_storage.hpp"
 #include "workloads/common/errors.hpp"
@@ -27,6 +28,11 @@ enum Slot : std::size_t {
   kOffsets,  // CSR offsets / per-row losses
   kColumns,  // CSR columns / row ids / labels
   kWeights,  // CSR weights / hits
+  // GAT's attention: its edges grouped by source, and per-slot scratch.
+  kSourceOffsets,
+  kSourceSlots,
+  kSlotDestinations,
+  kEdgeGrads,
   kNumSlots
 };
 
@@ -150,6 +156,88 @@ class CudaBackend final : public ComputeBackend {
   double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,
                                Matrix& grad, std::int64_t& correct) override;
 
+  void gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst, std::int64_t num_dst,
+                  Matrix& scores) override {
+    const std::int64_t heads = a_src.rows();
+    if (heads < 1 || z.cols() != heads * a_src.cols() || num_dst > z.rows() ||
+        a_dst.rows() != heads || a_dst.cols() != a_src.cols()) {
+      throw Error("gat_scores: z is " + std::to_string(z.rows()) + " x " +
+                  std::to_string(z.cols()) + " for " + std::to_string(heads) +
+                  " attention vectors of " + std::to_string(a_src.cols()) + " and " +
+                  std::to_string(num_dst) + " destinations");
+    }
+    const float* z_device = matrices_.read(z);
+    const float* src_device = matrices_.read(a_src);
+    const float* dst_device = matrices_.read(a_dst);
+    cuda::gat_scores(z_device, src_device, dst_device, z.rows(), num_dst, heads, a_src.cols(),
+                     matrices_.write(scores, z.rows() + num_dst, heads), stream());
+  }
+
+  void gat_attention(const cpu::AttentionEdges& edges, const Matrix& scores, const Matrix& z,
+                     Matrix& attention, Matrix& pre_leaky, Matrix& out) override {
+    const std::int64_t heads = scores.cols();
+    cpu::check_attention(edges, z, heads, "gat_attention");
+    if (scores.rows() != edges.num_src + edges.num_dst) {
+      throw Error("gat_attention: " + std::to_string(scores.rows()) + " score rows for " +
+                  std::to_string(edges.num_src + edges.num_dst) + " sources and destinations");
+    }
+    const cuda::AttentionEdgesOnDevice on_device = upload_edges(edges, false);
+    const float* scores_device = matrices_.read(scores);
+    const float* z_device = matrices_.read(z);
+    cuda::gat_attention(on_device, scores_device, z_device, heads, z.cols() / heads,
+                        matrices_.write(attention, edges.num_slots(), heads),
+                        matrices_.write(pre_leaky, edges.num_slots(), heads),
+                        matrices_.write(out, edges.num_dst, z.cols()), stream());
+  }
+
+  void gat_attention_backward(const cpu::AttentionEdges& edges, const Matrix& grad_out,
+                              const Matrix& z, const Matrix& attention, const Matrix& pre_leaky,
+                              Matrix& grad_z, Matrix& score_grads) override {
+    const std::int64_t heads = attention.cols();
+    cpu::check_attention(edges, z, heads, "gat_attention_backward");
+    if (grad_out.rows() != edges.num_dst || grad_out.cols() != z.cols() ||
+        attention.rows() != edges.num_slots() || pre_leaky.rows() != edges.num_slots() ||
+        pre_leaky.cols() != heads) {
+      throw Error("gat_attention_backward: grad_out, attention or pre_leaky do not fit " +
+                  std::to_string(edges.num_dst) + " destinations and " +
+                  std::to_string(edges.num_slots()) + " edge slots");
+    }
+    const cuda::AttentionEdgesOnDevice on_device = upload_edges(edges, true);
+    const float* grad_out_device = matrices_.read(grad_out);
+    const float* z_device = matrices_.read(z);
+    const float* attention_device = matrices_.read(attention);
+    const float* pre_leaky_device = matrices_.read(pre_leaky);
+    cuda::gat_attention_backward(
+        on_device, grad_out_device, z_device, attention_device, pre_leaky_device, heads,
+        z.cols() / heads, buffer<float>(kEdgeGrads, edges.num_slots() * heads),
+        matrices_.write(grad_z, edges.num_src, z.cols()),
+        matrices_.write(score_grads, edges.num_src + edges.num_dst, heads), stream());
+  }
+
+  void gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
+                           const Matrix& a_dst, std::int64_t num_dst, Matrix& grad_z,
+                           Matrix& grad_a_src, Matrix& grad_a_dst) override {
+    const std::int64_t heads = a_src.rows();
+    const std::int64_t head_dim = a_src.cols();
+    const bool vectors_fit = a_dst.rows() == heads && a_dst.cols() == head_dim &&
+                             grad_a_src.rows() == heads && grad_a_src.cols() == head_dim &&
+                             grad_a_dst.rows() == heads && grad_a_dst.cols() == head_dim;
+    if (heads < 1 || z.cols() != heads * head_dim || num_dst > z.rows() || !vectors_fit ||
+        score_grads.rows() != z.rows() + num_dst || score_grads.cols() != heads ||
+        grad_z.rows() != z.rows() || grad_z.cols() != z.cols()) {
+      throw Error("gat_scores_backward: shapes do not fit z (" + std::to_string(z.rows()) + " x " +
+                  std::to_string(z.cols()) + "), " + std::to_string(heads) + " heads and " +
+                  std::to_string(num_dst) + " destinations");
+    }
+    const float* z_device = matrices_.read(z);
+    const float* score_grads_device = matrices_.read(score_grads);
+    const float* src_device = matrices_.read(a_src);
+    const float* dst_device = matrices_.read(a_dst);
+    cuda::gat_scores_backward(z_device, score_grads_device, src_device, dst_device, z.rows(),
+                              num_dst, heads, head_dim, matrices_.update(grad_z),
+                              matrices_.update(grad_a_src), matrices_.update(grad_a_dst), stream());
+  }
+
   void sgd_step(Matrix& value, const Matrix& grad, Matrix& velocity, float learning_rate,
                 float momentum) override {
     check_lengths(value, grad, velocity, "sgd_step");
@@ -216,6 +304,24 @@ class CudaBackend final : public ComputeBackend {
                   "cudaMemcpyAsync (to the device)");
     }
     return device;
+  }
+
+  // GAT's edges on the device; with `by_source`, their grouping by source too (the backward's).
+  cuda::AttentionEdgesOnDevice upload_edges(const cpu::AttentionEdges& edges, bool by_source) {
+    cuda::AttentionEdgesOnDevice on_device;
+    on_device.num_dst = edges.num_dst;
+    on_device.num_src = edges.num_src;
+    on_device.offsets = upload(edges.offsets.data(), edges.num_dst + 1, kOffsets);
+    on_device.sources = upload(edges.sources.data(), edges.num_slots(), kColumns);
+    if (!by_source) return on_device;
+    // Pageable host vectors: the copies are staged before cudaMemcpyAsync returns, so the
+    // grouping may go out of scope while they are queued.
+    const cpu::SlotsBySource grouped = cpu::slots_by_source(edges);
+    on_device.source_offsets = upload(grouped.offsets.data(), edges.num_src + 1, kSourceOffsets);
+    on_device.source_slots = upload(grouped.slots.data(), edges.num_slots(), kSourceSlots);
+    on_device.slot_destinations =
+        upload(grouped.slot_destinations.data(), edges.num_slots(), kSlotDestinations);
+    return on_device;
   }
 
   // A view's values on the device: its matrix's device copy, or raw host memory uploaded.

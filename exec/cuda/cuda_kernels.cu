@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include "exec/cuda/cuda_grid.cuh"
 #include "exec/cuda/cuda_kernels.cuh"
 // hash_mix is constexpr: with --expt-relaxed-constexpr the device calls the very function the CPU
 // dropout calls, so the masks cannot drift apart.
@@ -7,20 +8,6 @@
 
 namespace gnnbed::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-// Grid-stride loops: enough blocks to fill an H100 (132 SMs) several times over.
-constexpr std::int64_t kMaxBlocks = 4096;
-
-unsigned blocks_for(std::int64_t count) {
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
-}
-
-__device__ std::int64_t first_index() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ std::int64_t stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
 // One warp-wide slice of columns per row: threadIdx.x walks the columns, threadIdx.y picks the
 // row, so reads of x rows are coalesced.

@@ -119,7 +119,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
         if (plan.prologue_ops > 1) {
           trace.push_back(trace_event(plan.ops[1], rank, run.announce_start, run.announce_seconds));
         }
-        trace.push_back(trace_event(plan.ops[planning_op(plan)], rank,
+        trace.push_back(trace_event(plan.ops[plan.planning_op()], rank,
                                     run.announce_start + run.announce_seconds,
                                     run.planning_seconds));
         for (const OpRecord& op : outcome.records) {

@@ -19,28 +19,22 @@ nlohmann::json mean_and_max(std::span<const double> values, int epochs) {
 
 }  // namespace
 
-std::size_t planning_op(const Plan& plan) { return plan.prologue_ops > 2 ? 2 : 0; }
-
 std::vector<PrologueTiming> prologue_timings(const IterationRun& run) {
   std::vector<PrologueTiming> timings = {{0, run.sample_seconds, run.sample_waiting}};
   if (run.plan.prologue_ops > 1) {
     timings.push_back({1, run.announce_seconds, run.announce_waiting});
   }
   if (run.plan.prologue_ops > 2) timings.push_back({2, 0.0, 0.0});
-  timings[planning_op(run.plan)].seconds += run.planning_seconds;
+  timings[run.plan.planning_op()].seconds += run.planning_seconds;
   return timings;
 }
 
 void OpKindTable::add(const Op& op, double seconds, double waiting_seconds) {
   OpKindTotals& totals = kinds_[static_cast<std::size_t>(op.kind)];
-  const OpWork work = work_of(op);
   totals.count += 1;
   totals.seconds += seconds;
   totals.waiting_seconds += waiting_seconds;
-  totals.work.dense_flops += work.dense_flops;
-  totals.work.sparse_flops += work.sparse_flops;
-  totals.work.memory_bytes += work.memory_bytes;
-  totals.work.sampled_edges += work.sampled_edges;
+  totals.work += work_of(op);
   totals.bytes_sent += static_cast<double>(op.total_bytes_to());
 }
 
@@ -57,7 +51,8 @@ nlohmann::json OpKindTable::to_json() const {
   nlohmann::json array = nlohmann::json::array();
   for (const OpKindTotals& t : kinds_) {
     array.push_back({t.count, t.seconds, t.waiting_seconds, t.work.dense_flops, t.work.sparse_flops,
-                     t.work.memory_bytes, t.work.sampled_edges, t.bytes_sent});
+                     t.work.memory_bytes, t.work.sampled_edges, t.bytes_sent,
+                     t.work.planned_nodes});
   }
   return array;
 }
@@ -71,7 +66,7 @@ OpKindTable OpKindTable::from_json(const nlohmann::json& array) {
     t.seconds = v.at(1).get<double>();
     t.waiting_seconds = v.at(2).get<double>();
     t.work = {v.at(3).get<double>(), v.at(4).get<double>(), v.at(5).get<double>(),
-              v.at(6).get<double>()};
+              v.at(6).get<double>(), v.at(8).get<double>()};
     t.bytes_sent = v.at(7).get<double>();
   }
   return table;
@@ -93,10 +88,7 @@ nlohmann::json op_kinds_json(std::span<const OpKindTable> ranks, int epochs) {
       seconds.push_back(t.seconds);
       waiting.push_back(t.waiting_seconds);
       count += static_cast<double>(t.count);
-      work.dense_flops += t.work.dense_flops;
-      work.sparse_flops += t.work.sparse_flops;
-      work.memory_bytes += t.work.memory_bytes;
-      work.sampled_edges += t.work.sampled_edges;
+      work += t.work;
       bytes_sent += t.bytes_sent;
     }
     if (count == 0) continue;
@@ -109,6 +101,7 @@ nlohmann::json op_kinds_json(std::span<const OpKindTable> ranks, int epochs) {
           {"sparse_flops", work.sparse_flops * per_rank_epoch},
           {"memory_bytes", work.memory_bytes * per_rank_epoch},
           {"sampled_edges", work.sampled_edges * per_rank_epoch},
+          {"planned_nodes", work.planned_nodes * per_rank_epoch},
           {"bytes_sent", bytes_sent * per_rank_epoch}}}};
   }
   return kinds;

@@ -17,17 +17,14 @@ namespace gnnbed {
 
 // The prologue ops as the engine ran them: the sample op first, the announcement (its exchange)
 // second. The planning that follows them (deciding what to announce, building the plan from the
-// sample) is the batch's production too: it is charged to the sample op, or where the plan has a
-// third prologue op (P3's first-layer graphs, derived while the plan is built), to that one, so
-// that calibration fits it and a replay of measured plans charges it.
+// sample) is the batch's production too: it is charged to the plan's planning op
+// (Plan::planning_op), so that calibration fits it and a replay of measured plans charges it.
 struct PrologueTiming {
   std::size_t op;
   double seconds;
   double waiting_seconds;
 };
 std::vector<PrologueTiming> prologue_timings(const IterationRun& run);
-// The prologue op that planning is charged to.
-std::size_t planning_op(const Plan& plan);
 
 struct OpKindTotals {
   std::int64_t count = 0;
@@ -58,7 +55,7 @@ class OpKindTable {
 // Every rank's table over `epochs` measured epochs, per op kind that ran: {"count_per_epoch",
 // "seconds_per_epoch": {"mean", "max"}, "waiting_seconds_per_epoch": {"mean", "max"},
 // "work_per_epoch": {"dense_flops", "sparse_flops", "memory_bytes", "sampled_edges",
-// "bytes_sent"}}, means and maxima over ranks (work: mean).
+// "planned_nodes", "bytes_sent"}}, means and maxima over ranks (work: mean).
 nlohmann::json op_kinds_json(std::span<const OpKindTable> ranks, int epochs);
 
 // The iteration's plan with every op that ran given its `measured_seconds` (wall time, waiting

@@ -35,6 +35,24 @@ class CpuBackend final : public ComputeBackend {
                                Matrix& grad, std::int64_t& correct) override {
     return cpu::softmax_cross_entropy(logits, labels, grad, correct);
   }
+  void gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst, std::int64_t num_dst,
+                  Matrix& scores) override {
+    cpu::gat_scores(z, a_src, a_dst, num_dst, scores);
+  }
+  void gat_attention(const cpu::AttentionEdges& edges, const Matrix& scores, const Matrix& z,
+                     Matrix& attention, Matrix& pre_leaky, Matrix& out) override {
+    cpu::gat_attention(edges, scores, z, attention, pre_leaky, out);
+  }
+  void gat_attention_backward(const cpu::AttentionEdges& edges, const Matrix& grad_out,
+                              const Matrix& z, const Matrix& attention, const Matrix& pre_leaky,
+                              Matrix& grad_z, Matrix& score_grads) override {
+    cpu::gat_attention_backward(edges, grad_out, z, attention, pre_leaky, grad_z, score_grads);
+  }
+  void gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
+                           const Matrix& a_dst, std::int64_t num_dst, Matrix& grad_z,
+                           Matrix& grad_a_src, Matrix& grad_a_dst) override {
+    cpu::gat_scores_backward(z, score_grads, a_src, a_dst, num_dst, grad_z, grad_a_src, grad_a_dst);
+  }
   void sgd_step(Matrix& value, const Matrix& grad, Matrix& velocity, float learning_rate,
                 float momentum) override {
     cpu::sgd_step(value.values(), grad.values(), velocity.values(), learning_rate, momentum);

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "exec/kernels/cpu_gat.hpp"
 #include "exec/kernels/cpu_kernels.hpp"
 #include "exec/tensor.hpp"
 
@@ -47,6 +48,21 @@ class ComputeBackend {
                                 std::uint64_t key, std::int64_t column_offset = 0) = 0;
   virtual double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,
                                        Matrix& grad, std::int64_t& correct) = 0;
+
+  // GAT's attention (exec/kernels/cpu_gat.hpp, same contracts), so that on a GPU it runs beside
+  // the layer's products instead of bringing z to the host and its gradient back.
+  virtual void gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst,
+                          std::int64_t num_dst, Matrix& scores) = 0;
+  virtual void gat_attention(const cpu::AttentionEdges& edges, const Matrix& scores,
+                             const Matrix& z, Matrix& attention, Matrix& pre_leaky,
+                             Matrix& out) = 0;
+  virtual void gat_attention_backward(const cpu::AttentionEdges& edges, const Matrix& grad_out,
+                                      const Matrix& z, const Matrix& attention,
+                                      const Matrix& pre_leaky, Matrix& grad_z,
+                                      Matrix& score_grads) = 0;
+  virtual void gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
+                                   const Matrix& a_dst, std::int64_t num_dst, Matrix& grad_z,
+                                   Matrix& grad_a_src, Matrix& grad_a_dst) = 0;
 
   // Optimiser updates of one parameter (all the same size):
   // SGD with momentum: velocity = momentum * velocity + grad; value -= learning_rate * velocity.

@@ -4,8 +4,8 @@
 // columns of it):
 //   e_vu = LeakyReLU_0.2(a_dst_k . z_v + a_src_k . z_u),  alpha_vu = softmax over u of e_vu,
 //   out_v = sum_u alpha_vu z_u (+ b),
-// heads side by side. The weight product runs on the backend; the attention, a few operations per
-// edge and head, on the host.
+// heads side by side. The weight product and the attention (exec/kernels/cpu_gat.hpp) run on the
+// backend, so that on a GPU the layer's tensors stay there.
 //
 // Split by input columns (P3), z = sum over slices of h_s W_s, so the scores a . z are sums of
 // partial scores, and given the coefficients alpha the output is a sum of partial aggregations;
@@ -43,11 +43,11 @@ class GatLayer final : public GnnLayer, public SyncedLayer {
   ComputeBackend& backend_;
   // Kept from step to step.
   const Matrix* h_src_ = nullptr;
-  const Block* block_ = nullptr;
-  Matrix z_;                      // num_src x (heads x head width)
-  std::vector<float> attention_;  // alpha, per edge (the block's, then the self loops) and head
-  std::vector<float> pre_leaky_;  // the scores' sums before LeakyReLU, likewise
-  Matrix grad_z_;                 // the backward's part through the aggregation
+  cpu::AttentionEdges edges_;  // the block's edges, each destination's self loop last
+  Matrix z_;                   // num_src x (heads x head width)
+  Matrix attention_;           // alpha, per edge slot and head
+  Matrix pre_leaky_;           // the scores' sums before LeakyReLU, likewise
+  Matrix grad_z_;              // the backward's part through the aggregation
 };
 
 }  // namespace gnnbed

@@ -6,13 +6,15 @@
 // Tolerances: element-wise kernels, the CSR aggregation, dropout and the optimisers must match
 // bit for bit (same operations in the same order; cuda_kernels.cu is compiled with -fmad=false);
 // cuBLAS sums products in another order, so gemm is compared within float32 rounding; softmax
-// cross-entropy within double rounding of exp/log.
+// cross-entropy within double rounding of exp/log; GAT's attention within float32 rounding of
+// expf, and bit for bit where no exponential is involved.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
 #include "exec/backends.hpp"
+#include "exec/kernels/cpu_gat.hpp"
 #include "exec/kernels/cpu_kernels.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
@@ -215,6 +217,72 @@ TEST_F(BackendKernels, SoftmaxCrossEntropyMatchesTheCpu) {
   const Matrix none(0, 11);
   EXPECT_EQ(backend().softmax_cross_entropy(none, {}, actual_grad, actual_correct), 0.0);
   EXPECT_EQ(actual_grad.cols(), 11);
+}
+
+// GAT's edges over `num_src` sources: destination v has 0..max_degree random sources, then itself.
+cpu::AttentionEdges random_attention_edges(std::int64_t num_dst, std::int64_t num_src,
+                                           int max_degree, std::uint64_t seed) {
+  cpu::AttentionEdges edges;
+  edges.num_dst = num_dst;
+  edges.num_src = num_src;
+  for (std::int64_t v = 0; v < num_dst; ++v) {
+    const auto degree = static_cast<std::int64_t>(hash_mix(seed, v) % (max_degree + 1));
+    for (std::int64_t e = 0; e < degree; ++e) {
+      edges.sources.push_back(static_cast<std::int32_t>(hash_mix(seed, v, e) % num_src));
+    }
+    edges.sources.push_back(static_cast<std::int32_t>(v));
+    edges.offsets.push_back(edges.num_slots());
+  }
+  return edges;
+}
+
+TEST_F(BackendKernels, GatAttentionMatchesTheCpu) {
+  const std::int64_t heads = 4, head_dim = 5, num_src = 300, num_dst = 120;
+  const cpu::AttentionEdges edges = random_attention_edges(num_dst, num_src, 9, 21);
+  const Matrix z = uniform_matrix(num_src, heads * head_dim, -1, 1, 22);
+  const Matrix a_src = uniform_matrix(heads, head_dim, -1, 1, 23);
+  const Matrix a_dst = uniform_matrix(heads, head_dim, -1, 1, 24);
+  Matrix scores[2], attention[2], pre_leaky[2], out[2];
+  cpu::gat_scores(z, a_src, a_dst, num_dst, scores[0]);
+  backend().gat_scores(z, a_src, a_dst, num_dst, scores[1]);
+  expect_identical(scores[1], scores[0], "gat_scores");
+  cpu::gat_attention(edges, scores[0], z, attention[0], pre_leaky[0], out[0]);
+  backend().gat_attention(edges, scores[0], z, attention[1], pre_leaky[1], out[1]);
+  expect_identical(pre_leaky[1], pre_leaky[0], "the scores' sums before LeakyReLU");
+  expect_close(attention[1], attention[0], 1e-6, "attention");
+  expect_close(out[1], out[0], 1e-5, "attention output");
+
+  const Matrix grad_out = uniform_matrix(num_dst, heads * head_dim, -1, 1, 25);
+  Matrix grad_z[2], score_grads[2];
+  cpu::gat_attention_backward(edges, grad_out, z, attention[0], pre_leaky[0], grad_z[0],
+                              score_grads[0]);
+  backend().gat_attention_backward(edges, grad_out, z, attention[0], pre_leaky[0], grad_z[1],
+                                   score_grads[1]);
+  // Given the same attention, no exponential is involved: the per-source sums run in the CPU's
+  // order.
+  expect_identical(grad_z[1], grad_z[0], "attention backward: z's gradient");
+  expect_identical(score_grads[1], score_grads[0], "attention backward: the scores' gradients");
+
+  Matrix grad_src[2] = {uniform_matrix(heads, head_dim, -1, 1, 26),
+                        uniform_matrix(heads, head_dim, -1, 1, 26)};
+  Matrix grad_dst[2] = {uniform_matrix(heads, head_dim, -1, 1, 27),
+                        uniform_matrix(heads, head_dim, -1, 1, 27)};
+  Matrix grad_z_in = grad_z[0];
+  cpu::gat_scores_backward(z, score_grads[0], a_src, a_dst, num_dst, grad_z[0], grad_src[0],
+                           grad_dst[0]);
+  backend().gat_scores_backward(z, score_grads[0], a_src, a_dst, num_dst, grad_z_in, grad_src[1],
+                                grad_dst[1]);
+  expect_identical(grad_z_in, grad_z[0], "scores backward: z's gradient");
+  expect_identical(grad_src[1], grad_src[0], "scores backward: a_src's gradient");
+  expect_identical(grad_dst[1], grad_dst[0], "scores backward: a_dst's gradient");
+
+  const Matrix wrong_z(num_src - 1, heads * head_dim);
+  EXPECT_THROW(
+      backend().gat_attention(edges, scores[0], wrong_z, attention[1], pre_leaky[1], out[1]),
+      Error);
+  const Matrix wrong_scores(num_src, heads);
+  EXPECT_THROW(backend().gat_attention(edges, wrong_scores, z, attention[1], pre_leaky[1], out[1]),
+               Error);
 }
 
 TEST_F(BackendKernels, OptimizerStepsMatchTheCpuExactly) {

@@ -139,7 +139,7 @@ TEST_P(GpuIteration, OverNcclGivesTheSingleProcessResults) {
 
 INSTANTIATE_TEST_SUITE_P(StrategiesAndModels, GpuIteration,
                          ::testing::Combine(::testing::Values("dgl-pull", "p3"),
-                                            ::testing::Values("sage", "gcn")),
+                                            ::testing::Values("sage", "gcn", "gat")),
                          gpu_iteration_name);
 
 }  // namespace

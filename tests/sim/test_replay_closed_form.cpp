@@ -26,11 +26,10 @@ nlohmann::json every_kind_cost() {
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     const auto kind = static_cast<OpKind>(k);
     if (!is_costed(kind)) continue;
-    costs[std::string(to_string(kind))] = {{"fixed_seconds", 3e-6},
-                                           {"dense_flops_per_second", 2e11},
-                                           {"sparse_flops_per_second", 3e10},
-                                           {"memory_bytes_per_second", 5e10},
-                                           {"sampled_edges_per_second", 4e7}};
+    costs[std::string(to_string(kind))] = {
+        {"fixed_seconds", 3e-6},           {"dense_flops_per_second", 2e11},
+        {"sparse_flops_per_second", 3e10}, {"memory_bytes_per_second", 5e10},
+        {"sampled_edges_per_second", 4e7}, {"planned_nodes_per_second", 2e7}};
   }
   return costs;
 }
@@ -175,6 +174,38 @@ TEST(ReplayClosedForm, ComputeOnlyPlanFollowsTheCostModel) {
                   expected);
 }
 
+// The batch's production: sampling (per sampled edge) and planning (per node whose holder the
+// strategy looked up), one fixed cost; over partitioned structure, one per hop, planning after
+// the last.
+Plan sampling_plan() {
+  Plan plan = empty_plan(0, 1);
+  Op sample;
+  sample.kind = OpKind::sample;
+  sample.stream = Stream::sampler;
+  sample.label = "sample";
+  sample.sampled_edges = 400'000;
+  sample.planned_nodes = 300'000;
+  plan.ops = {sample};
+  return plan;
+}
+
+TEST(ReplayClosedForm, SamplingAndPlanningFollowTheCostModel) {
+  expect_relative(
+      replay_plans(cluster(1, 1), one_iteration({sampling_plan()}), {}).makespan_seconds,
+      3e-6 + 4e5 / 4e7 + 3e5 / 2e7);
+}
+
+TEST(ReplayClosedForm, SamplingHopByHopIsFollowedByPlanning) {
+  Plan plan = sampling_plan();
+  SamplingHop hop;
+  hop.request_bytes_to = hop.request_bytes_from = hop.reply_bytes_to = hop.reply_bytes_from = {0};
+  hop.edges_sampled_locally = 100'000;
+  plan.ops[0].sampling_hops = {hop, hop};
+  plan.ops[0].sampling_hops[1].edges_sampled_locally = 300'000;
+  expect_relative(replay_plans(cluster(1, 1), one_iteration({plan}), {}).makespan_seconds,
+                  (3e-6 + 1e5 / 4e7) + (3e-6 + 3e5 / 4e7) + 3e5 / 2e7);
+}
+
 TEST(ReplayClosedForm, RecordedDurationsReplaceTheCostModelWhereAsked) {
   const ClusterSpec spec = cluster(1, 1);
   Plan plan = empty_plan(0, 1);
@@ -261,13 +292,13 @@ TEST(ReplayClosedForm, CopiesMoveTheHostRowsOfTheirInput) {
 
 // The device has no gather_features cost: it gathers as it gathers rows, at 1e11 bytes/s.
 ClusterSpec gpu_keeping_features() {
-  return cluster(1, 1, "gpu",
-                 {{"device",
-                   {{"keeps_features", true},
-                    {"cost_model",
-                     {{"gather_features", nullptr},
-                      {"gather_rows",
-                       {{"fixed_seconds", 3e-6}, {"memory_bytes_per_second", 1e11}}}}}}}});
+  return cluster(
+      1, 1, "gpu",
+      {{"device",
+        {{"keeps_features", true},
+         {"cost_model",
+          {{"gather_features", nullptr},
+           {"gather_rows", {{"fixed_seconds", 3e-6}, {"memory_bytes_per_second", 1e11}}}}}}}});
 }
 constexpr double kAssembleSeconds = 3e-6 + 6e5 / 5e10;
 

@@ -86,6 +86,31 @@ TEST(CostFit, ProportionalTermsShareTheirJointCostEvenly) {
       << fit.notes[0];
 }
 
+// Calibration's sample op: the same sampled edges with planning work (dgl-pull looks up every
+// input node's holder) and without (p3 takes the sampled ids as they are), so that the two rates
+// come apart.
+TEST(CostFit, SeparatesSamplingFromPlanningByTheStrategiesThatPlanNone) {
+  OpCost truth;
+  truth.fixed_seconds = 5e-4;
+  truth.sampled_edges_per_second = 7e7;
+  truth.planned_nodes_per_second = 5e7;
+  std::vector<OpWork> works;
+  for (const double edges : {2e3, 2e4, 8e4, 3e5}) {
+    OpWork p3;
+    p3.sampled_edges = edges;
+    works.push_back(p3);
+    OpWork dgl_pull = p3;
+    dgl_pull.planned_nodes = 0.6 * edges;
+    works.push_back(dgl_pull);
+  }
+  const CostFit fit = fit_op_cost(samples_of(truth, works));
+  EXPECT_NEAR(fit.cost.fixed_seconds / 5e-4, 1.0, 1e-8);
+  EXPECT_NEAR(fit.cost.sampled_edges_per_second / 7e7, 1.0, 1e-8);
+  EXPECT_NEAR(fit.cost.planned_nodes_per_second / 5e7, 1.0, 1e-8);
+  const OpCost read = OpCost::from_json(fit.cost.to_json(), "cost");
+  EXPECT_DOUBLE_EQ(read.planned_nodes_per_second, fit.cost.planned_nodes_per_second);
+}
+
 TEST(CostFit, NoisySamplesGiveCloseCoefficientsAndResidualsOfTheNoiseSize) {
   OpCost truth;
   truth.fixed_seconds = 1e-5;

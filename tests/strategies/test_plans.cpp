@@ -137,6 +137,25 @@ TEST(DglPullPlan, OneRankGathersStraightIntoTheInputAndOnlyPeersAssembleIt) {
   }
 }
 
+// Planning work is counted on the sample op: dgl-pull looks up every input node's holder; p3's
+// plans take the sampled ids as they are.
+TEST(Planning, DglPullCountsEveryInputNodeAndP3None) {
+  for (const int n : {1, 3}) {
+    for (const Plan& plan : plans_for("dgl-pull", context_for(n, false))) {
+      const Block& inputs_block =
+          *plan.tensors[static_cast<std::size_t>(plan.ops[0].outputs[0])].block;
+      EXPECT_EQ(plan.planning_op(), 0u);
+      EXPECT_EQ(plan.ops[0].planned_nodes,
+                static_cast<std::int64_t>(inputs_block.src_nodes.size()));
+      EXPECT_GT(plan.ops[0].planned_nodes, 0);
+      for (std::size_t i = 1; i < plan.ops.size(); ++i) EXPECT_EQ(plan.ops[i].planned_nodes, 0);
+    }
+    for (const Plan& plan : plans_for("p3", context_for(n, false))) {
+      for (const Op& op : plan.ops) EXPECT_EQ(op.planned_nodes, 0) << op.label;
+    }
+  }
+}
+
 TEST(P3Plan, MovesNoFeaturesAndTheDerivedActivationAndGradientBytes) {
   for (const int n : {2, 3, 4}) {
     const StrategyContext context = context_for(n, true);
