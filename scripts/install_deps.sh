@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages gnnbed builds and runs with. Idempotent: installs only what is
-# missing, and runs `apt-get update` only when something is.
+# Installs the Debian packages gnnbed builds and runs with, and any packages named as arguments
+# (scripts/fuzz.sh adds clang's). Idempotent: installs only what is missing, and runs
+# `apt-get update` only when something is.
 set -euo pipefail
 
 packages=(
@@ -14,6 +15,7 @@ packages=(
   nlohmann-json3-dev
   zlib1g-dev
   python3 python3-matplotlib
+  "$@"
 )
 
 missing=()

@@ -225,6 +225,9 @@ Dataset load_binary_workload(const std::filesystem::path& path,
   if (kind == FeatureKind::generated && !has_labels) {
     fail("feature_kind", "generated features need labels, but the file has none");
   }
+  if (kind == FeatureKind::generated) {
+    require_memory_for_generated_features(header.num_classes, header.feature_dim, origin);
+  }
 
   const auto stored_values =
       kind == FeatureKind::stored ? static_cast<std::uint64_t>(n) * header.feature_dim : 0;
@@ -279,11 +282,13 @@ Dataset load_binary_workload(const std::filesystem::path& path,
     }
     dataset.features =
         std::make_shared<const StoredFeatures>(n, header.feature_dim, std::move(values));
-  } else if (kind == FeatureKind::generated) {
+  }
+  dataset.validate(origin);
+  // Generated features size their class means by the largest label: built once labels are checked.
+  if (kind == FeatureKind::generated) {
     dataset.features = std::make_shared<const GeneratedFeatures>(
         header.feature_dim, dataset.labels, header.feature_signal, header.feature_seed);
   }
-  dataset.validate(origin);
   return dataset;
 }
 

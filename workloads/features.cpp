@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/random.hpp"
 
 namespace gnnbed {
@@ -117,6 +118,13 @@ float unit_noise(std::uint64_t bits) {
 }
 
 }  // namespace
+
+void require_memory_for_generated_features(std::int64_t num_classes, int dim,
+                                           const std::string& file) {
+  require_memory_for(num_classes * dim * static_cast<std::int64_t>(sizeof(float)),
+                     "generated features' class means (num_classes x feature_dim floats)", file, 0,
+                     "feature_dim");
+}
 
 GeneratedFeatures::GeneratedFeatures(int dim, SharedArray<std::int32_t> labels, float signal,
                                      std::uint64_t seed)

@@ -77,6 +77,12 @@ class StoredFeatures final : public FeatureStore {
   bool row_normalized_ = false;
 };
 
+// For readers of files that keep generated features as parameters: their class means take
+// num_classes x dim floats, which nothing else in such a file bounds. Throws InputError naming
+// `file` and feature_dim when that is more memory than is available.
+void require_memory_for_generated_features(std::int64_t num_classes, int dim,
+                                           const std::string& file);
+
 // Class-conditional features, computed on demand: feature j of node v is
 //   signal * mean(label(v), j) + noise(seed, v, j),
 // where mean(c, j) = +-1 (a seeded sign per class and column) and the noise has mean 0 and

@@ -15,6 +15,15 @@
 #include "workloads/section_file.hpp"
 
 namespace gnnbed {
+std::uint64_t shard_header_checksum(std::span<const std::byte> header) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  for (const std::byte b : header) {
+    hash ^= static_cast<std::uint64_t>(b);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
 namespace {
 
 constexpr char kMagic[8] = {'G', 'N', 'N', 'B', 'E', 'D', 'S', '1'};
@@ -84,14 +93,6 @@ static_assert(sizeof(Header) == 472);
 
 using HeaderBlock = std::array<std::byte, kFileHeaderBytes>;
 
-std::uint64_t fnv1a64(std::span<const std::byte> bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const std::byte b : bytes) {
-    hash ^= static_cast<std::uint64_t>(b);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
 
 std::string shard_file_name(int rank) { return "shard-" + std::to_string(rank) + ".gnnbed"; }
 
@@ -169,7 +170,7 @@ ShardManifest::Entry write_shard_file(const RankShard& shard, const ShardLayout&
   std::memcpy(block.data(), &header, sizeof header);
   write_sectioned_file(path, block, header.sections, payloads, header.preamble.file_bytes);
   return {path.filename().string(), header.preamble.file_bytes,
-          fnv1a64(block),           header.num_owned,
+          shard_header_checksum(block),           header.num_owned,
           header.num_edges,         {header.num_train, header.num_val, header.num_test}};
 }
 
@@ -219,7 +220,7 @@ class ShardReader {
       fail("header", "the file has " + std::to_string(file_->size_bytes()) +
                          " bytes, fewer than the 4096-byte header (truncated?)");
     }
-    const std::uint64_t checksum = fnv1a64({file_->data(), kFileHeaderBytes});
+    const std::uint64_t checksum = shard_header_checksum({file_->data(), kFileHeaderBytes});
     if (checksum != entry().header_checksum) {
       fail("header",
            "its checksum differs from the manifest's header_fnv1a64 (a shard of "
@@ -305,7 +306,10 @@ class ShardReader {
                         " is outside [0, num_owned = " + std::to_string(header_.num_owned) + "]");
       }
     }
-    if (header_.num_classes < 0) fail("num_classes", std::to_string(header_.num_classes) + " < 0");
+    if (header_.num_classes < 0 || header_.num_classes > std::max<std::int64_t>(n, 1)) {
+      fail("num_classes", std::to_string(header_.num_classes) + " is outside [0, num_nodes = " +
+                              std::to_string(n) + "]: every class needs a node");
+    }
     if ((header_.flags & ~kKnownFlags) != 0) {
       fail("flags", "unknown bits set (" + std::to_string(header_.flags) + ")");
     }
@@ -328,6 +332,9 @@ class ShardReader {
     }
     if (kind_ == FeatureKind::generated && (header_.flags & kHasLabels) == 0) {
       fail("feature_kind", "generated features need labels, but the file has none");
+    }
+    if (kind_ == FeatureKind::generated) {
+      require_memory_for_generated_features(header_.num_classes, header_.feature_dim, origin_);
     }
     const ShardLayout& layout = manifest_.layout;
     const ShardPlacement expected = shard_placement(layout, header_.feature_dim, rank_);
@@ -489,8 +496,13 @@ class ShardReader {
     SplitCounts total;
     for (std::size_t r = 0; r < counts.size() / 3; ++r) {
       const SplitCounts entry{counts[3 * r], counts[3 * r + 1], counts[3 * r + 2]};
-      if (entry.train < 0 || entry.val < 0 || entry.test < 0) {
-        fail("split_counts", "shard " + std::to_string(r) + " has a negative count");
+      // Each count within [0, num_nodes] also keeps their sums from overflowing.
+      for (const std::int64_t count : {entry.train, entry.val, entry.test}) {
+        if (count < 0 || count > header_.num_nodes) {
+          fail("split_counts", "shard " + std::to_string(r) + " has a count of " +
+                                   std::to_string(count) + ", outside [0, num_nodes = " +
+                                   std::to_string(header_.num_nodes) + "]");
+        }
       }
       total.train += entry.train;
       total.val += entry.val;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct ShardManifest {
 // Throws ConfigError for a layout that does not fit the dataset.
 ShardManifest write_shards(const Dataset& dataset, const ShardLayout& layout,
                            const std::filesystem::path& directory);
+
+// The manifest's header_fnv1a64 of a shard: FNV-1a (64-bit) of the file's 4096 header bytes.
+std::uint64_t shard_header_checksum(std::span<const std::byte> header);
 
 // Reads and checks `directory`/manifest.json; throws InputError naming the file and the field.
 ShardManifest read_shard_manifest(const std::filesystem::path& directory);

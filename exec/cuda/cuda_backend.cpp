@@ -158,14 +158,8 @@ class CudaBackend final : public ComputeBackend {
 
   void gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst, std::int64_t num_dst,
                   Matrix& scores) override {
+    cpu::check_gat_scores(z, a_src, a_dst, num_dst);
     const std::int64_t heads = a_src.rows();
-    if (heads < 1 || z.cols() != heads * a_src.cols() || num_dst > z.rows() ||
-        a_dst.rows() != heads || a_dst.cols() != a_src.cols()) {
-      throw Error("gat_scores: z is " + std::to_string(z.rows()) + " x " +
-                  std::to_string(z.cols()) + " for " + std::to_string(heads) +
-                  " attention vectors of " + std::to_string(a_src.cols()) + " and " +
-                  std::to_string(num_dst) + " destinations");
-    }
     const float* z_device = matrices_.read(z);
     const float* src_device = matrices_.read(a_src);
     const float* dst_device = matrices_.read(a_dst);
@@ -175,12 +169,8 @@ class CudaBackend final : public ComputeBackend {
 
   void gat_attention(const cpu::AttentionEdges& edges, const Matrix& scores, const Matrix& z,
                      Matrix& attention, Matrix& pre_leaky, Matrix& out) override {
+    cpu::check_gat_attention(edges, scores, z);
     const std::int64_t heads = scores.cols();
-    cpu::check_attention(edges, z, heads, "gat_attention");
-    if (scores.rows() != edges.num_src + edges.num_dst) {
-      throw Error("gat_attention: " + std::to_string(scores.rows()) + " score rows for " +
-                  std::to_string(edges.num_src + edges.num_dst) + " sources and destinations");
-    }
     const cuda::AttentionEdgesOnDevice on_device = upload_edges(edges, false);
     const float* scores_device = matrices_.read(scores);
     const float* z_device = matrices_.read(z);
@@ -193,15 +183,8 @@ class CudaBackend final : public ComputeBackend {
   void gat_attention_backward(const cpu::AttentionEdges& edges, const Matrix& grad_out,
                               const Matrix& z, const Matrix& attention, const Matrix& pre_leaky,
                               Matrix& grad_z, Matrix& score_grads) override {
+    cpu::check_gat_attention_backward(edges, grad_out, z, attention, pre_leaky);
     const std::int64_t heads = attention.cols();
-    cpu::check_attention(edges, z, heads, "gat_attention_backward");
-    if (grad_out.rows() != edges.num_dst || grad_out.cols() != z.cols() ||
-        attention.rows() != edges.num_slots() || pre_leaky.rows() != edges.num_slots() ||
-        pre_leaky.cols() != heads) {
-      throw Error("gat_attention_backward: grad_out, attention or pre_leaky do not fit " +
-                  std::to_string(edges.num_dst) + " destinations and " +
-                  std::to_string(edges.num_slots()) + " edge slots");
-    }
     const cuda::AttentionEdgesOnDevice on_device = upload_edges(edges, true);
     const float* grad_out_device = matrices_.read(grad_out);
     const float* z_device = matrices_.read(z);
@@ -217,18 +200,10 @@ class CudaBackend final : public ComputeBackend {
   void gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
                            const Matrix& a_dst, std::int64_t num_dst, Matrix& grad_z,
                            Matrix& grad_a_src, Matrix& grad_a_dst) override {
+    cpu::check_gat_scores_backward(z, score_grads, a_src, a_dst, num_dst, grad_z, grad_a_src,
+                                   grad_a_dst);
     const std::int64_t heads = a_src.rows();
     const std::int64_t head_dim = a_src.cols();
-    const bool vectors_fit = a_dst.rows() == heads && a_dst.cols() == head_dim &&
-                             grad_a_src.rows() == heads && grad_a_src.cols() == head_dim &&
-                             grad_a_dst.rows() == heads && grad_a_dst.cols() == head_dim;
-    if (heads < 1 || z.cols() != heads * head_dim || num_dst > z.rows() || !vectors_fit ||
-        score_grads.rows() != z.rows() + num_dst || score_grads.cols() != heads ||
-        grad_z.rows() != z.rows() || grad_z.cols() != z.cols()) {
-      throw Error("gat_scores_backward: shapes do not fit z (" + std::to_string(z.rows()) + " x " +
-                  std::to_string(z.cols()) + "), " + std::to_string(heads) + " heads and " +
-                  std::to_string(num_dst) + " destinations");
-    }
     const float* z_device = matrices_.read(z);
     const float* score_grads_device = matrices_.read(score_grads);
     const float* src_device = matrices_.read(a_src);

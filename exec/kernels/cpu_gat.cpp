@@ -67,14 +67,52 @@ void check_attention(const AttentionEdges& edges, const Matrix& z, std::int64_t 
   }
 }
 
-void gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst, std::int64_t num_dst,
-                Matrix& scores) {
+void check_gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst,
+                      std::int64_t num_dst) {
   const std::int64_t heads = a_src.rows();
-  if (heads < 1 || z.cols() != heads * a_src.cols() || num_dst > z.rows()) {
+  if (heads < 1 || z.cols() != heads * a_src.cols() || num_dst < 0 || num_dst > z.rows()) {
     throw Error("gat_scores: z is " + shape(z) + " for attention vectors " + shape(a_src) +
                 " and " + std::to_string(num_dst) + " destinations");
   }
   require_shape(a_dst, heads, a_src.cols(), "gat_scores", "a_dst");
+}
+
+void check_gat_attention(const AttentionEdges& edges, const Matrix& scores, const Matrix& z) {
+  const std::int64_t heads = scores.cols();
+  check_attention(edges, z, heads, "gat_attention");
+  require_shape(scores, edges.num_src + edges.num_dst, heads, "gat_attention", "scores");
+}
+
+void check_gat_attention_backward(const AttentionEdges& edges, const Matrix& grad_out,
+                                  const Matrix& z, const Matrix& attention,
+                                  const Matrix& pre_leaky) {
+  const std::int64_t heads = attention.cols();
+  check_attention(edges, z, heads, "gat_attention_backward");
+  require_shape(grad_out, edges.num_dst, z.cols(), "gat_attention_backward", "grad_out");
+  require_shape(attention, edges.num_slots(), heads, "gat_attention_backward", "attention");
+  require_shape(pre_leaky, edges.num_slots(), heads, "gat_attention_backward", "pre_leaky");
+}
+
+void check_gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
+                               const Matrix& a_dst, std::int64_t num_dst, const Matrix& grad_z,
+                               const Matrix& grad_a_src, const Matrix& grad_a_dst) {
+  const std::int64_t heads = a_src.rows();
+  const std::int64_t head_dim = a_src.cols();
+  if (heads < 1 || z.cols() != heads * head_dim || num_dst < 0 || num_dst > z.rows()) {
+    throw Error("gat_scores_backward: z is " + shape(z) + " for attention vectors " + shape(a_src) +
+                " and " + std::to_string(num_dst) + " destinations");
+  }
+  require_shape(score_grads, z.rows() + num_dst, heads, "gat_scores_backward", "score_grads");
+  require_shape(grad_z, z.rows(), z.cols(), "gat_scores_backward", "grad_z");
+  require_shape(a_dst, heads, head_dim, "gat_scores_backward", "a_dst");
+  require_shape(grad_a_src, heads, head_dim, "gat_scores_backward", "grad_a_src");
+  require_shape(grad_a_dst, heads, head_dim, "gat_scores_backward", "grad_a_dst");
+}
+
+void gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst, std::int64_t num_dst,
+                Matrix& scores) {
+  check_gat_scores(z, a_src, a_dst, num_dst);
+  const std::int64_t heads = a_src.rows();
   const std::int64_t head_dim = a_src.cols();
   const std::int64_t num_src = z.rows();
   scores.reset(num_src + num_dst, heads);
@@ -92,9 +130,8 @@ void gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst, std::
 
 void gat_attention(const AttentionEdges& edges, const Matrix& scores, const Matrix& z,
                    Matrix& attention, Matrix& pre_leaky, Matrix& out) {
+  check_gat_attention(edges, scores, z);
   const std::int64_t heads = scores.cols();
-  check_attention(edges, z, heads, "gat_attention");
-  require_shape(scores, edges.num_src + edges.num_dst, heads, "gat_attention", "scores");
   const std::int64_t head_dim = z.cols() / heads;
   attention.reset(edges.num_slots(), heads);
   pre_leaky.reset(edges.num_slots(), heads);
@@ -133,11 +170,8 @@ void gat_attention(const AttentionEdges& edges, const Matrix& scores, const Matr
 void gat_attention_backward(const AttentionEdges& edges, const Matrix& grad_out, const Matrix& z,
                             const Matrix& attention, const Matrix& pre_leaky, Matrix& grad_z,
                             Matrix& score_grads) {
+  check_gat_attention_backward(edges, grad_out, z, attention, pre_leaky);
   const std::int64_t heads = attention.cols();
-  check_attention(edges, z, heads, "gat_attention_backward");
-  require_shape(grad_out, edges.num_dst, z.cols(), "gat_attention_backward", "grad_out");
-  require_shape(attention, edges.num_slots(), heads, "gat_attention_backward", "attention");
-  require_shape(pre_leaky, edges.num_slots(), heads, "gat_attention_backward", "pre_leaky");
   const std::int64_t head_dim = z.cols() / heads;
   grad_z.reset(edges.num_src, z.cols());
   score_grads.reset(edges.num_src + edges.num_dst, heads);
@@ -173,19 +207,11 @@ void gat_attention_backward(const AttentionEdges& edges, const Matrix& grad_out,
 void gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
                          const Matrix& a_dst, std::int64_t num_dst, Matrix& grad_z,
                          Matrix& grad_a_src, Matrix& grad_a_dst) {
+  check_gat_scores_backward(z, score_grads, a_src, a_dst, num_dst, grad_z, grad_a_src,
+                            grad_a_dst);
   const std::int64_t heads = a_src.rows();
   const std::int64_t head_dim = a_src.cols();
   const std::int64_t num_src = z.rows();
-  if (heads < 1 || z.cols() != heads * head_dim || num_dst > num_src) {
-    throw Error("gat_scores_backward: z is " + shape(z) + " for attention vectors " + shape(a_src) +
-                " and " + std::to_string(num_dst) + " destinations");
-  }
-  require_shape(score_grads, num_src + num_dst, heads, "gat_scores_backward", "score_grads");
-  require_shape(grad_z, num_src, z.cols(), "gat_scores_backward", "grad_z");
-  for (const Matrix* m :
-       {&a_dst, static_cast<const Matrix*>(&grad_a_src), static_cast<const Matrix*>(&grad_a_dst)}) {
-    require_shape(*m, heads, head_dim, "gat_scores_backward", "an attention vector");
-  }
   const float* grads = score_grads.values().data();
   for (std::int64_t u = 0; u < num_src; ++u) {
     for (std::int64_t k = 0; k < heads; ++k) {

@@ -33,9 +33,19 @@ struct SlotsBySource {
 };
 SlotsBySource slots_by_source(const AttentionEdges& edges);
 
-// Checks every shape the kernels below rely on (Error naming `what`).
+// Check every shape the kernels below rely on (Error naming the kernel and the operand), for
+// every backend that runs them.
 void check_attention(const AttentionEdges& edges, const Matrix& z, std::int64_t heads,
                      const char* what);
+void check_gat_scores(const Matrix& z, const Matrix& a_src, const Matrix& a_dst,
+                      std::int64_t num_dst);
+void check_gat_attention(const AttentionEdges& edges, const Matrix& scores, const Matrix& z);
+void check_gat_attention_backward(const AttentionEdges& edges, const Matrix& grad_out,
+                                  const Matrix& z, const Matrix& attention,
+                                  const Matrix& pre_leaky);
+void check_gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
+                               const Matrix& a_dst, std::int64_t num_dst, const Matrix& grad_z,
+                               const Matrix& grad_a_src, const Matrix& grad_a_dst);
 
 // scores (num_src + num_dst) x heads: a_src[k] . z_u for every source, then a_dst[k] . z_v for
 // every destination (the first num_dst rows of z). a_src, a_dst are heads x head width.

@@ -381,6 +381,39 @@ TEST(RunExperiment, ARankThatCannotReadItsDataStopsEveryRank) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
 }
 
+// A rank that stops (here SIGSTOP, as a debugger or a hung file system would stop it) ends the
+// whole job once its peers have waited --progress-timeout seconds without progress: a non-zero
+// exit naming the rank waited for and the setting, nothing hung, nothing written.
+TEST(RunExperiment, AStoppedRankEndsEveryRankAtTheProgressTimeout) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "r.json";
+  const auto pid_file = dir.path() / "rank1.pid";
+  const std::string arguments = " --workload cora --batch-size 16 --epochs 1000 --quiet"
+                                " --progress-timeout 3 --output " +
+                                result.string();
+  // Rank 1 writes its pid, then becomes run_experiment (exec keeps the pid); once training has
+  // begun, the script stops it and times how long the job takes to end.
+  const std::string script =
+      "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1\n"
+      "timeout 120 " + std::string(GNNBED_MPIEXEC) + " --oversubscribe -n 1 " + run_experiment() +
+      arguments + " : -n 1 sh -c 'echo $$ > " +
+      pid_file.string() + "; exec " + run_experiment() + arguments + "' & job=$!; " +
+      "for i in $(seq 300); do [ -s " + pid_file.string() + " ] && break; sleep 0.1; done; " +
+      "sleep 5; kill -STOP $(cat " + pid_file.string() + "); start=$(date +%s); " +
+      "wait $job; status=$?; kill -CONT $(cat " + pid_file.string() + ") 2>/dev/null; " +
+      "echo \"ended after $(( $(date +%s) - start )) s\"; exit $status\n";
+  const CommandResult run = run_command("bash " + dir.write("stop_rank_1.sh", script).string());
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.exit_code, 124) << "timed out: the stopped rank's peers hung\n" << run.output;
+  EXPECT_NE(run.output.find("for rank 1 without progress (distribution.progress_timeout_seconds)"),
+            std::string::npos)
+      << run.output;
+  const auto ended = run.output.find("ended after ");
+  ASSERT_NE(ended, std::string::npos) << run.output;
+  EXPECT_LE(std::stoi(run.output.substr(ended + 12)), 30) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(result)) << "a stopped run leaves no result";
+}
+
 // A sharded workload (`workload convert --shards N`): every rank loads its own shard, and training
 // gives the losses, accuracies and traffic of training from the whole workload.
 class RunExperimentFromShards

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the test suites.
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace gnnbed::testing {
@@ -19,6 +20,19 @@ class TemporaryDirectory {
 
  private:
   std::filesystem::path path_;
+};
+
+// Sets an environment variable for its lifetime, then restores what was there (or unsets it).
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(std::string name, const std::string& value);
+  ~ScopedEnvironment();
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> previous_;
 };
 
 // Writes `content` gzip-compressed.

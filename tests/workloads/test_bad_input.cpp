@@ -544,25 +544,71 @@ TEST(BadBinary, NothingHalfWritten) {
 
 // ---------------------------------------------------------------- impossible sizes
 
+// GNNBED_MEMORY_LIMIT_BYTES makes "more than memory holds" the same on every machine.
 TEST(ImpossibleSizes, AnIdThatMakesMoreNodesThanMemoryHoldsNamesItsLine) {
-  const std::int64_t needed = std::int64_t{2'000'000'001} * 16;
-  if (available_memory_bytes() < 0 || available_memory_bytes() >= needed) {
-    GTEST_SKIP() << "this machine has the memory for 2e9 nodes: the file is then loadable";
-  }
+  const testing::ScopedEnvironment limit(kMemoryLimitVariable, std::to_string(1 << 30));
   TemporaryDirectory dir;
   dir.write("edges.txt", "0 1\n2000000000 3\n4 5\n");
   expect_input_error([&] { load_edge_list(dir.path() / "edges.txt", {}); }, "edges.txt", 2, "",
                      "node id 2000000000 makes 2000000001 nodes");
+  expect_input_error([&] { load_edge_list(dir.path() / "edges.txt", {}); }, "edges.txt", 2, "",
+                     "more than the 1.0 GiB of memory available (GNNBED_MEMORY_LIMIT_BYTES)");
 }
 
 TEST(ImpossibleSizes, AnOgbNodeCountBeyondMemoryNamesItsLine) {
-  if (available_memory_bytes() < 0 || available_memory_bytes() >= std::int64_t{2'000'000'000} * 16) {
-    GTEST_SKIP() << "this machine has the memory for 2e9 nodes";
-  }
+  const testing::ScopedEnvironment limit(kMemoryLimitVariable, std::to_string(1 << 30));
   TemporaryDirectory dir;
   const auto root = write_ogb(dir, {{"raw/num-node-list.csv", "2000000000\n"}});
   expect_input_error([&] { load_ogb(root, {}); }, "num-node-list.csv", 1, "num_nodes",
                      "2000000000 nodes would need");
+}
+
+// Within the limit the same file loads: the limit, not the file, refused it above.
+TEST(ImpossibleSizes, TheMemoryLimitIsWhatRefusesAFileThatFitsWithoutIt) {
+  TemporaryDirectory dir;
+  dir.write("edges.txt", "0 1\n100000 3\n");
+  {
+    const testing::ScopedEnvironment limit(kMemoryLimitVariable, "100000");
+    expect_input_error([&] { load_edge_list(dir.path() / "edges.txt", {}); }, "edges.txt", 2, "",
+                       "(GNNBED_MEMORY_LIMIT_BYTES)");
+  }
+  const testing::ScopedEnvironment limit(kMemoryLimitVariable, std::to_string(1 << 30));
+  EXPECT_EQ(load_edge_list(dir.path() / "edges.txt", {}).num_nodes(), 100001);
+}
+
+TEST(ImpossibleSizes, AMemoryLimitThatIsNotAWholeNumberOfBytesIsNamed) {
+  for (const char* value : {"12GB", "-1", "1e9", "99999999999999999999"}) {
+    const testing::ScopedEnvironment limit(kMemoryLimitVariable, value);
+    try {
+      available_memory_bytes();
+      ADD_FAILURE() << value << " accepted";
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.field(), "GNNBED_MEMORY_LIMIT_BYTES");
+      EXPECT_NE(std::string(error.what()).find(value), std::string::npos) << error.what();
+    }
+  }
+}
+
+// Generated features are kept as parameters; their class means (num_classes x feature_dim floats)
+// are bounded by nothing else in the file. Both sizes are checked before the means are built.
+TEST(ImpossibleSizes, GeneratedFeaturesBeyondMemoryAreNamedNotAllocated) {
+  const testing::ScopedEnvironment limit(kMemoryLimitVariable, std::to_string(1 << 30));
+  BinaryFixture fixture;
+  Dataset generated = load_binary_workload(fixture.path);
+  generated.features = std::make_shared<const GeneratedFeatures>(3, generated.labels, 0.5f, 7);
+  write_binary_workload(generated, fixture.path);
+  fixture.bytes = read_bytes(fixture.path);
+  const std::string valid = fixture.bytes;
+  fixture.patch<std::int32_t>(84, 2'000'000'000);  // feature_dim
+  fixture.save(fixture.bytes);
+  expect_input_error([&] { load_binary_workload(fixture.path); }, "tiny.gnnbed", 0, "feature_dim",
+                     "generated features' class means (num_classes x feature_dim floats) need");
+  // A label far beyond num_classes is named as a label, before it could size the means.
+  fixture.bytes = valid;
+  fixture.patch<std::int32_t>(fixture.u64_at(232 + 16 * 2), 2'000'000'000);
+  fixture.save(fixture.bytes);
+  expect_input_error([&] { load_binary_workload(fixture.path); }, "tiny.gnnbed", 0, "labels",
+                     "node 0 has label 2000000000");
 }
 
 TEST(ImpossibleSizes, MoreClassesThanNodesAreRefused) {
@@ -610,6 +656,19 @@ TEST(ErrorMessages, InvalidJsonSaysWhatWasWrong) {
         << message;
     EXPECT_NE(message.find("invalid literal; last read: '\"hidden\": N'"), std::string::npos)
         << message;
+  }
+}
+
+// Valid JSON syntax that nlohmann cannot hold (a number beyond a double) is an input error too.
+TEST(ErrorMessages, AJsonNumberBeyondADoubleIsAnInputError) {
+  try {
+    parse_json_text("{\"model\": {\"hidden\": 4294967296e300}}", "e.json");
+    FAIL() << "accepted";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(error.file(), "e.json");
+    EXPECT_NE(message.find("unreadable JSON"), std::string::npos) << message;
+    EXPECT_NE(message.find("number overflow"), std::string::npos) << message;
   }
 }
 

@@ -38,7 +38,8 @@ TEST(HashMix, BitsAreBalanced) {
   constexpr int kDraws = 20000;
   for (std::uint64_t i = 0; i < kDraws; ++i) {
     const std::uint64_t bits = hash_mix(7, i);
-    for (int b = 0; b < 64; ++b) ones[static_cast<std::size_t>(b)] += (bits >> b) & 1;
+    for (int b = 0; b < 64; ++b)
+      ones[static_cast<std::size_t>(b)] += static_cast<int>((bits >> b) & 1);
   }
   for (const int count : ones) EXPECT_NEAR(count, kDraws / 2, 600);  // 8.5 standard deviations
 }

@@ -5,6 +5,7 @@
 // bad and mismatched shard sets are rejected naming the file and the field.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include "tests/support/expect_input_error.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/json_config.hpp"
+#include "workloads/section_file.hpp"
 #include "workloads/shard_format.hpp"
 
 namespace gnnbed {
@@ -222,11 +224,24 @@ struct ShardSet {
     std::ofstream(path / "manifest.json", std::ios::trunc) << json.dump(2);
   }
   void load(int rank) const { load_shard(read_shard_manifest(path), rank); }
+  // Records shard `rank`'s header checksum in the manifest, as a conversion that wrote the
+  // patched header would have: its other checks are then what stands between it and a load.
+  void sign(int rank) const {
+    const std::string bytes = read_bytes(file(rank));
+    char hex[19];
+    std::snprintf(hex, sizeof hex, "0x%016llx",
+                  static_cast<unsigned long long>(shard_header_checksum(
+                      std::as_bytes(std::span(bytes.data(), kFileHeaderBytes)))));
+    nlohmann::json json = manifest_json();
+    json["shards"][rank]["header_fnv1a64"] = hex;
+    save_manifest(json);
+  }
 };
 
 constexpr std::size_t kOwners = 0;
 constexpr std::size_t kLabels = 3;
 constexpr std::size_t kTrain = 4;
+constexpr std::size_t kSplitCounts = 7;
 
 TEST(BadShards, AMissingOrBrokenManifestNamesTheField) {
   ShardSet set;
@@ -304,6 +319,30 @@ TEST(BadShards, ContentsOutsideTheShardAreRejected) {
   set.patch<std::int32_t>(0, set.section_offset(0, kTrain), foreign);
   expect_input_error([&] { set.load(0); }, "shard-0.gnnbed", 0, "train",
                      "node " + std::to_string(foreign) + " belongs to shard 1, not to this one");
+}
+
+// A shard header keeps num_classes at byte 96 (Header in workloads/shard_format.cpp).
+TEST(BadShards, AClassCountBeyondTheNodesIsNamedInASignedHeader) {
+  const ShardSet set;
+  set.patch<std::int32_t>(0, 96, 2'000'000'000);
+  set.sign(0);
+  expect_input_error([&] { set.load(0); }, "shard-0.gnnbed", 0, "num_classes",
+                     "2000000000 in the file, 7 in the manifest");
+  nlohmann::json manifest = set.manifest_json();
+  manifest["dataset"]["num_classes"] = 2'000'000'000;
+  set.save_manifest(manifest);
+  expect_input_error([&] { set.load(0); }, "shard-0.gnnbed", 0, "num_classes",
+                     "2000000000 is outside [0, num_nodes = 2708]");
+}
+
+// Split counts near 2^63 would overflow their sum (undefined behaviour, found by fuzzing): each
+// is bounded by the node count first.
+TEST(BadShards, SplitCountsBeyondTheNodesAreNamedBeforeTheyAreSummed) {
+  const ShardSet set;
+  set.patch<std::int64_t>(0, set.section_offset(0, kSplitCounts) + 8 * 3,
+                          std::int64_t{8'000'000'000'000'000'000});
+  expect_input_error([&] { set.load(0); }, "shard-0.gnnbed", 0, "split_counts",
+                     "shard 1 has a count of 8000000000000000000, outside [0, num_nodes = 2708]");
 }
 
 TEST(BadShards, ASourceThatOnlyRunExperimentReadsSaysSo) {

@@ -183,6 +183,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
         message = message.substr(colon + 2);
     }
     throw InputError(origin, line, "column " + std::to_string(column), "invalid JSON: " + message);
+  } catch (const nlohmann::json::exception& error) {
+    // Valid syntax nlohmann cannot hold, such as a number beyond a double ("1e999"); it names the
+    // text but not where it is.
+    throw InputError(origin, 0, "", std::string("unreadable JSON: ") + error.what());
   }
 }
 

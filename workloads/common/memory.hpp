@@ -12,9 +12,13 @@ std::int64_t peak_resident_bytes();
 // pages runs slower than the same step on warm memory.
 std::int64_t page_faults();
 
-// Memory the system can still give the process (MemAvailable of /proc/meminfo), in bytes; -1
-// when unknown.
+// Memory the process may still take, in bytes; -1 when unknown. The least of what the machine has
+// left (MemAvailable of /proc/meminfo), what the process's control group has left (memory.max
+// less memory.current: a container's or a batch job's share) and, when the environment sets it,
+// GNNBED_MEMORY_LIMIT_BYTES (a limit the user gives gnnbed on a shared machine).
 std::int64_t available_memory_bytes();
+// The environment variable that limits available_memory_bytes().
+inline constexpr const char* kMemoryLimitVariable = "GNNBED_MEMORY_LIMIT_BYTES";
 
 // For loaders, before they allocate what a file's sizes ask for: throws InputError(file, line,
 // field, ...) saying what needs `bytes` and how much memory is available, when it is more than that

@@ -24,7 +24,9 @@ constexpr std::size_t kChunkBytes = 1 << 20;
 }
 
 LineReader::LineReader(const std::filesystem::path& path)
-    : file_(path.string()), gz_(std::make_unique<GzFile>()), buffer_(2 * kChunkBytes) {
+    : file_(path.string()), gz_(std::make_unique<GzFile>()),
+      buffer_(std::make_unique_for_overwrite<char[]>(2 * kChunkBytes)),
+      buffer_bytes_(2 * kChunkBytes) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw InputError(file_, 0, "", "no such file (or not a regular file)");
@@ -41,13 +43,18 @@ LineReader::~LineReader() = default;
 bool LineReader::refill() {
   if (eof_) return false;
   if (begin_ > 0) {
-    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  if (buffer_.size() - end_ < kChunkBytes) buffer_.resize(buffer_.size() * 2);
+  if (buffer_bytes_ - end_ < kChunkBytes) {
+    auto larger = std::make_unique_for_overwrite<char[]>(2 * buffer_bytes_);
+    std::memcpy(larger.get(), buffer_.get(), end_);
+    buffer_ = std::move(larger);
+    buffer_bytes_ *= 2;
+  }
   const int got =
-      gzread(gz_->handle, buffer_.data() + end_, static_cast<unsigned>(buffer_.size() - end_));
+      gzread(gz_->handle, buffer_.get() + end_, static_cast<unsigned>(buffer_bytes_ - end_));
   if (got < 0) {
     int code = 0;
     const char* message = gzerror(gz_->handle, &code);
@@ -69,7 +76,7 @@ bool LineReader::refill() {
 
 bool LineReader::next(std::string_view& line) {
   for (;;) {
-    const char* start = buffer_.data() + begin_;
+    const char* start = buffer_.get() + begin_;
     const void* newline = std::memchr(start, '\n', end_ - begin_);
     if (newline != nullptr) {
       std::size_t length = static_cast<std::size_t>(static_cast<const char*>(newline) - start);
@@ -83,7 +90,7 @@ bool LineReader::next(std::string_view& line) {
       if (begin_ == end_) return false;
       // Last line without a line end.
       std::size_t length = end_ - begin_;
-      const char* last = buffer_.data() + begin_;
+      const char* last = buffer_.get() + begin_;
       begin_ = end_;
       if (length > 0 && last[length - 1] == '\r') --length;
       line = std::string_view(last, length);

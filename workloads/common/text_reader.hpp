@@ -31,7 +31,10 @@ class LineReader {
   std::string file_;
   struct GzFile;
   std::unique_ptr<GzFile> gz_;
-  std::vector<char> buffer_;
+  // Not zero-filled: gzread writes before anything reads, and a reader of a tiny file then costs
+  // the pages it touches rather than a 2 MiB memset.
+  std::unique_ptr<char[]> buffer_;
+  std::size_t buffer_bytes_ = 0;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   bool eof_ = false;
