@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Validation on an emulated cluster (DESIGN.md, "The fidelity loop", point 4): one network namespace
+# Validation on an emulated cluster (docs/design.md, "The fidelity loop"): one network namespace
 # per rank on this machine, each joined by a veth pair to a bridge and shaped with tc tbf in both
 # directions, Open MPI launched across them through a plm_rsh_agent that runs its command inside
 # the named namespace. For every configuration (rate x hidden x ranks x strategy) the same

@@ -70,10 +70,9 @@ std::vector<unsigned int> positive_counts(const nlohmann::json& object, const st
   }
   std::vector<unsigned int> counts;
   for (const auto& value : object) {
-    if (!value.is_number_integer() || value.get<long long>() < 1) {
-      throw ConfigError(field, "must be a non-empty array of positive integers");
-    }
-    counts.push_back(value.get<unsigned int>());
+    const auto count = json_integer<unsigned int>(value, field);
+    if (count < 1) throw ConfigError(field, "must be a non-empty array of positive integers");
+    counts.push_back(count);
   }
   return counts;
 }

@@ -183,7 +183,7 @@ Calibration read_calibration(const std::filesystem::path& path) {
     if (!document.is_object() || document.value("format", "") != kCalibrationFormat) {
       throw InputError(origin, 0, "format", std::string("is not \"") + kCalibrationFormat + "\"");
     }
-    if (document.value("version", 0) != kCalibrationVersion) {
+    if (json_integer_or<int>(document, "version", 0) != kCalibrationVersion) {
       throw InputError(origin, 0, "version",
                        "must be " + std::to_string(kCalibrationVersion) + " (this build's)");
     }

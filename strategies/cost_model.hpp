@@ -1,6 +1,6 @@
 #pragma once
 // The cost model of compute ops: for each op kind, time = fixed cost + sum over its kinds of work
-// of work / rate (DESIGN.md, "the fidelity loop"). The work of an op is what the plan says about
+// of work / rate (docs/design.md, "The fidelity loop"). The work of an op is what the plan says about
 // it: dense and sparse FLOPs, bytes moved through memory, sampled edges, nodes planned. Cluster
 // presets give rates for their devices; calibration fits them on the machine at hand. Communication
 // ops are not costed here: the simulator moves their bytes over modelled links.

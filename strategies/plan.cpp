@@ -53,11 +53,12 @@ nlohmann::json block_to_json(const Block& block) {
 
 Block block_from_json(const nlohmann::json& object) {
   Block block;
-  object.at("src_nodes").get_to(block.src_nodes);
-  block.num_dst = object.at("num_dst").get<std::int64_t>();
-  object.at("offsets").get_to(block.offsets);
-  object.at("src_index").get_to(block.src_index);
-  if (object.contains("source_degrees")) object.at("source_degrees").get_to(block.source_degrees);
+  json_integers_to(object.at("src_nodes"), "src_nodes", block.src_nodes);
+  block.num_dst = json_integer<std::int64_t>(object.at("num_dst"), "num_dst");
+  json_integers_to(object.at("offsets"), "offsets", block.offsets);
+  json_integers_to(object.at("src_index"), "src_index", block.src_index);
+  if (object.contains("source_degrees"))
+    json_integers_to(object.at("source_degrees"), "source_degrees", block.source_degrees);
   return block;
 }
 
@@ -72,12 +73,14 @@ nlohmann::json hop_to_json(const SamplingHop& hop) {
 
 SamplingHop hop_from_json(const nlohmann::json& object) {
   SamplingHop hop;
-  object.at("request_bytes_to").get_to(hop.request_bytes_to);
-  object.at("request_bytes_from").get_to(hop.request_bytes_from);
-  object.at("reply_bytes_to").get_to(hop.reply_bytes_to);
-  object.at("reply_bytes_from").get_to(hop.reply_bytes_from);
-  hop.edges_sampled_locally = object.at("edges_sampled_locally").get<std::int64_t>();
-  hop.edges_sampled_for_peers = object.at("edges_sampled_for_peers").get<std::int64_t>();
+  json_integers_to(object.at("request_bytes_to"), "request_bytes_to", hop.request_bytes_to);
+  json_integers_to(object.at("request_bytes_from"), "request_bytes_from", hop.request_bytes_from);
+  json_integers_to(object.at("reply_bytes_to"), "reply_bytes_to", hop.reply_bytes_to);
+  json_integers_to(object.at("reply_bytes_from"), "reply_bytes_from", hop.reply_bytes_from);
+  hop.edges_sampled_locally =
+      json_integer<std::int64_t>(object.at("edges_sampled_locally"), "edges_sampled_locally");
+  hop.edges_sampled_for_peers =
+      json_integer<std::int64_t>(object.at("edges_sampled_for_peers"), "edges_sampled_for_peers");
   return hop;
 }
 
@@ -321,34 +324,37 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
   Plan plan;
   try {
     plan.strategy = document.at("strategy").get<std::string>();
-    plan.rank = document.at("rank").get<int>();
-    plan.num_ranks = document.at("num_ranks").get<int>();
-    plan.epoch = document.at("epoch").get<int>();
-    plan.iteration = document.at("iteration").get<int>();
-    plan.prologue_ops = document.at("prologue_ops").get<int>();
-    plan.pipeline_depth = document.value("pipeline_depth", 0);
-    plan.step = document.value("step", std::int64_t{0});
+    plan.rank = json_integer<int>(document.at("rank"), "rank");
+    plan.num_ranks = json_integer<int>(document.at("num_ranks"), "num_ranks");
+    plan.epoch = json_integer<int>(document.at("epoch"), "epoch");
+    plan.iteration = json_integer<int>(document.at("iteration"), "iteration");
+    plan.prologue_ops = json_integer<int>(document.at("prologue_ops"), "prologue_ops");
+    plan.pipeline_depth = json_integer_or<int>(document, "pipeline_depth", 0);
+    plan.step = json_integer_or<std::int64_t>(document, "step", 0);
     for (const auto& object : document.at("tensors")) {
       TensorSpec t;
       t.name = object.at("name").get<std::string>();
       t.kind = enum_from_string<TensorKind>(kTensorKindNames, object.at("kind").get<std::string>(),
                                             origin, "tensors.kind");
-      t.rows = object.at("rows").get<std::int64_t>();
-      t.cols = object.at("cols").get<std::int64_t>();
+      t.rows = json_integer<std::int64_t>(object.at("rows"), "rows");
+      t.cols = json_integer<std::int64_t>(object.at("cols"), "cols");
       if (object.contains("index")) {
-        t.index = std::make_shared<const std::vector<std::int32_t>>(
-            object.at("index").get<std::vector<std::int32_t>>());
+        std::vector<std::int32_t> index;
+        json_integers_to(object.at("index"), "index", index);
+        t.index = std::make_shared<const std::vector<std::int32_t>>(std::move(index));
       }
       if (object.contains("block"))
         t.block = std::make_shared<const Block>(block_from_json(object.at("block")));
       plan.tensors.push_back(std::move(t));
     }
     for (const auto& object : document.at("parameters")) {
-      plan.parameters.push_back(
-          {object.at("name").get<std::string>(), object.at("layer").get<int>(),
-           object.at("is_weight").get<bool>(), object.at("rows").get<std::int64_t>(),
-           object.at("cols").get<std::int64_t>(), object.at("row_begin").get<std::int64_t>(),
-           object.at("row_end").get<std::int64_t>()});
+      plan.parameters.push_back({object.at("name").get<std::string>(),
+                                 json_integer<int>(object.at("layer"), "layer"),
+                                 object.at("is_weight").get<bool>(),
+                                 json_integer<std::int64_t>(object.at("rows"), "rows"),
+                                 json_integer<std::int64_t>(object.at("cols"), "cols"),
+                                 json_integer<std::int64_t>(object.at("row_begin"), "row_begin"),
+                                 json_integer<std::int64_t>(object.at("row_end"), "row_end")});
     }
     for (const auto& object : document.at("ops")) {
       Op op;
@@ -357,36 +363,37 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
       op.stream = enum_from_string<Stream>(kStreamNames, object.at("stream").get<std::string>(),
                                            origin, "ops.stream");
       op.label = object.at("label").get<std::string>();
-      object.at("deps").get_to(op.deps);
-      object.at("inputs").get_to(op.inputs);
-      object.at("outputs").get_to(op.outputs);
+      json_integers_to(object.at("deps"), "deps", op.deps);
+      json_integers_to(object.at("inputs"), "inputs", op.inputs);
+      json_integers_to(object.at("outputs"), "outputs", op.outputs);
       op.traffic = traffic_from_string(object.at("traffic").get<std::string>(), "ops.traffic");
-      object.at("bytes_to").get_to(op.bytes_to);
-      object.at("bytes_from").get_to(op.bytes_from);
+      json_integers_to(object.at("bytes_to"), "bytes_to", op.bytes_to);
+      json_integers_to(object.at("bytes_from"), "bytes_from", op.bytes_from);
       for (const auto& hop : object.at("sampling_hops"))
         op.sampling_hops.push_back(hop_from_json(hop));
       op.flops = object.at("flops").get<double>();
       op.sparse_flops = object.at("sparse_flops").get<double>();
-      op.memory_bytes = object.at("memory_bytes").get<std::int64_t>();
-      op.sampled_edges = object.at("sampled_edges").get<std::int64_t>();
+      op.memory_bytes = json_integer<std::int64_t>(object.at("memory_bytes"), "memory_bytes");
+      op.sampled_edges = json_integer<std::int64_t>(object.at("sampled_edges"), "sampled_edges");
       // Plans recorded before planning was counted have none.
-      op.planned_nodes = object.value("planned_nodes", std::int64_t{0});
+      op.planned_nodes = json_integer_or<std::int64_t>(object, "planned_nodes", 0);
       op.measured_seconds = object.value("measured_seconds", -1.0);
-      op.layer = object.at("layer").get<int>();
-      op.instance = object.at("instance").get<int>();
+      op.layer = json_integer<int>(object.at("layer"), "layer");
+      op.instance = json_integer<int>(object.at("instance"), "instance");
       op.partial = object.at("partial").get<bool>();
-      op.sync_step = object.value("sync_step", 0);
+      op.sync_step = json_integer_or<int>(object, "sync_step", 0);
       op.input_grad = object.at("input_grad").get<bool>();
-      op.column_begin = object.at("column_begin").get<std::int64_t>();
-      op.column_end = object.at("column_end").get<std::int64_t>();
-      op.key = object.at("key").get<std::uint64_t>();
+      op.column_begin = json_integer<std::int64_t>(object.at("column_begin"), "column_begin");
+      op.column_end = json_integer<std::int64_t>(object.at("column_end"), "column_end");
+      op.key = json_integer<std::uint64_t>(object.at("key"), "key");
       op.rate = object.at("rate").get<double>();
       op.scale = object.at("scale").get<double>();
       object.at("parameters").get_to(op.parameters);
-      op.stage = object.value("stage", 0);
+      op.stage = json_integer_or<int>(object, "stage", 0);
       if (object.contains("iteration_deps")) {
         for (const auto& dep : object.at("iteration_deps"))
-          op.iteration_deps.push_back({dep.at("back").get<int>(), dep.at("op").get<int>()});
+          op.iteration_deps.push_back(
+              {json_integer<int>(dep.at("back"), "back"), json_integer<int>(dep.at("op"), "op")});
       }
       plan.ops.push_back(std::move(op));
     }

@@ -1,4 +1,4 @@
-// Reader for the TSV dataset layout of workloads/datasets/* (see ../shared/datasets/README.md).
+// Reader for the TSV layout of the bundled datasets, workloads/datasets/* (see their README).
 // Everything the files say twice (meta.tsv counts versus the data files) must agree, so a damaged
 // or hand-edited copy is caught here instead of silently training on different data.
 #include <algorithm>

@@ -9,7 +9,7 @@
 
 namespace gnnbed {
 
-// The TSV layout of ../shared/datasets/* (and the bundled copies under workloads/datasets/):
+// The TSV layout of the bundled datasets under workloads/datasets/:
 // meta.tsv (num_nodes, num_features, num_classes, feature_format), edges.tsv (each undirected
 // edge once), features_sparse.tsv or features.bin, labels.tsv (-1 = none), split.tsv.
 // Features come back stored; a dataset whose meta says `feature_format MISSING` comes back

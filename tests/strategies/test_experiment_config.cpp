@@ -239,6 +239,26 @@ TEST(ResolveExperiment, ErrorsNameTheFileLineOrField) {
       "derive");
 }
 
+// Numbers a field's type cannot hold are named, not cast: casting 1e25 to an integer or 1e300 to
+// a float is undefined behaviour (found by fuzzing), and 2^32 + 64 would wrap to 64.
+TEST(ResolveExperiment, NumbersBeyondTheFieldsTypeAreNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"model.hidden=1e25", "model.hidden"},
+      {"model.hidden=4294967360", "model.hidden"},
+      {"training.fanouts=[4294967306, 5]", "training.fanouts"},
+      {"workload.feature_signal=1e300", "workload.feature_signal"},
+      {"training.epochs=-1e300", "training.epochs"}};
+  for (const auto& [assignment, field] : cases) {
+    try {
+      resolve_experiment("", {assignment});
+      ADD_FAILURE() << assignment << " accepted";
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.field(), field) << error.what();
+    }
+  }
+  EXPECT_EQ(resolve_experiment("", {"model.hidden=64.0"}).model.hidden, 64);
+}
+
 TEST(SetJsonPath, ParsesJsonValuesAndKeepsOtherTextAsStrings) {
   nlohmann::json document = nlohmann::json::object();
   set_json_path(document, "a.b", "3");

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <fstream>
 
 #include "strategies/block_codec.hpp"
 #include "strategies/collective_schedule.hpp"
@@ -330,6 +332,30 @@ TEST(DglPullPlan, AllReducesEveryParameterOverTheRing) {
     EXPECT_EQ(reduce.total_bytes_to(), 4 * ring_all_reduce_elements_sent(plan.rank, n, all));
     EXPECT_EQ(reduce.bytes_to[static_cast<std::size_t>(ring_peers(plan.rank, n).next)],
               reduce.total_bytes_to());
+  }
+}
+
+// A plan file's integers must be integers in range: nlohmann would cast 1e300 (undefined
+// behaviour) and wrap 2^32 + 1.
+TEST(PlanFiles, NumbersBeyondAFieldsTypeAreNamed) {
+  const auto plans = plans_for("p3", context_for(2, false));
+  const testing::TemporaryDirectory dir;
+  const auto path = dir.path() / "plans.json";
+  const nlohmann::json good = nlohmann::json::parse(encode_plans(plans, path));
+  const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> cases = {
+      {"rank", [](nlohmann::json& doc) { doc[0]["rank"] = 1e300; }},
+      {"deps", [](nlohmann::json& doc) { doc[0]["ops"][1]["deps"] = {4294967297LL}; }},
+      {"bytes_to", [](nlohmann::json& doc) { doc[0]["ops"][1]["bytes_to"][0] = -1e19; }}};
+  for (const auto& [field, damage] : cases) {
+    nlohmann::json bad = good;
+    damage(bad);
+    std::ofstream(path) << bad.dump();
+    try {
+      read_plans(path);
+      ADD_FAILURE() << field << " accepted";
+    } catch (const InputError& error) {
+      EXPECT_EQ(error.field(), field) << error.what();
+    }
   }
 }
 

@@ -36,13 +36,22 @@ HeldAndFreed allocate_touch_and_free() {
   return counts;
 }
 
+// These tests are about glibc's heap and the kernel's page accounting; under AddressSanitizer its
+// own allocator serves the heap and its shadow memory faults pages of its own.
+#define SKIP_UNDER_ADDRESS_SANITIZER()                                             \
+  if (heap_belongs_to_a_sanitizer()) {                                           \
+    GTEST_SKIP() << "AddressSanitizer's allocator serves the heap in this build"; \
+  }
+
 TEST(ProcessMemory, ByDefaultALargeBlockIsMappedAndReturnedWhenFreed) {
+  SKIP_UNDER_ADDRESS_SANITIZER();
   const HeldAndFreed counts = allocate_touch_and_free();
   EXPECT_GE(counts.held.hblkhd, counts.before.hblkhd + kBlockBytes);
   EXPECT_EQ(counts.freed.hblkhd, counts.before.hblkhd);
 }
 
 TEST(ProcessMemory, KeptMemoryServesALargeBlockFromTheHeapAndKeepsItFreed) {
+  SKIP_UNDER_ADDRESS_SANITIZER();
   keep_freed_memory_for_reuse();
   const HeldAndFreed counts = allocate_touch_and_free();
   EXPECT_EQ(counts.held.hblkhd, counts.before.hblkhd);
@@ -60,6 +69,7 @@ void touch_every_page(void* block, std::size_t bytes, std::size_t page_bytes, un
 }
 
 TEST(ProcessMemory, TouchingNewPagesCountsPageFaults) {
+  SKIP_UNDER_ADDRESS_SANITIZER();
   // A fresh anonymous mapping: each page faults when first touched, and not when touched again.
   const auto page_bytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   constexpr std::size_t kPages = 1024;

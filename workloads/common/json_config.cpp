@@ -1,6 +1,7 @@
 #include "workloads/common/json_config.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -48,12 +49,15 @@ void JsonFieldReader::read(std::string_view key, std::int64_t& field) {
   const nlohmann::json* value = find(key);
   if (value == nullptr) return;
   if (value->is_number_integer()) {
-    field = value->get<std::int64_t>();
+    field = json_integer<std::int64_t>(*value, path(key));
     return;
   }
+  // A whole number written as a float ("64.0", "1e6"); the range check comes before the cast,
+  // which is undefined beyond the type's range.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
   if (value->is_number_float()) {
     const double number = value->get<double>();
-    if (number == static_cast<double>(static_cast<std::int64_t>(number))) {
+    if (number >= -kTwoTo63 && number < kTwoTo63 && number == std::floor(number)) {
       field = static_cast<std::int64_t>(number);
       return;
     }
@@ -89,6 +93,9 @@ void JsonFieldReader::read(std::string_view key, double& field) {
 void JsonFieldReader::read(std::string_view key, float& field) {
   double wide = field;
   read(key, wide);
+  if (std::isfinite(wide) && std::fabs(wide) > std::numeric_limits<float>::max()) {
+    throw ConfigError(path(key), std::to_string(wide) + " is beyond float32's range");
+  }
   field = static_cast<float>(wide);
 }
 
@@ -120,7 +127,7 @@ void JsonFieldReader::read(std::string_view key, std::vector<int>& field) {
       if (!element.is_number_integer()) {
         throw ConfigError(path(key), "expected a list of integers, got " + value->dump());
       }
-      numbers.push_back(element.get<int>());
+      numbers.push_back(json_integer<int>(element, path(key)));
     }
   } else if (value->is_string()) {
     const std::string text = value->get<std::string>();
@@ -140,7 +147,7 @@ void JsonFieldReader::read(std::string_view key, std::vector<int>& field) {
       }
     }
   } else if (value->is_number_integer()) {
-    numbers.push_back(value->get<int>());
+    numbers.push_back(json_integer<int>(*value, path(key)));
   } else {
     throw ConfigError(path(key), "expected a list of integers, got " + value->dump());
   }

@@ -3,11 +3,13 @@
 // reader walks its object with a JsonFieldReader, which rejects unknown fields and wrong types.
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "workloads/common/errors.hpp"
@@ -60,5 +62,48 @@ void set_json_path(nlohmann::json& document, std::string_view path, std::string_
 // Throws ConfigError(field, ...) unless `value` is one of `allowed`.
 void require_one_of(const std::string& field, const std::string& value,
                     const std::vector<std::string>& allowed);
+
+// `value` as an integer of type T: ConfigError naming `field` unless it is a JSON integer within
+// T's range. nlohmann's own get<T>() casts a floating-point number (1e300) to T, which is
+// undefined behaviour outside T's range, and wraps integers that do not fit.
+template <typename T>
+T json_integer(const nlohmann::json& value, const std::string& field) {
+  static_assert(std::is_integral_v<T>, "json_integer reads integers");
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<std::uint64_t>();
+    if (number <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+      return static_cast<T>(number);
+    }
+  } else if (value.is_number_integer()) {
+    const auto number = value.get<std::int64_t>();
+    if (number >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+        (number < 0 || static_cast<std::uint64_t>(number) <=
+                           static_cast<std::uint64_t>(std::numeric_limits<T>::max()))) {
+      return static_cast<T>(number);
+    }
+  }
+  throw ConfigError(field, "expected an integer in [" +
+                               std::to_string(std::numeric_limits<T>::min()) + ", " +
+                               std::to_string(std::numeric_limits<T>::max()) + "], got " +
+                               value.dump());
+}
+
+// A JSON list of integers of type T, each checked as json_integer does.
+template <typename T>
+void json_integers_to(const nlohmann::json& value, const std::string& field,
+                      std::vector<T>& out) {
+  if (!value.is_array()) throw ConfigError(field, "expected a list of integers");
+  std::vector<T> numbers;
+  numbers.reserve(value.size());
+  for (const nlohmann::json& element : value) numbers.push_back(json_integer<T>(element, field));
+  out = std::move(numbers);
+}
+
+// object[key] as json_integer, or `fallback` when the object has no such key.
+template <typename T>
+T json_integer_or(const nlohmann::json& object, const std::string& key, T fallback) {
+  const auto it = object.find(key);
+  return it == object.end() ? fallback : json_integer<T>(*it, key);
+}
 
 }  // namespace gnnbed

@@ -145,7 +145,22 @@ void require_memory_for(std::int64_t bytes, const std::string& what, const std::
 // microseconds: with 4 ranks training dgl-pull on 2 cores, assembling the input features took
 // twice its calibrated time and the ranks' uneven fault costs tripled their waiting
 // (docs/validation.md). Served from the heap and never trimmed, the freed pages are reused.
+bool heap_belongs_to_a_sanitizer() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#else
+  return false;
+#endif
+#else
+  return false;
+#endif
+}
+
 void keep_freed_memory_for_reuse() {
+  if (heap_belongs_to_a_sanitizer()) return;
   constexpr int kLargestHeapAllocationBytes = 1 << 30;
   if (mallopt(M_MMAP_THRESHOLD, kLargestHeapAllocationBytes) != 1 ||
       mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1) {

@@ -32,6 +32,11 @@ inline constexpr std::int64_t kLeastBytesPerNode = sizeof(std::int64_t) + 2 * si
 // Makes the heap keep what the process frees, up to 1 GiB per allocation, for its next
 // allocations, as a training framework's caching allocator does. Call it once, at the start of a
 // process that repeats steps of similar sizes. Throws if the allocator refuses the setting.
+// In a build with AddressSanitizer, whose allocator replaces glibc's, it does nothing.
 void keep_freed_memory_for_reuse();
+
+// True when AddressSanitizer's allocator serves the heap (scripts/sanitize.sh's build): glibc's
+// mallopt settings and its mapping of large blocks do not apply there.
+bool heap_belongs_to_a_sanitizer();
 
 }  // namespace gnnbed
