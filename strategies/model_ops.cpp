@@ -137,7 +137,8 @@ int ModelEmitter::relu_backward(int layer, int grad, int z) {
 }
 
 int ModelEmitter::loss(int logits, int seeds, double scale) {
-  const TensorSpec& spec = builder_.tensor(logits);
+  // A copy: adding the gradient's tensor may move the plan's tensors (found by AddressSanitizer).
+  const TensorSpec spec = builder_.tensor(logits);
   const int grad = builder_.add_dense("logits.grad", spec.rows, spec.cols);
   Op op;
   op.kind = OpKind::loss;
