@@ -3,7 +3,6 @@
 // and the file (the rest of it: the manifest or one rank's shard). A replaced shard's header is
 // signed again in the manifest, as a conversion would sign it: otherwise the checksum would turn
 // away nearly every mutated header before the checks behind it are reached.
-#include <cstdio>
 #include <map>
 
 #include "tests/fuzz/fuzz_support.hpp"
@@ -15,6 +14,12 @@ namespace {
 
 using FileSet = std::map<std::string, std::string>;  // name in the folder -> content
 
+// A written shard set: its files, and the manifest write_shards returned.
+struct ShardSet {
+  FileSet files;
+  gnnbed::ShardManifest manifest;
+};
+
 gnnbed::ShardLayout layout(std::size_t which) {
   gnnbed::ShardLayout layout;
   layout.num_shards = 2;
@@ -25,39 +30,38 @@ gnnbed::ShardLayout layout(std::size_t which) {
 
 // Every file of the two layouts' shard sets, written once: rows of stored features, and columns of
 // generated ones.
-const std::vector<FileSet>& shard_sets() {
-  static const std::vector<FileSet> sets = [] {
-    std::vector<FileSet> written;
+const std::vector<ShardSet>& shard_sets() {
+  static const std::vector<ShardSet> sets = [] {
+    std::vector<ShardSet> written;
     for (std::size_t which = 0; which < 2; ++which) {
       const std::filesystem::path& folder = gnnbed::fuzz::Scratch::instance().fresh();
-      gnnbed::write_shards(gnnbed::fuzz::small_generated_dataset(which == 0), layout(which),
-                           folder);
-      FileSet files;
+      ShardSet set;
+      set.manifest = gnnbed::write_shards(gnnbed::fuzz::small_generated_dataset(which == 0),
+                                          layout(which), folder);
       for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-        files[entry.path().filename().string()] = gnnbed::fuzz::read_whole_file(entry.path());
+        set.files[entry.path().filename().string()] = gnnbed::fuzz::read_whole_file(entry.path());
       }
-      written.push_back(std::move(files));
+      written.push_back(std::move(set));
     }
     return written;
   }();
   return sets;
 }
 
-// The manifest with the header checksum of `file` (a shard whose bytes are `content`) made to
-// match it; the manifest unchanged when the shard is shorter than a header or the manifest is not
-// the one written.
-std::string signed_manifest(const std::string& manifest, const std::string& file,
+// The set's manifest with the header checksum of shard file `file` (whose bytes are `content`)
+// made to match it; unchanged when the shard is shorter than a header.
+std::string signed_manifest(const ShardSet& set, const std::string& file,
                             std::string_view content) {
-  if (content.size() < gnnbed::kFileHeaderBytes) return manifest;
-  nlohmann::json document = nlohmann::json::parse(manifest);
-  const std::uint64_t checksum = gnnbed::shard_header_checksum(
-      std::as_bytes(std::span(content.data(), gnnbed::kFileHeaderBytes)));
-  char hex[19];
-  std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(checksum));
-  for (auto& entry : document.at("shards")) {
-    if (entry.at("file") == file) entry["header_fnv1a64"] = hex;
+  gnnbed::ShardManifest manifest = set.manifest;
+  if (content.size() >= gnnbed::kFileHeaderBytes) {
+    for (auto& entry : manifest.shards) {
+      if (entry.file == file) {
+        entry.header_checksum = gnnbed::shard_header_checksum(
+            std::as_bytes(std::span(content.data(), gnnbed::kFileHeaderBytes)));
+      }
+    }
   }
-  return document.dump(2);
+  return manifest.to_json().dump(2);
 }
 
 }  // namespace
@@ -68,7 +72,7 @@ std::vector<std::string> fuzz_seed_inputs() {
   std::vector<std::string> seeds;
   for (std::size_t which = 0; which < 2; ++which) {
     std::size_t index = 0;
-    for (const auto& [name, content] : shard_sets()[which]) {
+    for (const auto& [name, content] : shard_sets()[which].files) {
       seeds.push_back(make_file_set_input(2 * index + which, content));
       ++index;
     }
@@ -81,7 +85,8 @@ std::vector<std::string> fuzz_seed_inputs() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gnnbed::fuzz;
   const FileSetInput input = split_file_set_input(data, size, 256);
-  const FileSet& files = shard_sets()[input.file_index % 2];
+  const ShardSet& set = shard_sets()[input.file_index % 2];
+  const FileSet& files = set.files;
   const std::size_t replaced = (input.file_index / 2) % files.size();
   Scratch& scratch = Scratch::instance();
   const std::filesystem::path& folder = scratch.fresh();
@@ -90,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (name == replaced_name) {
       scratch.write(name, input.content);
     } else if (name == "manifest.json") {
-      scratch.write(name, signed_manifest(content, replaced_name, input.content));
+      scratch.write(name, signed_manifest(set, replaced_name, input.content));
     } else {
       scratch.write(name, content);
     }

@@ -5,7 +5,6 @@
 // bad and mismatched shard sets are rejected naming the file and the field.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <numeric>
@@ -228,13 +227,10 @@ struct ShardSet {
   // patched header would have: its other checks are then what stands between it and a load.
   void sign(int rank) const {
     const std::string bytes = read_bytes(file(rank));
-    char hex[19];
-    std::snprintf(hex, sizeof hex, "0x%016llx",
-                  static_cast<unsigned long long>(shard_header_checksum(
-                      std::as_bytes(std::span(bytes.data(), kFileHeaderBytes)))));
-    nlohmann::json json = manifest_json();
-    json["shards"][rank]["header_fnv1a64"] = hex;
-    save_manifest(json);
+    ShardManifest signed_manifest = manifest;
+    signed_manifest.shards[static_cast<std::size_t>(rank)].header_checksum =
+        shard_header_checksum(std::as_bytes(std::span(bytes.data(), kFileHeaderBytes)));
+    save_manifest(signed_manifest.to_json());
   }
 };
 

@@ -139,12 +139,6 @@ void require_memory_for(std::int64_t bytes, const std::string& what, const std::
                        (limited_by_user ? " (" + std::string(kMemoryLimitVariable) + ")" : ""));
 }
 
-// By default glibc maps every allocation over its (adaptive, at most 32 MiB) mmap threshold
-// afresh and unmaps it when freed, so a tensor of that size that a step frees and the next step
-// allocates again is faulted in page by page every step. In a virtual machine a page fault costs
-// microseconds: with 4 ranks training dgl-pull on 2 cores, assembling the input features took
-// twice its calibrated time and the ranks' uneven fault costs tripled their waiting
-// (docs/validation.md). Served from the heap and never trimmed, the freed pages are reused.
 bool heap_belongs_to_a_sanitizer() {
 #if defined(__SANITIZE_ADDRESS__)
   return true;
@@ -159,6 +153,12 @@ bool heap_belongs_to_a_sanitizer() {
 #endif
 }
 
+// By default glibc maps every allocation over its (adaptive, at most 32 MiB) mmap threshold
+// afresh and unmaps it when freed, so a tensor of that size that a step frees and the next step
+// allocates again is faulted in page by page every step. In a virtual machine a page fault costs
+// microseconds: with 4 ranks training dgl-pull on 2 cores, assembling the input features took
+// twice its calibrated time and the ranks' uneven fault costs tripled their waiting
+// (docs/validation.md). Served from the heap and never trimmed, the freed pages are reused.
 void keep_freed_memory_for_reuse() {
   if (heap_belongs_to_a_sanitizer()) return;
   constexpr int kLargestHeapAllocationBytes = 1 << 30;
