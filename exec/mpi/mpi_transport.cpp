@@ -1,5 +1,6 @@
 #include "exec/mpi/mpi_transport.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -15,6 +16,23 @@ namespace {
 
 // Tags of consecutive calls cycle through [0, kTagBound): MPI guarantees MPI_TAG_UB >= 32767.
 constexpr int kTagBound = 32768;
+
+// Tags on the liveness communicator.
+constexpr int kLivenessQueryTag = 1;
+constexpr int kLivenessReplyTag = 2;
+// How long a rank that timed out waits for its peers' liveness replies (at most the timeout):
+// a rank that waits in MPI answers within microseconds; this leaves room for a loaded machine.
+constexpr double kLivenessGraceSeconds = 2.0;
+
+// "rank 3", "ranks 1 and 3", "ranks 1, 2 and 3".
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) text += i + 1 == ranks.size() ? " and " : ", ";
+    text += std::to_string(ranks[i]);
+  }
+  return text;
+}
 
 std::string mpi_error_string(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -109,23 +127,85 @@ MpiTransport::MpiTransport(MPI_Comm communicator) {
   MPI_Comm duplicate = MPI_COMM_NULL;
   check(MPI_Comm_dup(communicator, &duplicate), rank_, "MPI_Comm_dup");
   communicator_ = duplicate;
-  const int code = MPI_Comm_set_errhandler(communicator_, MPI_ERRORS_RETURN);
+  int code = MPI_Comm_set_errhandler(communicator_, MPI_ERRORS_RETURN);
+  const char* failed_call = "MPI_Comm_set_errhandler";
+  if (code == MPI_SUCCESS) {
+    code = MPI_Comm_dup(communicator_, &liveness_);  // keeps the error handler
+    failed_call = "MPI_Comm_dup";
+  }
   if (code != MPI_SUCCESS) MPI_Comm_free(&communicator_);
-  check(code, rank_, "MPI_Comm_set_errhandler");
+  check(code, rank_, failed_call);
   check(MPI_Comm_rank(communicator_, &rank_), rank_, "MPI_Comm_rank");
   check(MPI_Comm_size(communicator_, &size_), rank_, "MPI_Comm_size");
 }
 
 MpiTransport::~MpiTransport() {
-  if (communicator_ != MPI_COMM_NULL && mpi_running()) MPI_Comm_free(&communicator_);
+  if (!mpi_running()) return;
+  if (liveness_ != MPI_COMM_NULL) MPI_Comm_free(&liveness_);
+  if (communicator_ != MPI_COMM_NULL) MPI_Comm_free(&communicator_);
 }
 
 template <typename Poll>
-void MpiTransport::poll_until(const Poll& poll, const char* call, int peer) const {
+void MpiTransport::poll_until(const Poll& poll, const char* call, int peer) {
   const Stopwatch waiting;
   while (!poll()) {
+    answer_liveness_queries();
     if (waiting.seconds() > progress_timeout_seconds_) timed_out(call, peer);
   }
+}
+
+void MpiTransport::answer_liveness_queries() {
+  if (progress_timeout_seconds_ <= 0) return;
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, kLivenessQueryTag, liveness_, &arrived, &status), rank_,
+          "MPI_Iprobe (liveness query)");
+    if (arrived == 0) return;
+    const int peer = status.MPI_SOURCE;
+    check(MPI_Recv(nullptr, 0, MPI_BYTE, peer, kLivenessQueryTag, liveness_, MPI_STATUS_IGNORE),
+          rank_, "MPI_Recv (liveness query)", peer);
+    // Empty messages, so no buffer has to outlive the freed request.
+    MPI_Request reply = MPI_REQUEST_NULL;
+    check(MPI_Isend(nullptr, 0, MPI_BYTE, peer, kLivenessReplyTag, liveness_, &reply), rank_,
+          "MPI_Isend (liveness reply)", peer);
+    check(MPI_Request_free(&reply), rank_, "MPI_Request_free (liveness reply)", peer);
+  }
+}
+
+std::vector<int> MpiTransport::peers_that_do_not_answer(double grace_seconds) {
+  std::vector<MPI_Request> replies(static_cast<std::size_t>(size_), MPI_REQUEST_NULL);
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    MPI_Request query = MPI_REQUEST_NULL;
+    check(MPI_Isend(nullptr, 0, MPI_BYTE, peer, kLivenessQueryTag, liveness_, &query), rank_,
+          "MPI_Isend (liveness query)", peer);
+    check(MPI_Request_free(&query), rank_, "MPI_Request_free (liveness query)", peer);
+    check(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, kLivenessReplyTag, liveness_,
+                    &replies[static_cast<std::size_t>(peer)]),
+          rank_, "MPI_Irecv (liveness reply)", peer);
+  }
+  // The whole grace period, even once every peer has replied: a peer that timed out a little
+  // later than this rank queries it in turn, and must find it answering.
+  const Stopwatch waiting;
+  while (waiting.seconds() < grace_seconds) {
+    answer_liveness_queries();
+    int all_replied = 0;
+    check(MPI_Testall(size_, replies.data(), &all_replied, MPI_STATUSES_IGNORE), rank_,
+          "MPI_Testall (liveness replies)");
+  }
+  std::vector<int> silent;
+  for (int peer = 0; peer < size_; ++peer) {
+    MPI_Request& reply = replies[static_cast<std::size_t>(peer)];
+    if (reply == MPI_REQUEST_NULL) continue;
+    int replied = 0;
+    check(MPI_Test(&reply, &replied, MPI_STATUS_IGNORE), rank_, "MPI_Test (liveness reply)", peer);
+    if (replied != 0) continue;
+    silent.push_back(peer);
+    check(MPI_Cancel(&reply), rank_, "MPI_Cancel (liveness reply)", peer);
+    check(MPI_Request_free(&reply), rank_, "MPI_Request_free (liveness reply)", peer);
+  }
+  return silent;
 }
 
 void MpiTransport::complete(std::span<MPI_Request> requests, const char* call, int peer) {
@@ -158,15 +238,23 @@ void MpiTransport::probe(int source, int tag, MPI_Status& status) {
       "MPI_Probe", source);
 }
 
-void MpiTransport::timed_out(const char* call, int peer) const {
+void MpiTransport::timed_out(const char* call, int peer) {
+  const std::vector<int> silent =
+      peers_that_do_not_answer(std::min(progress_timeout_seconds_, kLivenessGraceSeconds));
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%g", progress_timeout_seconds_);
+  const std::string waited_for = !silent.empty() ? rank_list(silent)
+                                 : peer >= 0     ? "rank " + std::to_string(peer)
+                                                 : "its peers";
+  const std::string cause =
+      !silent.empty()
+          ? rank_list(silent) + (silent.size() == 1 ? " does" : " do") +
+                " not answer: stopped, hung, or busy outside MPI"
+          : "every rank answers, so none has stopped: the ranks wait for each other in different "
+            "calls (a deadlock)";
   throw ProgressTimeout("rank " + std::to_string(rank_) + " waited more than " + seconds +
-                        " s in " + call +
-                        (peer >= 0 ? " for rank " + std::to_string(peer)
-                                   : std::string(" for its peers")) +
-                        " without progress (distribution.progress_timeout_seconds): a rank has "
-                        "stopped or hangs");
+                        " s in " + call + " for " + waited_for +
+                        " without progress (distribution.progress_timeout_seconds): " + cause);
 }
 
 int MpiTransport::next_tag() {
@@ -332,6 +420,7 @@ class MpiPendingAllToAll final : public PendingTransfer {
   }
 
   bool test() override {
+    transport_.answer_liveness_queries();
     if (complete_) return true;
     int flag = 0;
     check(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
@@ -388,6 +477,7 @@ class MpiPendingAllReduce final : public PendingTransfer {
   }
 
   bool test() override {
+    transport_.answer_liveness_queries();
     while (!complete_) {
       int flag = 0;
       check(MPI_Testall(2, requests_, &flag, MPI_STATUSES_IGNORE), transport_.rank_, "MPI_Testall");

@@ -67,6 +67,9 @@ class MpiTransport final : public Transport {
   // How long a call may wait for its peers without progress before it throws ProgressTimeout
   // (distribution.progress_timeout_seconds): a rank that stopped (SIGSTOP, a debugger, a hung
   // file system) would otherwise leave its peers spinning forever. 0 (the default): no limit.
+  // Before it throws, the rank asks every peer whether it is alive (every rank answers while it
+  // waits under the timeout), so the message names the ranks that did not answer, or says that
+  // all answered and the ranks wait for each other in different calls (a deadlock).
   void set_progress_timeout(double seconds) { progress_timeout_seconds_ = seconds; }
 
  private:
@@ -78,9 +81,15 @@ class MpiTransport final : public Transport {
   // MPI_Probe, under the progress timeout.
   void probe(int source, int tag, MPI_Status& status);
   // Calls `poll` (true once done) until it is done, or throws ProgressTimeout past the timeout.
+  // Answers the peers' liveness queries meanwhile.
   template <typename Poll>
-  void poll_until(const Poll& poll, const char* call, int peer) const;
-  [[noreturn]] void timed_out(const char* call, int peer) const;
+  void poll_until(const Poll& poll, const char* call, int peer);
+  [[noreturn]] void timed_out(const char* call, int peer);
+  // Replies to every liveness query that has arrived (a no-op without a progress timeout).
+  void answer_liveness_queries();
+  // Queries every peer and waits up to `grace_seconds` for the replies, answering queries
+  // meanwhile; returns the peers that did not reply, in rank order.
+  std::vector<int> peers_that_do_not_answer(double grace_seconds);
   // One schedule step: sends `payload` to `send_to` while receiving, into `received` (resized to
   // the probed size), what `receive_from` sent with the same tag. Time blocked in MPI_Probe is
   // added to `timing.waiting_seconds`.
@@ -90,6 +99,9 @@ class MpiTransport final : public Transport {
   int next_tag();
 
   MPI_Comm communicator_ = MPI_COMM_NULL;
+  // A second duplicate, for liveness queries and replies only, so that they can never match a
+  // data message nor be matched by a wildcard probe of one.
+  MPI_Comm liveness_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   int tag_sequence_ = 0;

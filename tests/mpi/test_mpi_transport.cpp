@@ -481,10 +481,15 @@ TEST(MpiTransport, ACollectiveWithoutProgressEndsAtTheTimeout) {
       transport.barrier();
       ADD_FAILURE() << "the barrier completed without the late rank";
     } catch (const ProgressTimeout& error) {
-      EXPECT_NE(std::string(error.what()).find("waited more than 0.2 s in MPI_Barrier for its "
-                                               "peers"),
+      // The late rank answers no liveness query while it sleeps: it is the one named.
+      const std::string message = error.what();
+      EXPECT_NE(message.find("waited more than 0.2 s in MPI_Barrier for rank"), std::string::npos)
+          << message;
+      EXPECT_NE(message.find(std::to_string(transport.size() - 1) + " without progress"),
                 std::string::npos)
-          << error.what();
+          << message;
+      EXPECT_NE(message.find("not answer: stopped, hung, or busy outside MPI"), std::string::npos)
+          << message;
     }
     EXPECT_LT(std::chrono::steady_clock::now() - start, kLateBy) << "it gave up before the peer";
     transport.set_progress_timeout(0);
@@ -517,6 +522,35 @@ TEST(MpiTransport, AnExchangeWithoutProgressNamesThePeerItWaitedFor) {
     transport.set_progress_timeout(0);
   }
   transport.barrier();
+}
+
+// Both ranks wait, each in a different call (rank 0 in a barrier, rank 1 in an exchange): both
+// answer the other's liveness query, so the message says deadlock rather than naming a rank.
+TEST(MpiTransport, RanksWaitingInDifferentCallsAreReportedAsADeadlock) {
+  {
+    MpiTransport transport;
+    if (transport.size() != 2) GTEST_SKIP() << "two ranks in two calls";
+    transport.set_progress_timeout(kShortTimeoutSeconds);
+    try {
+      if (transport.rank() == 0) {
+        transport.barrier();
+      } else {
+        const std::vector<std::byte> payload(16, std::byte{1});
+        std::vector<std::vector<std::byte>> received;
+        TransferTiming timing;
+        transport.all_to_all_into({payload, payload}, received, Traffic::features, timing);
+      }
+      ADD_FAILURE() << "rank " << transport.rank() << "'s call completed";
+    } catch (const ProgressTimeout& error) {
+      EXPECT_NE(std::string(error.what()).find("every rank answers, so none has stopped: the "
+                                               "ranks wait for each other in different calls"),
+                std::string::npos)
+          << error.what();
+    }
+    transport.set_progress_timeout(0);
+    if (transport.rank() == 1) transport.barrier();  // completes the barrier rank 0 gave up on
+  }
+  MpiTransport().barrier();
 }
 
 }  // namespace
