@@ -47,9 +47,18 @@ struct RankState {
   std::vector<int> remaining;           // per iteration: ops not done
   std::vector<int> prologue_remaining;  // per iteration: prologue ops not done
   std::vector<std::vector<DeviceCopy>> copies;  // per iteration: its copies to the device
-  // The order the rank's streams take their ops in: plan order iteration after iteration, or for
-  // pipelined plans the static schedule's (plan.hpp: round, then stage, then plan order).
+  // The order the rank's streams take their ops in: the static schedule's (plan.hpp: round, then
+  // stage, then plan order), which without pipelining is plan order iteration after iteration.
   std::vector<OpRef> order;
+  // Per round, the ops not done that the engine completes within the round (every op but a
+  // transfer left in flight to a later stage of its mini-batch), and the first round with some.
+  std::vector<int> round_remaining;
+  std::size_t first_open_round = 0;
+  // Per iteration, per stage: its transfers not done.
+  std::vector<std::vector<int>> transfers_remaining;
+  // CPU ranks: the position in `order` of the op the rank's thread takes next. A transfer starts
+  // when the thread reaches it, as the engine starts it.
+  std::size_t thread_position = 0;
   SimulatedRank stats;
 };
 
@@ -95,7 +104,7 @@ class Replay {
         state.remaining.push_back(static_cast<int>(plan.ops.size()));
         state.prologue_remaining.push_back(plan.prologue_ops);
         state.copies.push_back(device_copies(plan, features_on_device(plan.rank)));
-        if (plan.pipeline_depth > 0) pipelined_ = true;
+        count_round_ops(state, plan, i);
         state.stats.sent += plan.bytes_sent();
         state.stats.received += plan.bytes_received();
         state.stats.sent_by_iteration.push_back(plan.bytes_sent());
@@ -108,45 +117,18 @@ class Replay {
         }
       }
     }
-    for (int r = 0; r < num_ranks_; ++r) {
-      std::vector<OpRef>& order = rank_state(r).order;
-      for (std::size_t i = 0; i < iterations_.size(); ++i) {
-        const Plan& plan = iterations_[i][static_cast<std::size_t>(r)];
-        if ((plan.pipeline_depth > 0) != pipelined_) {
-          throw Error("rank " + std::to_string(r) + "'s plan of iteration " + std::to_string(i) +
-                      " is " + (pipelined_ ? "not " : "") + "pipelined, unlike others");
-        }
-        for (std::size_t j = 0; j < plan.ops.size(); ++j) order.push_back({i, j});
-      }
-      if (pipelined_) {
-        // Replayed iterations start at 0 here whatever their plans' numbers: the epoch's.
-        const auto key = [&](const OpRef& ref) {
-          const Plan& plan = iterations_[ref.iteration][static_cast<std::size_t>(r)];
-          ScheduleKey k = schedule_key(plan, static_cast<int>(ref.op));
-          k.round += static_cast<std::int64_t>(ref.iteration) - plan.iteration;
-          return k;
-        };
-        std::stable_sort(order.begin(), order.end(),
-                         [&](const OpRef& a, const OpRef& b) { return key(a) < key(b); });
-      }
-    }
+    for (int r = 0; r < num_ranks_; ++r) schedule(r);
   }
 
   void start() {
     for (int r = 0; r < num_ranks_; ++r) {
-      // A CPU rank is one thread running its plan in order (PlanExecutor): its streams do not
-      // overlap, so it gets one actor for all of them. Pipelined, its transfers run while the
+      // A CPU rank is one thread running its plans (PlanExecutor); its transfers run while the
       // thread computes (nonblocking MPI), so the network stream gets its own actor.
       if (cluster_.device_kind == DeviceKind::cpu) {
-        if (pipelined_) {
-          sg4::Actor::create("rank" + std::to_string(r), device(r),
-                             [this, r] { run_stream(r, StreamFilter::all_but_network); });
-          sg4::Actor::create("rank" + std::to_string(r) + "-network", device(r),
-                             [this, r] { run_stream(r, StreamFilter::network); });
-        } else {
-          sg4::Actor::create("rank" + std::to_string(r), device(r),
-                             [this, r] { run_stream(r, StreamFilter::all); });
-        }
+        sg4::Actor::create("rank" + std::to_string(r), device(r),
+                           [this, r] { run_stream(r, StreamFilter::all_but_network); });
+        sg4::Actor::create("rank" + std::to_string(r) + "-network", device(r),
+                           [this, r] { run_stream(r, StreamFilter::network); });
         continue;
       }
       for (const Stream stream :
@@ -172,6 +154,53 @@ class Replay {
 
  private:
   RankState& rank_state(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
+
+  // Replayed iterations count rounds from 0 whatever their plans' numbers: the epoch's.
+  static std::size_t round_of(std::size_t iteration, const Op& op) {
+    return iteration + static_cast<std::size_t>(op.stage);
+  }
+  // A transfer of a stage before its plan's last is left in flight when the stage ends; the
+  // mini-batch's next stage finishes it (PlanExecutor::run_stage). The prologue runs blocking.
+  static bool left_in_flight(const Plan& plan, std::size_t index, const Op& op) {
+    return is_communication(op.kind) && index >= static_cast<std::size_t>(plan.prologue_ops) &&
+           op.stage < plan.pipeline_depth;
+  }
+
+  void count_round_ops(RankState& state, const Plan& plan, std::size_t iteration) {
+    state.transfers_remaining.emplace_back(static_cast<std::size_t>(plan.pipeline_depth) + 1, 0);
+    for (std::size_t j = 0; j < plan.ops.size(); ++j) {
+      const Op& op = plan.ops[j];
+      if (is_communication(op.kind)) {
+        ++state.transfers_remaining.back()[static_cast<std::size_t>(op.stage)];
+      }
+      if (left_in_flight(plan, j, op)) continue;
+      const std::size_t round = round_of(iteration, op);
+      if (state.round_remaining.size() <= round) state.round_remaining.resize(round + 1, 0);
+      ++state.round_remaining[round];
+    }
+  }
+
+  // The rank's order: the static schedule over every replayed iteration. Every plan of the
+  // replay has the same pipeline depth, as the engine's pipeline takes them.
+  void schedule(int r) {
+    std::vector<OpRef>& order = rank_state(r).order;
+    const int depth = iterations_.front()[0].pipeline_depth;
+    for (std::size_t i = 0; i < iterations_.size(); ++i) {
+      const Plan& plan = iterations_[i][static_cast<std::size_t>(r)];
+      if (plan.pipeline_depth != depth) {
+        throw Error("rank " + std::to_string(r) + "'s plan of iteration " + std::to_string(i) +
+                    " has pipeline depth " + std::to_string(plan.pipeline_depth) +
+                    ", unlike others (" + std::to_string(depth) + ")");
+      }
+      for (std::size_t j = 0; j < plan.ops.size(); ++j) order.push_back({i, j});
+    }
+    const auto key = [&](const OpRef& ref) {
+      const Op& op = iterations_[ref.iteration][static_cast<std::size_t>(r)].ops[ref.op];
+      return std::tuple{round_of(ref.iteration, op), op.stage, ref.op};
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const OpRef& a, const OpRef& b) { return key(a) < key(b); });
+  }
   sg4::Host* device(int rank) const {
     return platform_.device_hosts[static_cast<std::size_t>(rank)];
   }
@@ -220,29 +249,49 @@ class Replay {
     return false;
   }
 
+  // The engine's rule (PlanExecutor): an op runs after its dependencies, in its plan and across
+  // iterations, once its plan's prologue has run, once every earlier round has run (but for
+  // transfers left in flight to a later stage), and once its mini-batch's transfers of earlier
+  // stages have finished.
   bool ready(const RankState& state, const Plan& plan, std::size_t iteration, std::size_t index,
              const Op& op) const {
     const std::vector<char>& done = state.done[iteration];
     const bool deps_done = std::all_of(op.deps.begin(), op.deps.end(), [&](int d) {
       return done[static_cast<std::size_t>(d)] != 0;
     });
+    const bool iteration_deps_done =
+        std::all_of(op.iteration_deps.begin(), op.iteration_deps.end(), [&](const IterationDep& d) {
+          return iteration < static_cast<std::size_t>(d.back) ||
+                 state.done[iteration - static_cast<std::size_t>(d.back)]
+                           [static_cast<std::size_t>(d.op)] != 0;
+        });
     // The plan's ops exist only once its prologue (sampling, announcement) has run: an engine
     // builds the plan from the prologue's results, so no op of it starts before, on any device.
-    if (index >= static_cast<std::size_t>(plan.prologue_ops) &&
-        state.prologue_remaining[iteration] > 0) {
-      return false;
+    const bool plan_built = index < static_cast<std::size_t>(plan.prologue_ops) ||
+                            state.prologue_remaining[iteration] == 0;
+    const std::vector<int>& in_flight = state.transfers_remaining[iteration];
+    const bool earlier_stages_finished =
+        std::all_of(in_flight.begin(), in_flight.begin() + op.stage, [](int n) { return n == 0; });
+    return deps_done && iteration_deps_done && plan_built && earlier_stages_finished &&
+           state.first_open_round >= round_of(iteration, op);
+  }
+
+  // After op `index` of replayed iteration `iteration` is done. Actors run one at a time and are
+  // switched only at simcalls, so the rank's state needs no lock to change.
+  void mark_done(RankState& state, const Plan& plan, std::size_t iteration, std::size_t index) {
+    const Op& op = plan.ops[index];
+    state.done[iteration][index] = 1;
+    --state.remaining[iteration];
+    if (index < static_cast<std::size_t>(plan.prologue_ops)) --state.prologue_remaining[iteration];
+    if (is_communication(op.kind)) {
+      --state.transfers_remaining[iteration][static_cast<std::size_t>(op.stage)];
     }
-    if (!pipelined_) {
-      return deps_done && (iteration == 0 || state.remaining[iteration - 1] == 0);
+    if (!left_in_flight(plan, index, op)) --state.round_remaining[round_of(iteration, op)];
+    while (state.first_open_round < state.round_remaining.size() &&
+           state.round_remaining[state.first_open_round] == 0) {
+      ++state.first_open_round;
     }
-    // Pipelined: iterations overlap as far as their dependencies across iterations allow.
-    return deps_done &&
-           std::all_of(op.iteration_deps.begin(), op.iteration_deps.end(),
-                       [&](const IterationDep& d) {
-                         return iteration < static_cast<std::size_t>(d.back) ||
-                                state.done[iteration - static_cast<std::size_t>(d.back)]
-                                          [static_cast<std::size_t>(d.op)] != 0;
-                       });
+    state.changed->notify_all();
   }
 
   enum class StreamFilter : std::uint8_t { all, all_but_network, network, sampler, copy, compute };
@@ -277,40 +326,53 @@ class Replay {
     return false;
   }
 
-  // Runs the rank's ops that `filter` takes, in the rank's order.
+  // Runs the rank's ops that `filter` takes, in the rank's order. A CPU rank's thread
+  // (all_but_network) passes its transfers as it reaches them; its network actor starts each
+  // once the thread has reached it.
   void run_stream(int rank, StreamFilter filter) {
     RankState& state = rank_state(rank);
-    for (const OpRef& ref : state.order) {
-      const std::size_t i = ref.iteration;
-      const std::size_t j = ref.op;
+    const bool thread = filter == StreamFilter::all_but_network;
+    const bool after_thread =
+        filter == StreamFilter::network && cluster_.device_kind == DeviceKind::cpu;
+    for (std::size_t position = 0; position < state.order.size(); ++position) {
+      const std::size_t i = state.order[position].iteration;
+      const std::size_t j = state.order[position].op;
       const Plan& plan = iterations_[i][static_cast<std::size_t>(rank)];
-      {
-        const Op& op = plan.ops[j];
-        if (!takes(filter, op.stream)) continue;
+      const Op& op = plan.ops[j];
+      if (takes(filter, op.stream)) {
         {
           std::unique_lock lock(*state.mutex);
-          while (!ready(state, plan, i, j, op)) state.changed->wait(lock);
+          while (!ready(state, plan, i, j, op) ||
+                 (after_thread && state.thread_position <= position)) {
+            state.changed->wait(lock);
+          }
         }
-        const double start = sg4::Engine::get_clock();
-        const StepCost cost =
-            run_op(plan, static_cast<std::int64_t>(i), op, static_cast<std::int64_t>(j));
-        const double end = sg4::Engine::get_clock();
-        const auto part = static_cast<std::size_t>(category_of(op.kind));
-        state.stats.seconds[part] += (end - start) - cost.waiting_seconds;
-        state.stats.seconds[kWaiting] += cost.waiting_seconds;
-        state.stats.seconds_by_iteration[i][part] += (end - start) - cost.waiting_seconds;
-        state.stats.seconds_by_iteration[i][kWaiting] += cost.waiting_seconds;
-        state.stats.finish_seconds = std::max(state.stats.finish_seconds, end);
-        iteration_end_[i] = std::max(iteration_end_[i], end);
-        if (options_.record_trace) {
-          trace_.push_back({rank, static_cast<int>(i), op.stream, op.kind, op.label, start,
-                            end - start, cost.waiting_seconds});
-        }
-        state.done[i][j] = 1;
-        --state.remaining[i];
-        if (j < static_cast<std::size_t>(plan.prologue_ops)) --state.prologue_remaining[i];
+        run_and_account(state, plan, i, j);
+        if (thread) state.thread_position = position + 1;
+        mark_done(state, plan, i, j);  // notifies the rank's other actors
+      } else if (thread) {
+        state.thread_position = position + 1;  // a transfer: started, the network actor takes it
         state.changed->notify_all();
       }
+    }
+  }
+
+  void run_and_account(RankState& state, const Plan& plan, std::size_t i, std::size_t j) {
+    const Op& op = plan.ops[j];
+    const double start = sg4::Engine::get_clock();
+    const StepCost cost =
+        run_op(plan, static_cast<std::int64_t>(i), op, static_cast<std::int64_t>(j));
+    const double end = sg4::Engine::get_clock();
+    const auto part = static_cast<std::size_t>(category_of(op.kind));
+    state.stats.seconds[part] += (end - start) - cost.waiting_seconds;
+    state.stats.seconds[kWaiting] += cost.waiting_seconds;
+    state.stats.seconds_by_iteration[i][part] += (end - start) - cost.waiting_seconds;
+    state.stats.seconds_by_iteration[i][kWaiting] += cost.waiting_seconds;
+    state.stats.finish_seconds = std::max(state.stats.finish_seconds, end);
+    iteration_end_[i] = std::max(iteration_end_[i], end);
+    if (options_.record_trace) {
+      trace_.push_back({plan.rank, static_cast<int>(i), op.stream, op.kind, op.label, start,
+                        end - start, cost.waiting_seconds});
     }
   }
 
@@ -553,7 +615,6 @@ class Replay {
   std::unordered_map<std::int64_t, Channel> channels_;
   std::vector<SimulatedOp> trace_;
   std::int64_t communications_ = 0;
-  bool pipelined_ = false;
   std::vector<char> features_on_device_;  // per rank
 };
 

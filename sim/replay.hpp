@@ -1,11 +1,13 @@
 #pragma once
 // Replays per-rank plans in SimGrid on a modelled cluster (docs/design.md: sim/ interprets the
-// plans exec/ runs). Every rank's streams are actors that run their ops in plan order, each op
-// after its dependencies; a rank starts an iteration once its previous iteration is complete, as
-// the real engine does. Compute ops are executions on the host or device the cluster says, as long
-// as the cost model (or the recorded duration) says; collectives are decomposed into the
-// point-to-point steps of strategies/collective_schedule, each a SimGrid communication over the
-// modelled route, so that contention on PCIe, NICs and the fabric is simulated.
+// plans exec/ runs), by the rule PlanExecutor runs them by (docs/plans.md): every rank's ops in
+// the static schedule's order, each after its dependencies and once the earlier rounds are
+// complete on its rank (but for transfers left in flight to a later stage); a CPU rank is a
+// thread actor and a network actor that starts a transfer once the thread has reached it. Compute
+// ops are executions on the host or device the cluster says, as long as the cost model (or the
+// recorded duration) says; collectives are decomposed into the point-to-point steps of
+// strategies/collective_schedule, each a SimGrid communication over the modelled route, so that
+// contention on PCIe, NICs and the fabric is simulated.
 //
 // Which endpoints carry a transfer follows the data: structure and feature traffic moves between
 // the machines' CPUs (samplers and feature stores live in host memory); activations, gradients and

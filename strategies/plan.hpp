@@ -190,7 +190,7 @@ struct Plan {
   int epoch = 0;
   int iteration = 0;
   int prologue_ops = 0;
-  int pipeline_depth = 0;  // 0: not pipelined (ops run in plan order, one iteration at a time)
+  int pipeline_depth = 0;  // 0: not pipelined (one stage: the plan runs alone in its round)
   std::int64_t step = 0;   // global optimizer step of this mini-batch, counted from 0
   // The optimizer steps whose result this mini-batch's weights include: step - pipeline_depth,
   // and 0 before the first steps.

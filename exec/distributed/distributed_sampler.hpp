@@ -38,6 +38,21 @@ class DistributedSampler {
   MiniBatch sample_over_network(std::span<const NodeId> seeds, std::uint64_t batch_key,
                                 Transport& transport, std::vector<SamplingHop>& hops,
                                 TransferTiming& timing) const;
+  // Which draw of a node's in-neighbours a hop makes (sample_in_neighbors' arguments).
+  struct HopDraw {
+    std::uint64_t batch_key = 0;
+    int hop = 0;
+    int fanout = 0;
+  };
+  // The replies to the peers' requests of one hop (`asked`, by peer).
+  std::vector<std::vector<std::int32_t>> answer_requests(
+      const std::vector<std::vector<std::byte>>& asked, int rank, const HopDraw& draw,
+      SamplingHop& record) const;
+  // The hop's block of `frontier`, from local draws and the peers' replies (`answered`).
+  Block assemble_hop(const std::vector<NodeId>& frontier,
+                     const std::vector<std::vector<std::int32_t>>& requests,
+                     const std::vector<std::vector<std::byte>>& answered, int rank,
+                     const HopDraw& draw, SamplingHop& record) const;
 
   const LocalStore& store_;
   const NodePartition& partition_;

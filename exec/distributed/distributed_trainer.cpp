@@ -28,6 +28,292 @@ nlohmann::json trace_event(const Op& op, int rank, double start_seconds, double 
           {"dur", 1e6 * seconds}};
 }
 
+// A rank's Chrome trace events of one iteration: its prologue, then its ops as they ran.
+void add_trace_events(const IterationRun& run, int rank, nlohmann::json& trace) {
+  const Plan& plan = run.plan;
+  trace.push_back(trace_event(plan.ops[0], rank, run.sample_start, run.sample_seconds));
+  if (plan.prologue_ops > 1) {
+    trace.push_back(trace_event(plan.ops[1], rank, run.announce_start, run.announce_seconds));
+  }
+  trace.push_back(trace_event(plan.ops[plan.planning_op()], rank,
+                              run.announce_start + run.announce_seconds, run.planning_seconds));
+  for (const OpRecord& op : run.outcome.records) {
+    trace.push_back(
+        trace_event(plan.ops[static_cast<std::size_t>(op.op)], rank, op.start_seconds, op.seconds));
+  }
+}
+
+// What one rank's iterations of an epoch add up to, before the sums over ranks.
+struct EpochTally {
+  std::array<double, kNumBreakdownParts> parts{};
+  double planning_seconds = 0;
+
+  void add(const IterationRun& run) {
+    planning_seconds += run.planning_seconds;
+    parts[static_cast<std::size_t>(TimeCategory::sampling)] +=
+        run.sample_seconds - run.sample_waiting + run.planning_seconds;
+    parts[static_cast<std::size_t>(TimeCategory::communication)] +=
+        run.announce_seconds - run.announce_waiting;
+    parts[kWaiting] += run.announce_waiting + run.sample_waiting;
+    for (const OpRecord& op : run.outcome.records) {
+      const OpKind kind = run.plan.ops[static_cast<std::size_t>(op.op)].kind;
+      parts[static_cast<std::size_t>(category_of(kind))] += op.seconds - op.waiting_seconds;
+      parts[kWaiting] += op.waiting_seconds;
+    }
+  }
+  // Copy, compute and communication; waiting left out.
+  double busy_seconds() const {
+    double busy = 0;
+    for (const TimeCategory part :
+         {TimeCategory::copy, TimeCategory::compute, TimeCategory::communication}) {
+      busy += parts[static_cast<std::size_t>(part)];
+    }
+    return busy;
+  }
+};
+
+// Collective: the epoch's times over every rank (mean and slowest).
+void add_rank_times(const EpochTally& tally, double elapsed_seconds, double page_faults,
+                    Transport& transport, DistributedEpoch& record) {
+  const int num_ranks = transport.size();
+  record.seconds = transport.max_over_ranks(elapsed_seconds);
+  record.page_faults_mean = transport.sum_over_ranks(page_faults) / num_ranks;
+  record.page_faults_max = transport.max_over_ranks(page_faults);
+  for (std::size_t p = 0; p < kNumBreakdownParts; ++p) {
+    record.mean_seconds[p] = transport.sum_over_ranks(tally.parts[p]) / num_ranks;
+    record.max_seconds[p] = transport.max_over_ranks(tally.parts[p]);
+  }
+  record.planning_seconds = transport.sum_over_ranks(tally.planning_seconds) / num_ranks;
+}
+
+void print_epoch(const DistributedEpoch& record, int epochs) {
+  std::printf("epoch %3d/%d  %.3f s  loss %.4f  train acc %5.1f %%", record.epoch, epochs,
+              record.seconds, record.loss, 100 * record.train_accuracy);
+  if (record.val_accuracy >= 0) std::printf("  val acc %5.1f %%", 100 * record.val_accuracy);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+std::string encode_rank_report(const RankReport& r) {
+  return nlohmann::json{{"sent", r.sent.bytes},
+                        {"received", r.received.bytes},
+                        {"planned_sent", r.planned_sent.bytes},
+                        {"planned_received", r.planned_received.bytes},
+                        {"peak_memory_bytes", r.peak_memory_bytes},
+                        {"stash_peak_bytes", r.stash_peak_bytes},
+                        {"structure_bytes", r.structure_bytes},
+                        {"feature_bytes", r.feature_bytes},
+                        {"device_feature_bytes", r.device_feature_bytes},
+                        {"evaluation_sent", r.evaluation_sent.bytes},
+                        {"evaluation_received", r.evaluation_received.bytes},
+                        {"vertices", r.partition.vertices},
+                        {"edges", r.partition.edges},
+                        {"remote_neighbours", r.partition.remote_neighbours},
+                        {"busy_seconds", r.busy_seconds}}
+      .dump();
+}
+
+RankReport decode_rank_report(const std::string& text, int rank) {
+  const nlohmann::json object = nlohmann::json::parse(text);
+  RankReport r;
+  r.rank = rank;
+  object.at("sent").get_to(r.sent.bytes);
+  object.at("received").get_to(r.received.bytes);
+  object.at("planned_sent").get_to(r.planned_sent.bytes);
+  object.at("planned_received").get_to(r.planned_received.bytes);
+  object.at("peak_memory_bytes").get_to(r.peak_memory_bytes);
+  object.at("stash_peak_bytes").get_to(r.stash_peak_bytes);
+  object.at("structure_bytes").get_to(r.structure_bytes);
+  object.at("feature_bytes").get_to(r.feature_bytes);
+  object.at("device_feature_bytes").get_to(r.device_feature_bytes);
+  object.at("evaluation_sent").get_to(r.evaluation_sent.bytes);
+  object.at("evaluation_received").get_to(r.evaluation_received.bytes);
+  object.at("vertices").get_to(r.partition.vertices);
+  object.at("edges").get_to(r.partition.edges);
+  object.at("remote_neighbours").get_to(r.partition.remote_neighbours);
+  object.at("busy_seconds").get_to(r.busy_seconds);
+  return r;
+}
+
+// One run of distributed training on this rank: the epochs, each followed by the sums over
+// ranks, evaluation when due, and at the end every rank's report gathered on rank 0.
+class DistributedTraining {
+ public:
+  DistributedTraining(const ExperimentConfig& config, const StrategyContext& context,
+                      RankShard shard, Transport& transport, const DistributedOptions& options)
+      : config_(config),
+        context_(context),
+        transport_(transport),
+        options_(options),
+        engine_(config, context, std::move(shard), transport,
+                options.backend != nullptr ? *options.backend : cpu_backend()),
+        evaluator_(context.model, engine_.store(), feature_placements(), transport),
+        sent_before_(transport.bytes_sent()),
+        received_before_(transport.bytes_received()),
+        first_measured_(
+            first_measured_epoch(config.training.epochs, config.training.warmup_epochs)) {
+    if (options.record_trace) {
+      trace_.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", transport.rank()},
+                        {"args", {{"name", "rank " + std::to_string(transport.rank())}}}});
+    }
+  }
+
+  DistributedReport run() {
+    for (int epoch = 1; epoch <= config_.training.epochs; ++epoch) {
+      DistributedEpoch record = train_epoch(epoch);
+      evaluate_if_due(record);
+      if (transport_.rank() == 0 && !options_.quiet) print_epoch(record, config_.training.epochs);
+      report_.epochs.push_back(record);
+      // Every rank has the same loss (summed over ranks), so every rank stops together.
+      check_divergence(config_.training, epoch, record.loss);
+    }
+    gather_rank_reports();
+    gather_traces_and_op_kinds();
+    std::vector<double> seconds;
+    for (const DistributedEpoch& e : report_.epochs) seconds.push_back(e.seconds);
+    report_.epoch_seconds = measured_epoch_seconds(seconds, config_.training.warmup_epochs);
+    return std::move(report_);
+  }
+
+ private:
+  std::vector<FeaturePlacement> feature_placements() const {
+    std::vector<FeaturePlacement> placements;
+    for (int q = 0; q < context_.num_ranks; ++q) {
+      placements.push_back(engine_.strategy().feature_placement(context_, q));
+    }
+    return placements;
+  }
+
+  // Collective: one epoch's iterations, then its record over every rank.
+  DistributedEpoch train_epoch(int epoch) {
+    transport_.barrier();
+    const std::int64_t faults_before = page_faults();
+    const Stopwatch clock;
+    const std::vector<IterationRun> runs = engine_.run_epoch(epoch, clock);
+    const double elapsed_seconds = clock.seconds();
+    const auto faults = static_cast<double>(page_faults() - faults_before);
+
+    DistributedEpoch record;
+    record.epoch = epoch;
+    record.iterations = engine_.schedule().iterations_per_epoch();
+    EpochTally tally;
+    double loss_sum = 0;
+    std::int64_t correct = 0;
+    std::int64_t seeds = 0;
+    for (int iteration = 0; iteration < static_cast<int>(runs.size()); ++iteration) {
+      const IterationRun& run = runs[static_cast<std::size_t>(iteration)];
+      tally.add(run);
+      record_iteration(run, epoch, iteration);
+      seeds += engine_.schedule().seeds_in_iteration(epoch, iteration);
+      loss_sum += transport_.sum_over_ranks(run.outcome.loss);
+      correct += transport_.sum_over_ranks(run.outcome.correct);
+    }
+    add_rank_times(tally, elapsed_seconds, faults, transport_, record);
+    record.loss = loss_sum / std::max(1, record.iterations);
+    record.train_accuracy =
+        seeds > 0 ? static_cast<double>(correct) / static_cast<double>(seeds) : 0.0;
+    if (epoch >= first_measured_) busy_seconds_ += tally.busy_seconds();
+    return record;
+  }
+
+  // Planned bytes, op timings, the trace and the first plans, as asked for (collective).
+  void record_iteration(const IterationRun& run, int epoch, int iteration) {
+    planned_sent_ += run.plan.bytes_sent();
+    planned_received_ += run.plan.bytes_received();
+    if (epoch >= first_measured_) measured_ops_.add_iteration(run);
+    if (options_.record_trace && epoch == 1) add_trace_events(run, transport_.rank(), trace_);
+    if (options_.keep_first_plans && epoch == first_measured_ && iteration == 0) {
+      const auto texts =
+          transport_.gather_to_root(plan_with_measured_seconds(run).to_json().dump());
+      for (const std::string& text : texts) {
+        report_.first_plans.push_back(Plan::from_json(nlohmann::json::parse(text), "rank plan"));
+      }
+    }
+  }
+
+  // Collective: evaluates after the last epoch and every eval_every epochs.
+  void evaluate_if_due(DistributedEpoch& record) {
+    const TrainingConfig& training = config_.training;
+    const bool last = record.epoch == training.epochs;
+    const bool due = training.eval_every >= 0 &&
+                     (last || (training.eval_every > 0 && record.epoch % training.eval_every == 0));
+    if (!due) return;
+    const Accuracy accuracy = evaluator_.evaluate(engine_.executor().gather_full_parameters(false));
+    record.val_accuracy = accuracy.validation;
+    if (last) {
+      report_.val_accuracy = accuracy.validation;
+      report_.test_accuracy = accuracy.test;
+    }
+  }
+
+  RankReport this_rank_report() {
+    RankReport mine;
+    mine.rank = transport_.rank();
+    mine.evaluation_sent = evaluator_.bytes_sent();
+    mine.evaluation_received = evaluator_.bytes_received();
+    mine.sent = transport_.bytes_sent() - sent_before_ - mine.evaluation_sent;
+    mine.received = transport_.bytes_received() - received_before_ - mine.evaluation_received;
+    mine.planned_sent = planned_sent_;
+    mine.planned_received = planned_received_;
+    mine.peak_memory_bytes = peak_resident_bytes();
+    mine.stash_peak_bytes = engine_.executor().stash_peak_bytes();
+    mine.structure_bytes = engine_.store().structure_bytes();
+    mine.feature_bytes = engine_.store().feature_bytes();
+    mine.device_feature_bytes = engine_.executor().device_feature_bytes();
+    mine.partition = partition_shape(engine_.store().structure(), engine_.store().owned_nodes(),
+                                     context_.partition, transport_.rank());
+    mine.busy_seconds = busy_seconds_ / (config_.training.epochs - first_measured_ + 1);
+    return mine;
+  }
+
+  // Collective: every rank's traffic, memory and data, to rank 0 (control plane).
+  void gather_rank_reports() {
+    const auto gathered = transport_.gather_to_root(encode_rank_report(this_rank_report()));
+    for (std::size_t r = 0; r < gathered.size(); ++r) {
+      RankReport entry = decode_rank_report(gathered[r], static_cast<int>(r));
+      report_.bytes_match = report_.bytes_match && entry.sent == entry.planned_sent &&
+                            entry.received == entry.planned_received;
+      report_.ranks.push_back(std::move(entry));
+    }
+  }
+
+  void gather_traces_and_op_kinds() {
+    if (options_.record_trace) {
+      report_.trace = nlohmann::json::array();
+      for (const std::string& text : transport_.gather_to_root(trace_.dump())) {
+        for (auto& event : nlohmann::json::parse(text)) report_.trace.push_back(std::move(event));
+      }
+    }
+    std::vector<OpKindTable> op_tables;
+    for (const std::string& text : transport_.gather_to_root(measured_ops_.to_json().dump())) {
+      op_tables.push_back(OpKindTable::from_json(nlohmann::json::parse(text)));
+    }
+    if (transport_.rank() == 0) {
+      report_.measured_epochs = config_.training.epochs - first_measured_ + 1;
+      report_.op_kinds = op_kinds_json(op_tables, report_.measured_epochs);
+    }
+  }
+
+  const ExperimentConfig& config_;
+  const StrategyContext& context_;
+  Transport& transport_;
+  const DistributedOptions& options_;
+  RankEngine engine_;
+  DistributedEvaluator evaluator_;
+  const TrafficBytes sent_before_;
+  const TrafficBytes received_before_;
+  // Per-op measurements and recorded plans come from the epochs after the warm-up ones.
+  const int first_measured_;
+  DistributedReport report_;
+  TrafficBytes planned_sent_;
+  TrafficBytes planned_received_;
+  nlohmann::json trace_ = nlohmann::json::array();
+  OpKindTable measured_ops_;
+  double busy_seconds_ = 0;
+};
+
 }  // namespace
 
 std::string_view breakdown_part_name(std::size_t part) {
@@ -49,230 +335,11 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
 DistributedReport train_distributed(const ExperimentConfig& config, const StrategyContext& context,
                                     RankShard shard, Transport& transport,
                                     const DistributedOptions& options) {
-  const int rank = transport.rank();
-  const int num_ranks = transport.size();
-  if (context.num_ranks != num_ranks) {
+  if (context.num_ranks != transport.size()) {
     throw Error("the strategy context is for " + std::to_string(context.num_ranks) +
-                " ranks, the transport has " + std::to_string(num_ranks));
+                " ranks, the transport has " + std::to_string(transport.size()));
   }
-  RankEngine engine(config, context, std::move(shard), transport,
-                    options.backend != nullptr ? *options.backend : cpu_backend());
-  const BatchSchedule& schedule = engine.schedule();
-  const bool evaluate = config.training.eval_every >= 0;
-  std::vector<FeaturePlacement> placements;
-  for (int q = 0; q < num_ranks; ++q) {
-    placements.push_back(engine.strategy().feature_placement(context, q));
-  }
-  DistributedEvaluator evaluator(context.model, engine.store(), std::move(placements), transport);
-
-  DistributedReport report;
-  TrafficBytes planned_sent;
-  TrafficBytes planned_received;
-  const TrafficBytes sent_before = transport.bytes_sent();
-  const TrafficBytes received_before = transport.bytes_received();
-  nlohmann::json trace = nlohmann::json::array();
-  if (options.record_trace) {
-    trace.push_back({{"name", "process_name"},
-                     {"ph", "M"},
-                     {"pid", rank},
-                     {"args", {{"name", "rank " + std::to_string(rank)}}}});
-  }
-  // Per-op measurements and recorded plans come from the epochs after the warm-up ones.
-  const int first_measured =
-      first_measured_epoch(config.training.epochs, config.training.warmup_epochs);
-  OpKindTable measured_ops;
-  double busy_seconds = 0;
-  for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
-    transport.barrier();
-    const std::int64_t faults_before = page_faults();
-    const Stopwatch clock;
-    DistributedEpoch record;
-    record.epoch = epoch;
-    record.iterations = schedule.iterations_per_epoch();
-    std::array<double, kNumBreakdownParts> parts{};
-    double loss_sum = 0;
-    std::int64_t correct = 0;
-    std::int64_t seeds = 0;
-    // What an iteration's run adds to the epoch's record.
-    const auto account = [&](const IterationRun& run, int iteration) {
-      seeds += schedule.seeds_in_iteration(epoch, iteration);
-      const Plan& plan = run.plan;
-      const PlanOutcome& outcome = run.outcome;
-      record.planning_seconds += run.planning_seconds;
-      parts[static_cast<std::size_t>(TimeCategory::sampling)] +=
-          run.sample_seconds - run.sample_waiting + run.planning_seconds;
-      parts[static_cast<std::size_t>(TimeCategory::communication)] +=
-          run.announce_seconds - run.announce_waiting;
-      parts[kWaiting] += run.announce_waiting + run.sample_waiting;
-      planned_sent += plan.bytes_sent();
-      planned_received += plan.bytes_received();
-      for (const OpRecord& op : outcome.records) {
-        const auto category =
-            static_cast<std::size_t>(category_of(plan.ops[static_cast<std::size_t>(op.op)].kind));
-        parts[category] += op.seconds - op.waiting_seconds;
-        parts[kWaiting] += op.waiting_seconds;
-      }
-      if (epoch >= first_measured) measured_ops.add_iteration(run);
-
-      if (options.record_trace && epoch == 1) {
-        trace.push_back(trace_event(plan.ops[0], rank, run.sample_start, run.sample_seconds));
-        if (plan.prologue_ops > 1) {
-          trace.push_back(trace_event(plan.ops[1], rank, run.announce_start, run.announce_seconds));
-        }
-        trace.push_back(trace_event(plan.ops[plan.planning_op()], rank,
-                                    run.announce_start + run.announce_seconds,
-                                    run.planning_seconds));
-        for (const OpRecord& op : outcome.records) {
-          trace.push_back(trace_event(plan.ops[static_cast<std::size_t>(op.op)], rank,
-                                      op.start_seconds, op.seconds));
-        }
-      }
-      if (options.keep_first_plans && epoch == first_measured && iteration == 0) {
-        const auto texts =
-            transport.gather_to_root(plan_with_measured_seconds(run).to_json().dump());
-        for (const std::string& text : texts) {
-          report.first_plans.push_back(Plan::from_json(nlohmann::json::parse(text), "rank plan"));
-        }
-      }
-    };
-    if (context.pipeline_depth > 0) {
-      // The epoch's iterations run interleaved; their results are summed once it is over, so
-      // that no control-plane collective stops the pipeline.
-      const std::vector<IterationRun> runs = engine.run_pipelined_epoch(epoch, clock);
-      for (int iteration = 0; iteration < static_cast<int>(runs.size()); ++iteration) {
-        const IterationRun& run = runs[static_cast<std::size_t>(iteration)];
-        account(run, iteration);
-        loss_sum += transport.sum_over_ranks(run.outcome.loss);
-        correct += transport.sum_over_ranks(run.outcome.correct);
-      }
-    } else {
-      for (int iteration = 0; iteration < schedule.iterations_per_epoch(); ++iteration) {
-        const IterationRun run = engine.run_iteration(epoch, iteration, clock);
-        account(run, iteration);
-        loss_sum += transport.sum_over_ranks(run.outcome.loss);
-        correct += transport.sum_over_ranks(run.outcome.correct);
-      }
-    }
-    const double elapsed = clock.seconds();
-    const auto faults = static_cast<double>(page_faults() - faults_before);
-    record.seconds = transport.max_over_ranks(elapsed);
-    record.page_faults_mean = transport.sum_over_ranks(faults) / num_ranks;
-    record.page_faults_max = transport.max_over_ranks(faults);
-    record.loss = loss_sum / std::max(1, record.iterations);
-    record.train_accuracy =
-        seeds > 0 ? static_cast<double>(correct) / static_cast<double>(seeds) : 0.0;
-    for (std::size_t p = 0; p < kNumBreakdownParts; ++p) {
-      record.mean_seconds[p] = transport.sum_over_ranks(parts[p]) / num_ranks;
-      record.max_seconds[p] = transport.max_over_ranks(parts[p]);
-    }
-    record.planning_seconds = transport.sum_over_ranks(record.planning_seconds) / num_ranks;
-    if (epoch >= first_measured) {
-      for (const TimeCategory busy :
-           {TimeCategory::copy, TimeCategory::compute, TimeCategory::communication}) {
-        busy_seconds += parts[static_cast<std::size_t>(busy)];
-      }
-    }
-    const bool evaluate_now =
-        evaluate && (epoch == config.training.epochs ||
-                     (config.training.eval_every > 0 && epoch % config.training.eval_every == 0));
-    if (evaluate_now) {
-      const std::vector<Parameter> values = engine.executor().gather_full_parameters(false);
-      const Accuracy accuracy = evaluator.evaluate(values);
-      record.val_accuracy = accuracy.validation;
-      if (epoch == config.training.epochs) {
-        report.val_accuracy = accuracy.validation;
-        report.test_accuracy = accuracy.test;
-      }
-    }
-    if (rank == 0 && !options.quiet) {
-      std::printf("epoch %3d/%d  %.3f s  loss %.4f  train acc %5.1f %%", epoch,
-                  config.training.epochs, record.seconds, record.loss, 100 * record.train_accuracy);
-      if (record.val_accuracy >= 0) std::printf("  val acc %5.1f %%", 100 * record.val_accuracy);
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-    report.epochs.push_back(record);
-    // Every rank has the same loss (summed over ranks), so every rank stops together.
-    check_divergence(config.training, epoch, record.loss);
-  }
-
-  // Every rank's traffic, memory and data, to rank 0 (control plane).
-  RankReport mine;
-  mine.rank = rank;
-  mine.evaluation_sent = evaluator.bytes_sent();
-  mine.evaluation_received = evaluator.bytes_received();
-  mine.sent = transport.bytes_sent() - sent_before - mine.evaluation_sent;
-  mine.received = transport.bytes_received() - received_before - mine.evaluation_received;
-  mine.planned_sent = planned_sent;
-  mine.planned_received = planned_received;
-  mine.peak_memory_bytes = peak_resident_bytes();
-  mine.stash_peak_bytes = engine.executor().stash_peak_bytes();
-  mine.structure_bytes = engine.store().structure_bytes();
-  mine.feature_bytes = engine.store().feature_bytes();
-  mine.device_feature_bytes = engine.executor().device_feature_bytes();
-  mine.partition = partition_shape(engine.store().structure(), engine.store().owned_nodes(),
-                                   context.partition, rank);
-  mine.busy_seconds = busy_seconds / (config.training.epochs - first_measured + 1);
-  const std::string encoded = nlohmann::json{
-      {"sent", mine.sent.bytes},
-      {"received", mine.received.bytes},
-      {"planned_sent", mine.planned_sent.bytes},
-      {"planned_received", mine.planned_received.bytes},
-      {"peak_memory_bytes", mine.peak_memory_bytes},
-      {"stash_peak_bytes", mine.stash_peak_bytes},
-      {"structure_bytes", mine.structure_bytes},
-      {"feature_bytes", mine.feature_bytes},
-      {"device_feature_bytes", mine.device_feature_bytes},
-      {"evaluation_sent", mine.evaluation_sent.bytes},
-      {"evaluation_received", mine.evaluation_received.bytes},
-      {"vertices", mine.partition.vertices},
-      {"edges", mine.partition.edges},
-      {"remote_neighbours", mine.partition.remote_neighbours},
-      {"busy_seconds",
-       mine.busy_seconds}}.dump();
-  const auto gathered = transport.gather_to_root(encoded);
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    const nlohmann::json object = nlohmann::json::parse(gathered[r]);
-    RankReport entry;
-    entry.rank = static_cast<int>(r);
-    object.at("sent").get_to(entry.sent.bytes);
-    object.at("received").get_to(entry.received.bytes);
-    object.at("planned_sent").get_to(entry.planned_sent.bytes);
-    object.at("planned_received").get_to(entry.planned_received.bytes);
-    entry.peak_memory_bytes = object.at("peak_memory_bytes").get<std::int64_t>();
-    entry.stash_peak_bytes = object.at("stash_peak_bytes").get<std::int64_t>();
-    entry.structure_bytes = object.at("structure_bytes").get<std::int64_t>();
-    entry.feature_bytes = object.at("feature_bytes").get<std::int64_t>();
-    entry.device_feature_bytes = object.at("device_feature_bytes").get<std::int64_t>();
-    object.at("evaluation_sent").get_to(entry.evaluation_sent.bytes);
-    object.at("evaluation_received").get_to(entry.evaluation_received.bytes);
-    entry.partition = {object.at("vertices").get<std::int64_t>(),
-                       object.at("edges").get<std::int64_t>(),
-                       object.at("remote_neighbours").get<std::int64_t>()};
-    entry.busy_seconds = object.at("busy_seconds").get<double>();
-    report.bytes_match = report.bytes_match && entry.sent == entry.planned_sent &&
-                         entry.received == entry.planned_received;
-    report.ranks.push_back(entry);
-  }
-  if (options.record_trace) {
-    const auto traces = transport.gather_to_root(trace.dump());
-    report.trace = nlohmann::json::array();
-    for (const std::string& text : traces) {
-      for (auto& event : nlohmann::json::parse(text)) report.trace.push_back(std::move(event));
-    }
-  }
-  std::vector<OpKindTable> op_tables;
-  for (const std::string& text : transport.gather_to_root(measured_ops.to_json().dump())) {
-    op_tables.push_back(OpKindTable::from_json(nlohmann::json::parse(text)));
-  }
-  if (rank == 0) {
-    report.measured_epochs = config.training.epochs - first_measured + 1;
-    report.op_kinds = op_kinds_json(op_tables, report.measured_epochs);
-  }
-  std::vector<double> seconds;
-  for (const DistributedEpoch& e : report.epochs) seconds.push_back(e.seconds);
-  report.epoch_seconds = measured_epoch_seconds(seconds, config.training.warmup_epochs);
-  return report;
+  return DistributedTraining(config, context, std::move(shard), transport, options).run();
 }
 
 nlohmann::json DistributedReport::to_json() const {

@@ -195,157 +195,159 @@ void PlanExecutor::bind_tensors(const Plan& plan) {
 }
 
 PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
-  if (plan.pipeline_depth > 0) {
-    throw Error("rank " + std::to_string(plan.rank) +
-                ": a pipelined plan runs through admit() and run_round(), not run()");
+  if (!pipeline_.empty()) {
+    throw Error("rank " + std::to_string(plan.rank) + ": run() takes a plan alone, but " +
+                std::to_string(pipeline_.size()) + " mini-batches are in flight");
   }
-  outcome_ = PlanOutcome{};
-  bind_tensors(plan);
-  layers_.clear();
-  weight_rows_.clear();
-  for (Parameter* p : ordered_parameters_) p->grad.fill(0.0f);
-  for (std::size_t i = static_cast<std::size_t>(plan.prologue_ops); i < plan.ops.size(); ++i) {
-    const Op& op = plan.ops[i];
-    TransferTiming timing;
-    const double start = clock.seconds();
-    try {
-      run_op(plan, op, timing);
-      // A GPU backend queues kernels: the op's time must include them.
-      backend_.synchronize();
-    } catch (const Error& error) {
-      throw Error("rank " + std::to_string(plan.rank) + ", op " + std::to_string(i) + " (" +
-                  op.label + "): " + error.what());
-    }
-    outcome_.records.push_back(
-        {static_cast<int>(i), start, clock.seconds() - start, timing.waiting_seconds});
+  admit(plan);
+  for (;;) {
+    std::vector<PlanOutcome> finished = run_round(clock);
+    if (!finished.empty()) return std::move(finished.front());
   }
-  return std::move(outcome_);
 }
 
-void PlanExecutor::run_op(const Plan& plan, const Op& op, TransferTiming& timing) {
-  auto dense = [&](std::size_t i) -> Matrix& {
-    return tensors_[static_cast<std::size_t>(op.inputs[i])].dense;
-  };
-  auto output = [&](std::size_t i) -> Matrix& {
-    return tensors_[static_cast<std::size_t>(op.outputs[i])].dense;
-  };
+void PlanExecutor::run_op(const Plan& plan, const Op& op) {
   const auto rate = static_cast<float>(op.rate);
   switch (op.kind) {
     case OpKind::sample:
       throw Error("sampling must run before the plan is built (it belongs to the prologue)");
     case OpKind::all_to_all:
-      all_to_all(plan, op, timing);
-      return;
     case OpKind::all_reduce:
-      all_reduce(op, timing);
+      throw Error("communication ops are started and finished by run_stage, not run_op");
+    case OpKind::gather_features:
+      gather_features(op);
       return;
-    case OpKind::gather_features: {
-      const auto ids = node_ids(op.inputs[0]);
-      Matrix& out = output(0);
-      if (device_features_ && gather_on_device(ids, op, out)) return;
-      // Gathered every iteration and copied to the GPU, if there is one: page-locked there.
-      backend_.use_transfer_memory(out);
-      out.reshape_for_overwrite(static_cast<std::int64_t>(ids.size()),
-                                op.column_end - op.column_begin);
-      store_.gather_features(ids, op.column_begin, op.column_end, out.data());
-      return;
-    }
     case OpKind::scatter_rows:
       scatter(plan, op, false);
       return;
     case OpKind::copy_to_device:
-      backend_.copy_to_device(dense(0));
+      backend_.copy_to_device(input(op, 0));
       return;
     case OpKind::gather_rows: {
-      const Matrix& source = dense(1);
-      backend_.gather_rows(source, node_ids(op.inputs[0]), 0, source.cols(), output(0));
+      const Matrix& source = input(op, 1);
+      backend_.gather_rows(source, node_ids(op.inputs[0]), 0, source.cols(), output(op, 0));
       return;
     }
     case OpKind::scatter_add_rows:
       scatter(plan, op, true);
       return;
     case OpKind::dropout:
-      backend_.dropout_forward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
+      backend_.dropout_forward(input(op, 0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
       return;
     case OpKind::dropout_backward:
-      backend_.dropout_backward(dense(0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
+      backend_.dropout_backward(input(op, 0), node_ids(op.inputs[1]), rate, op.key,
+                                op.column_begin);
       return;
-    case OpKind::layer_forward: {
-      const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
-      if (op.sync_step == 0) {
-        output(0) = layer(op, true).forward(block, dense(1));
-      } else if (op.sync_step == 1) {
-        output(0) = synced_layer(op, true).forward_to_sync(block, dense(1));
-      } else {
-        output(0) = synced_layer(op, false).forward_from_sync(dense(1));
-      }
+    case OpKind::layer_forward:
+      layer_forward(op);
       return;
-    }
     case OpKind::relu:
-      backend_.relu_forward(dense(0));
+      backend_.relu_forward(input(op, 0));
       return;
     case OpKind::relu_backward:
-      backend_.relu_backward(dense(1), dense(0));
+      backend_.relu_backward(input(op, 1), input(op, 0));
       return;
-    case OpKind::add_partials: {
-      Matrix& out = output(0);
-      out.copy_from(dense(0));
-      for (std::size_t i = 1; i < op.inputs.size(); ++i) backend_.add_in_place(out, dense(i));
-      for (const std::string& name : op.parameters)
-        backend_.add_row_vector(out, active(name).value);
+    case OpKind::add_partials:
+      add_partials(op);
       return;
-    }
-    case OpKind::loss: {
-      const Matrix& logits = dense(0);
-      const auto seeds = node_ids(op.inputs[1]);
-      Matrix& grad = output(0);
-      if (seeds.empty()) {
-        grad.reset(0, logits.cols());
-        return;
-      }
-      std::vector<std::int32_t> labels;
-      for (const NodeId v : seeds) labels.push_back(store_.label(v));
-      std::int64_t correct = 0;
-      const double mean = backend_.softmax_cross_entropy(logits, labels, grad, correct);
-      const double rows = static_cast<double>(seeds.size());
-      backend_.scale(grad, static_cast<float>(rows * op.scale));
-      outcome_.loss += mean * rows * op.scale;
-      outcome_.correct += correct;
+    case OpKind::loss:
+      loss(op);
       return;
-    }
-    case OpKind::layer_backward: {
-      if (op.sync_step == 1) {
-        output(0) = synced_layer(op, false).backward_to_sync(dense(0));
-        return;
-      }
-      Matrix grad_input = op.sync_step == 0
-                              ? layer(op, false).backward(dense(0), op.input_grad)
-                              : synced_layer(op, false).backward_from_sync(dense(0), op.input_grad);
-      if (op.input_grad) output(0) = std::move(grad_input);
-      if (op.partial) add_weight_row_gradients(op);
+    case OpKind::layer_backward:
+      layer_backward(op);
       return;
-    }
     case OpKind::bias_backward:
       for (const std::string& name : op.parameters) {
-        backend_.accumulate_column_sums(dense(0), active(name).grad);
+        backend_.accumulate_column_sums(input(op, 0), active(name).grad);
       }
       return;
-    case OpKind::optimizer_step: {
-      std::vector<Parameter*> step;
-      for (const std::string& name : op.parameters) step.push_back(&parameter(name));
-      if (step != ordered_parameters_) {
-        throw Error("optimizer_step must update every parameter, in the plan's order");
-      }
-      if (stepping_pipelined_) {
-        pipelined_step(plan);
-        return;
-      }
-      apply_weight_decay(ordered_parameters_, context_.training);
-      optimizer_->step(ordered_parameters_);
+    case OpKind::optimizer_step:
+      optimizer_step(plan, op);
       return;
-    }
   }
   throw Error("unknown op kind");
+}
+
+Matrix& PlanExecutor::input(const Op& op, std::size_t i) {
+  return tensors_[static_cast<std::size_t>(op.inputs[i])].dense;
+}
+
+Matrix& PlanExecutor::output(const Op& op, std::size_t i) {
+  return tensors_[static_cast<std::size_t>(op.outputs[i])].dense;
+}
+
+void PlanExecutor::gather_features(const Op& op) {
+  const auto ids = node_ids(op.inputs[0]);
+  Matrix& out = output(op, 0);
+  if (device_features_ && gather_on_device(ids, op, out)) return;
+  // Gathered every iteration and copied to the GPU, if there is one: page-locked there.
+  backend_.use_transfer_memory(out);
+  out.reshape_for_overwrite(static_cast<std::int64_t>(ids.size()), op.column_end - op.column_begin);
+  store_.gather_features(ids, op.column_begin, op.column_end, out.data());
+}
+
+void PlanExecutor::layer_forward(const Op& op) {
+  const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
+  if (op.sync_step == 0) {
+    output(op, 0) = layer(op, true).forward(block, input(op, 1));
+  } else if (op.sync_step == 1) {
+    output(op, 0) = synced_layer(op, true).forward_to_sync(block, input(op, 1));
+  } else {
+    output(op, 0) = synced_layer(op, false).forward_from_sync(input(op, 1));
+  }
+}
+
+void PlanExecutor::layer_backward(const Op& op) {
+  if (op.sync_step == 1) {
+    output(op, 0) = synced_layer(op, false).backward_to_sync(input(op, 0));
+    return;
+  }
+  Matrix grad_input = op.sync_step == 0
+                          ? layer(op, false).backward(input(op, 0), op.input_grad)
+                          : synced_layer(op, false).backward_from_sync(input(op, 0), op.input_grad);
+  if (op.input_grad) output(op, 0) = std::move(grad_input);
+  if (op.partial) add_weight_row_gradients(op);
+}
+
+void PlanExecutor::add_partials(const Op& op) {
+  Matrix& out = output(op, 0);
+  out.copy_from(input(op, 0));
+  for (std::size_t i = 1; i < op.inputs.size(); ++i) backend_.add_in_place(out, input(op, i));
+  for (const std::string& name : op.parameters) backend_.add_row_vector(out, active(name).value);
+}
+
+void PlanExecutor::loss(const Op& op) {
+  const Matrix& logits = input(op, 0);
+  const auto seeds = node_ids(op.inputs[1]);
+  Matrix& grad = output(op, 0);
+  if (seeds.empty()) {
+    grad.reset(0, logits.cols());
+    return;
+  }
+  std::vector<std::int32_t> labels;
+  labels.reserve(seeds.size());
+  for (const NodeId v : seeds) labels.push_back(store_.label(v));
+  std::int64_t correct = 0;
+  const double mean = backend_.softmax_cross_entropy(logits, labels, grad, correct);
+  const double rows = static_cast<double>(seeds.size());
+  backend_.scale(grad, static_cast<float>(rows * op.scale));
+  outcome_.loss += mean * rows * op.scale;
+  outcome_.correct += correct;
+}
+
+void PlanExecutor::optimizer_step(const Plan& plan, const Op& op) {
+  std::vector<Parameter*> step;
+  for (const std::string& name : op.parameters) step.push_back(&parameter(name));
+  if (step != ordered_parameters_) {
+    throw Error("optimizer_step must update every parameter, in the plan's order");
+  }
+  if (active_parameters_ != &parameters_) {
+    stashed_step(plan);
+    return;
+  }
+  apply_weight_decay(ordered_parameters_, context_.training);
+  optimizer_->step(ordered_parameters_);
+  ++steps_done_;
 }
 
 // An assembly's parts write every row of its block (plan.hpp), so the block is not zeroed first:
@@ -406,11 +408,6 @@ std::vector<std::span<const std::byte>> PlanExecutor::send_views(const Plan& pla
   return send;
 }
 
-void PlanExecutor::all_to_all(const Plan& plan, const Op& op, TransferTiming& timing) {
-  transport_.all_to_all_into(send_views(plan, op), receive_buffers_, op.traffic, timing);
-  store_received(plan, op, receive_buffers_);
-}
-
 void PlanExecutor::store_received(const Plan& plan, const Op& op,
                                   const std::vector<std::vector<std::byte>>& received) {
   const auto num_ranks = static_cast<std::size_t>(plan.num_ranks);
@@ -429,35 +426,20 @@ void PlanExecutor::store_received(const Plan& plan, const Op& op,
   }
 }
 
-void PlanExecutor::all_reduce(const Op& op, TransferTiming& timing) {
-  std::vector<float> buffer;
-  for (const std::string& name : op.parameters) {
-    const auto values = active(name).grad.values();
-    buffer.insert(buffer.end(), values.begin(), values.end());
-  }
-  transport_.all_reduce_sum(buffer, op.traffic, timing);
-  std::size_t at = 0;
-  for (const std::string& name : op.parameters) {
-    const auto values = active(name).grad.values();
-    std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(at), values.size(), values.begin());
-    at += values.size();
-  }
-}
-
 void PlanExecutor::swap_state(InFlight& batch) {
   std::swap(tensors_, batch.tensors);
   std::swap(layers_, batch.layers);
   std::swap(weight_rows_, batch.weight_rows);
   std::swap(outcome_, batch.outcome);
-  const bool entering = active_parameters_ == &parameters_;
-  active_parameters_ = entering ? &batch.weights : &parameters_;
-  stepping_pipelined_ = entering;
+  const bool entering = !batch.swapped_in;
+  batch.swapped_in = entering;
+  active_parameters_ = entering && batch.stashed ? &batch.weights : &parameters_;
 }
 
 void PlanExecutor::admit(const Plan& plan) {
   const std::string where =
       "rank " + std::to_string(plan.rank) + ", iteration " + std::to_string(plan.iteration) + ": ";
-  if (plan.pipeline_depth <= 0) throw Error(where + "admit() takes pipelined plans only");
+  if (plan.pipeline_depth < 0) throw Error(where + "negative pipeline depth");
   if (static_cast<int>(pipeline_.size()) > plan.pipeline_depth) {
     throw Error(where + "the pipeline already holds " + std::to_string(pipeline_.size()) +
                 " mini-batches: run a round first");
@@ -466,10 +448,27 @@ void PlanExecutor::admit(const Plan& plan) {
     throw Error(where + "admitted after iteration " +
                 std::to_string(pipeline_.back().plan->iteration));
   }
-  if (steps_done_ == 0 && versions_.empty()) {
-    std::vector<Matrix> initial;
-    for (const Parameter* p : ordered_parameters_) initial.push_back(p->value);
-    versions_.emplace(0, std::move(initial));
+  InFlight batch;
+  batch.plan = &plan;
+  // A mini-batch whose optimizer step comes in the round it reads the weights in (depth 0) sees
+  // no other step in between: it works on the held weights. Deeper ones read a stashed version.
+  batch.stashed = plan.pipeline_depth > 0;
+  if (batch.stashed) stash_weights(plan, batch, where);
+  if (!spare_tensors_.empty()) {
+    batch.tensors = std::move(spare_tensors_.back());
+    spare_tensors_.pop_back();
+  }
+  batch.done.assign(plan.ops.size(), 0);
+  std::fill_n(batch.done.begin(), plan.prologue_ops, 1);
+  pipeline_.push_back(std::move(batch));
+  count_stash();
+}
+
+void PlanExecutor::stash_weights(const Plan& plan, InFlight& batch, const std::string& where) {
+  if (versions_.empty()) {
+    std::vector<Matrix> current;
+    for (const Parameter* p : ordered_parameters_) current.push_back(p->value);
+    versions_.emplace(steps_done_, std::move(current));
   }
   const std::int64_t version = plan.weight_version();
   const auto held = versions_.find(version);
@@ -479,8 +478,6 @@ void PlanExecutor::admit(const Plan& plan) {
                 " steps, which this rank does not hold (" + std::to_string(steps_done_) +
                 " steps done)");
   }
-  InFlight batch;
-  batch.plan = &plan;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     const Parameter& current = *ordered_parameters_[i];
     Parameter copy{current.name, current.layer, current.is_weight, held->second[i],
@@ -490,14 +487,6 @@ void PlanExecutor::admit(const Plan& plan) {
   // Later mini-batches read newer versions, except that the first ones all read version 0.
   const bool needed_later = plan.step + 1 - plan.pipeline_depth <= version;
   versions_.erase(versions_.begin(), needed_later ? held : std::next(held));
-  if (!spare_tensors_.empty()) {
-    batch.tensors = std::move(spare_tensors_.back());
-    spare_tensors_.pop_back();
-  }
-  batch.done.assign(plan.ops.size(), 0);
-  std::fill_n(batch.done.begin(), plan.prologue_ops, 1);
-  pipeline_.push_back(std::move(batch));
-  count_stash();
 }
 
 std::vector<PlanOutcome> PlanExecutor::run_round(const Stopwatch& clock) {
@@ -525,6 +514,10 @@ void PlanExecutor::run_stage(InFlight& batch, const Stopwatch& clock) {
       layers_.clear();
       weight_rows_.clear();
       outcome_ = PlanOutcome{};
+      // A stashed batch's gradients start at zero; the held ones hold the last step's.
+      if (!batch.stashed) {
+        for (Parameter* p : ordered_parameters_) p->grad.fill(0.0f);
+      }
     }
     // What earlier stages sent and received, in the order they started: the same on every rank.
     finish_transfers(batch, clock);
@@ -537,16 +530,16 @@ void PlanExecutor::run_stage(InFlight& batch, const Stopwatch& clock) {
             return std::find(op.deps.begin(), op.deps.end(), p.op) != op.deps.end();
           });
       if (waits) finish_transfers(batch, clock);  // a transfer of this stage feeds the op
-      TransferTiming timing;
       const double start = clock.seconds();
       if (is_communication(op.kind)) {
         start_transfer(plan, op, static_cast<int>(i), batch);
       } else {
-        run_op(plan, op, timing);
+        run_op(plan, op);
+        backend_.synchronize();  // a GPU backend queues kernels: the op's time must include them
         batch.done[i] = 1;
       }
-      outcome_.records.push_back(
-          {static_cast<int>(i), start, clock.seconds() - start, timing.waiting_seconds});
+      // A transfer's waiting is added where it is finished.
+      outcome_.records.push_back({static_cast<int>(i), start, clock.seconds() - start, 0.0});
       test_transfers();
     }
     i = plan.ops.size();
@@ -635,7 +628,7 @@ void PlanExecutor::test_transfers() {
   }
 }
 
-void PlanExecutor::pipelined_step(const Plan& plan) {
+void PlanExecutor::stashed_step(const Plan& plan) {
   if (plan.step != steps_done_) {
     throw Error("the optimizer step of global step " + std::to_string(plan.step) + " after " +
                 std::to_string(steps_done_) + " steps: steps apply in order");

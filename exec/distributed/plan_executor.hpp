@@ -37,14 +37,16 @@ struct PlanOutcome {
   std::vector<OpRecord> records;
 };
 
-// Runs plans for real. Plans without pipelining run one at a time, in plan order (run). Pipelined
-// plans (Plan::pipeline_depth > 0, P3's pipelining) run in rounds of their static schedule
-// (plan.hpp): admit() the next mini-batch, run_round(). Their communication ops are started
-// (nonblocking MPI on this thread: ranks compute on one thread each, and a communication thread
-// would spin on a core the ranks share) and tested between ops, so transfers proceed while this
-// rank computes; a stage first waits for the transfers its mini-batch started earlier, in the
-// same order on every rank. Every in-flight mini-batch reads its own copy of the weight version
-// its plan names (weight stashing) and accumulates its own gradients; its optimizer step applies
+// Runs plans for real, every plan by one rule: mini-batches are admitted in iteration order and
+// run in rounds of the static schedule (plan.hpp): round k runs stage 0 of the mini-batch
+// admitted last, stage 1 of the one before, ..., each stage's ops in plan order. A plan without
+// pipelining (depth 0) has one stage, so it runs alone and completes in its round. Communication
+// ops start when reached (nonblocking MPI on this thread: ranks compute on one thread each, and a
+// communication thread would spin on a core the ranks share), are tested between ops so that
+// transfers proceed while this rank computes, and are waited for where an op depends on one, at
+// the start of the mini-batch's next stage, or at the end of its last: in the same order on
+// every rank. A mini-batch of a deeper pipeline reads its own copy of the weight version its
+// plan names (weight stashing) and accumulates its own gradients; its optimizer step applies
 // them to the current weights.
 class PlanExecutor {
  public:
@@ -54,17 +56,15 @@ class PlanExecutor {
                const LocalStore& store, Transport& transport,
                ComputeBackend& backend = cpu_backend());
 
-  // Runs the plan's ops after its prologue, in order, timing each against `clock`. Parameter
-  // gradients are zeroed first; the optimizer step is whatever the plan contains.
-  PlanOutcome run(const Plan& plan, const Stopwatch& clock);
-
-  // Pipelined plans. admit() takes the next mini-batch (the plan must outlive its run) and checks
-  // that its weight version is held; run_round() runs stage s of the mini-batch admitted s rounds
-  // ago, for every mini-batch in flight, newest first, and returns the outcomes of those that
-  // finished their last stage. Call run_round() without admitting to drain the pipeline.
+  // admit() takes the next mini-batch (the plan must outlive its run) and checks that its weight
+  // version is held; run_round() runs one round for every mini-batch in flight, newest first, and
+  // returns the outcomes of those that finished their last stage. Call run_round() without
+  // admitting to drain the pipeline.
   void admit(const Plan& plan);
   std::vector<PlanOutcome> run_round(const Stopwatch& clock);
   int in_flight() const { return static_cast<int>(pipeline_.size()); }
+  // One plan alone, to completion: admit() and as many rounds as it has stages.
+  PlanOutcome run(const Plan& plan, const Stopwatch& clock);
   // The most bytes of weight versions (stashed for later mini-batches and each in-flight
   // mini-batch's copy, with its gradients) held at once beyond the current weights.
   std::int64_t stash_peak_bytes() const { return stash_peak_bytes_; }
@@ -104,7 +104,9 @@ class PlanExecutor {
     std::map<std::string, Parameter> weights;  // its weight version, with its gradients
     PlanOutcome outcome;
     std::vector<Pending> pending;
-    std::vector<char> done;  // per op
+    std::vector<char> done;   // per op
+    bool stashed = false;     // reads `weights`, a stashed version, rather than the held ones
+    bool swapped_in = false;  // its state is in the executor's members (swap_state)
   };
 
   // The rank's feature rows for its own columns, kept on the device when the backend holds them
@@ -121,26 +123,36 @@ class PlanExecutor {
   // asked for (the host's store gathers them, or names what is missing).
   bool gather_on_device(std::span<const NodeId> nodes, const Op& op, Matrix& out);
 
-  void run_op(const Plan& plan, const Op& op, TransferTiming& timing);
+  // A compute op (communication ops are started and finished by run_stage).
+  void run_op(const Plan& plan, const Op& op);
+  Matrix& input(const Op& op, std::size_t i);   // the dense tensor of the op's i-th input
+  Matrix& output(const Op& op, std::size_t i);  // ... and of its i-th output
+  void gather_features(const Op& op);
+  void layer_forward(const Op& op);
+  void layer_backward(const Op& op);
+  void add_partials(const Op& op);
+  void loss(const Op& op);
+  void optimizer_step(const Plan& plan, const Op& op);
   // The parameters ops read and write: the held ones, or an in-flight mini-batch's copy.
   Parameter& active(const std::string& name);
   void bind_tensors(const Plan& plan);
-  // Pipelined: swaps the mini-batch's state into the members run_op works on, and back.
+  // Swaps the mini-batch's state into the members run_op works on, and back.
   void swap_state(InFlight& batch);
+  // The weight version `plan` reads, copied into `batch` (Error naming `where` if not held).
+  void stash_weights(const Plan& plan, InFlight& batch, const std::string& where);
   void run_stage(InFlight& batch, const Stopwatch& clock);
   void start_transfer(const Plan& plan, const Op& op, int index, InFlight& batch);
   void finish_transfers(InFlight& batch, const Stopwatch& clock);
   void test_transfers();
   void check_iteration_deps(const InFlight& batch, const Op& op, int index) const;
-  void pipelined_step(const Plan& plan);
+  // The optimizer step of a stashed mini-batch: its gradients, applied to the held weights.
+  void stashed_step(const Plan& plan);
   std::vector<std::span<const std::byte>> send_views(const Plan& plan, const Op& op) const;
   void store_received(const Plan& plan, const Op& op,
                       const std::vector<std::vector<std::byte>>& received);
   void count_stash();
   // scatter_rows (rows placed) and scatter_add_rows (rows added) into a zeroed output.
   void scatter(const Plan& plan, const Op& op, bool add);
-  void all_to_all(const Plan& plan, const Op& op, TransferTiming& timing);
-  void all_reduce(const Op& op, TransferTiming& timing);
   std::span<const NodeId> node_ids(int tensor) const;  // an index tensor, or a block's sources
   GnnLayer& layer(const Op& op, bool create);
   // The layer of a partial op with a sync_step (Op::sync_step); Error unless it is a SyncedLayer.
@@ -163,17 +175,15 @@ class PlanExecutor {
   std::vector<Parameter*> ordered_parameters_;  // in specs_ order, for the optimizer
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<TensorValue> tensors_;
-  std::vector<std::vector<std::byte>> receive_buffers_;  // reused by every all-to-all
-  std::vector<char> written_rows_;                       // scatter's, reused
-  LayerMap layers_;                                      // (layer, instance)
-  WeightRowMap weight_rows_;                             // (layer, instance, name)
+  std::vector<char> written_rows_;  // scatter's, reused
+  LayerMap layers_;                 // (layer, instance)
+  WeightRowMap weight_rows_;        // (layer, instance, name)
   PlanOutcome outcome_;
-  // Pipelining: mini-batches in flight (oldest first), weight versions kept for mini-batches
+  // Mini-batches in flight (oldest first), weight versions kept for mini-batches
   // not yet admitted (by the number of steps they include), steps applied so far.
   std::deque<InFlight> pipeline_;
   std::map<std::int64_t, std::vector<Matrix>> versions_;
   std::int64_t steps_done_ = 0;
-  bool stepping_pipelined_ = false;
   std::int64_t stash_peak_bytes_ = 0;
   std::vector<std::vector<TensorValue>> spare_tensors_;  // storage of retired mini-batches
   std::optional<DeviceFeatures> device_features_;

@@ -87,7 +87,7 @@ IterationRun RankEngine::run_iteration(int epoch, int iteration, const Stopwatch
   return run;
 }
 
-std::vector<IterationRun> RankEngine::run_pipelined_epoch(int epoch, const Stopwatch& clock) {
+std::vector<IterationRun> RankEngine::run_epoch(int epoch, const Stopwatch& clock) {
   const int iterations = schedule_.iterations_per_epoch();
   // Sized up front: the executor keeps pointers to the plans of the mini-batches in flight.
   std::vector<IterationRun> runs(static_cast<std::size_t>(iterations));

@@ -43,13 +43,14 @@ class RankEngine {
   RankEngine(const ExperimentConfig& config, const StrategyContext& context, const Dataset& dataset,
              Transport& transport, ComputeBackend& backend = cpu_backend());
 
-  // Collective: every rank runs the same (epoch, iteration).
+  // Collective: every iteration of the epoch in the rounds of the static schedule (plan.hpp),
+  // the pipeline filled at the start and drained at the end (plans without pipelining: one
+  // iteration per round). Round k samples, announces and plans iteration k, then runs a round.
+  // Returns the iterations in order.
+  std::vector<IterationRun> run_epoch(int epoch, const Stopwatch& clock);
+  // Collective: one iteration alone, to completion (every rank runs the same one), as
+  // calibration and the tests run them.
   IterationRun run_iteration(int epoch, int iteration, const Stopwatch& clock);
-  // Collective, for pipelined plans (distribution.pipeline): every iteration of the epoch in the
-  // rounds of the static schedule (plan.hpp), the pipeline filled at the start and drained at the
-  // end. Round k samples, announces and plans iteration k, then runs a round. Returns the
-  // iterations in order.
-  std::vector<IterationRun> run_pipelined_epoch(int epoch, const Stopwatch& clock);
 
   const BatchSchedule& schedule() const { return schedule_; }
   const LocalStore& store() const { return store_; }

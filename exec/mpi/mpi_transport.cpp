@@ -257,6 +257,14 @@ void MpiTransport::timed_out(const char* call, int peer) {
                         " without progress (distribution.progress_timeout_seconds): " + cause);
 }
 
+void MpiTransport::abandon(std::span<MPI_Request> requests, std::shared_ptr<void> buffers) {
+  if (!mpi_running()) return;
+  for (MPI_Request& request : requests) {
+    if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+  }
+  abandoned_buffers_.push_back(std::move(buffers));
+}
+
 int MpiTransport::next_tag() {
   const int tag = tag_sequence_;
   tag_sequence_ = (tag_sequence_ + 1) % kTagBound;
@@ -413,9 +421,8 @@ class MpiPendingAllToAll final : public PendingTransfer {
     }
   }
   ~MpiPendingAllToAll() override {
-    // Abandoned (an error elsewhere): the buffers must outlive the requests.
-    if (!complete_ && !requests_.empty() && mpi_running()) {
-      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    if (!complete_) {
+      transport_.abandon(requests_, std::make_shared<decltype(received_)>(std::move(received_)));
     }
   }
 
@@ -473,7 +480,11 @@ class MpiPendingAllReduce final : public PendingTransfer {
     post();
   }
   ~MpiPendingAllReduce() override {
-    if (!complete_ && mpi_running()) MPI_Waitall(2, requests_, MPI_STATUSES_IGNORE);
+    if (!complete_) {
+      transport_.abandon(requests_,
+                         std::make_shared<std::pair<std::vector<float>, std::vector<float>>>(
+                             std::move(data_), std::move(incoming_)));
+    }
   }
 
   bool test() override {
@@ -587,9 +598,9 @@ double MpiTransport::sum_over_ranks(double value) {
   // rank, and every run, gets the same bits.
   std::vector<double> values(static_cast<std::size_t>(size_));
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Iallgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, communicator_,
-                       &request),
-        rank_, "MPI_Iallgather");
+  check(
+      MPI_Iallgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, communicator_, &request),
+      rank_, "MPI_Iallgather");
   complete(std::span(&request, 1), "MPI_Allgather");
   double sum = 0;
   for (const double v : values) sum += v;

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -97,6 +98,12 @@ class MpiTransport final : public Transport {
                 std::vector<std::byte>& received, Traffic kind, TransferTiming& timing);
   // Each collective call takes the next tag, so messages of consecutive calls never match.
   int next_tag();
+  // For a nonblocking transfer destroyed before it completed (an error on this rank, or a peer
+  // that stopped): frees its requests without waiting, for the peer may never come, and keeps
+  // the buffers it received into (`buffers`) until the transport goes, for MPI may still write
+  // them. What it sent from belongs to the caller, whose error ends the run on every rank
+  // (abort_all_ranks) before a peer could take it.
+  void abandon(std::span<MPI_Request> requests, std::shared_ptr<void> buffers);
 
   MPI_Comm communicator_ = MPI_COMM_NULL;
   // A second duplicate, for liveness queries and replies only, so that they can never match a
@@ -108,6 +115,7 @@ class MpiTransport final : public Transport {
   double progress_timeout_seconds_ = 0;
   TrafficBytes bytes_sent_;
   TrafficBytes bytes_received_;
+  std::vector<std::shared_ptr<void>> abandoned_buffers_;
 };
 
 // A rank waited longer than the progress timeout for its peers.

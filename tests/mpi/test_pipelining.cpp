@@ -105,7 +105,7 @@ TEST_P(Pipelining, TwoEpochsGiveTheWeightsOfTheStaleSingleProcessUpdate) {
   const Stopwatch clock;
   constexpr int kEpochs = 2;
   for (int epoch = 1; epoch <= kEpochs; ++epoch) {
-    const std::vector<IterationRun> runs = engine.run_pipelined_epoch(epoch, clock);
+    const std::vector<IterationRun> runs = engine.run_epoch(epoch, clock);
     ASSERT_EQ(static_cast<int>(runs.size()), engine.schedule().iterations_per_epoch());
     for (const IterationRun& run : runs) {
       planned += run.plan.bytes_sent();
