@@ -137,7 +137,7 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   const int num_ranks = cluster.num_ranks();
   const Stopwatch planning;
   const StrategyContext context = make_strategy_context(config, dataset, num_ranks);
-  const std::unique_ptr<Strategy> strategy = make_strategy(config.distribution.strategy);
+  const Strategy& strategy = *context.strategy;
   const BatchSchedule schedule(dataset.split.train, context.partition, config.training.batch_size,
                                sampler_seed(config.training));
   result.iterations_per_epoch = schedule.iterations_per_epoch();
@@ -151,7 +151,7 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   // Every rank's share of the dataset: its structure and the features the strategy places on it,
   // with its copies of other ranks' (caching).
   const PartitionSizes sizes = partition_sizes(dataset.graph, context.partition);
-  const std::vector<std::int64_t> resident = resident_bytes(*strategy, context, dataset.graph, sizes);
+  const std::vector<std::int64_t> resident = resident_bytes(strategy, context, dataset.graph, sizes);
   for (std::size_t r = 0; r < resident.size(); ++r) result.memory[r].host_bytes = resident[r];
   result.structure_group_size = context.structure_replicas.group_size(num_ranks);
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
@@ -159,7 +159,7 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
   for (std::size_t k = 0; k < sample.iterations.size(); ++k) {
     iterations.push_back(
-        plan_iteration(*strategy, context, dataset.graph, schedule, sampler_seed(config.training),
+        plan_iteration(strategy, context, dataset.graph, schedule, sampler_seed(config.training),
                        epoch, sample.iterations[k],
                        [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
     if (options.progress) options.progress(static_cast<int>(k) + 1, result.iterations_simulated);
@@ -170,8 +170,8 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   if (result.out_of_memory) return result;
 
   replay_into(result, cluster, iterations, sample, options,
-              held_feature_bytes(*strategy, context, sizes));
-  if (strategy->full_graph()) {
+              held_feature_bytes(strategy, context, sizes));
+  if (strategy.full_graph()) {
     const std::vector<PartitionShape> shapes = partition_shapes(dataset.graph, context.partition);
     std::vector<PartitionCostSample> samples;
     for (int r = 0; r < num_ranks; ++r) {

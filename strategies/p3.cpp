@@ -21,7 +21,7 @@
 // row and head, but they cross the network four times per batch, so with few features p3 moves
 // more than dgl-pull (docs/plans.md). The attention vectors are held whole and all-reduced.
 //
-// Pipelining [P3 section 3.3] (context.pipeline_depth > 0; plan.hpp): the plan's ops fall into
+// Pipelining [P3 section 3.3] (P3Options::pipeline_depth > 0; plan.hpp): the plan's ops fall into
 // P3's four phases, the pipeline's stages: 0 the model-parallel forward (gather, partial layer,
 // the pull of partial activations), 1 the data-parallel forward and backward (down to the push of
 // the first layer's gradients), 2 the model-parallel backward (partial layer backward, then the
@@ -39,11 +39,12 @@
 // fewer ranks and fewer partial activations come back; a group of one runs the first layer data
 // parallel. The first layer's weights are then held whole by every rank and all-reduced with the
 // others, since every group computes gradients for every column.
+#include "strategies/p3.hpp"
+
 #include <algorithm>
 
 #include "strategies/block_codec.hpp"
 #include "strategies/model_ops.hpp"
-#include "strategies/strategy.hpp"
 #include "strategies/strategy_common.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/partition.hpp"
@@ -267,7 +268,11 @@ std::vector<int> derived_first_blocks(PlanBuilder& builder, const StrategyContex
 
 class P3Strategy final : public Strategy {
  public:
+  explicit P3Strategy(const P3Options& options) : options_(options) {}
+
   std::string name() const override { return "p3"; }
+  int pipeline_depth() const override { return options_.pipeline_depth; }
+  bool derives_peer_first_layers() const override { return options_.derive_first_layer; }
 
   void check(const StrategyContext& context) const override {
     require(context.feature_dim >= 1, "workload.features", "p3 needs node features");
@@ -302,11 +307,11 @@ class P3Strategy final : public Strategy {
   }
 
   // The first layer's computation graph, to every rank that computes partial activations for it;
-  // or, where the ranks derive it (p3_derive_first_layer), only the seeds it grows from.
+  // or, where the ranks derive it (P3Options::derive_first_layer), only the seeds it grows from.
   Announcement announce(const StrategyContext& context,
                         const RankIteration& iteration) const override {
     const auto encoded = std::make_shared<const std::vector<std::int32_t>>(
-        context.p3_derive_first_layer
+        options_.derive_first_layer
             ? std::vector<std::int32_t>(iteration.batch.seeds.begin(), iteration.batch.seeds.end())
             : encode_block(iteration.batch.blocks.front()));
     Announcement pushes(static_cast<std::size_t>(context.num_ranks));
@@ -325,14 +330,13 @@ class P3Strategy final : public Strategy {
     const int hidden = spec.layer(0).out_dim;
 
     PlanBuilder builder(name(), rank, num_ranks, iteration.epoch, iteration.iteration);
-    const int depth = context.pipeline_depth;
+    const int depth = options_.pipeline_depth;
     const bool pipelined = depth > 0;
     if (pipelined) builder.set_pipeline(depth, iteration.step);
     const std::vector<ParameterSpec> parameters = this->parameters(context, rank);
     for (const ParameterSpec& p : parameters) builder.add_parameter(p);
     const OwnBatchTensors own = add_own_batch(builder, context, iteration);
-    const AnnouncementTensors announced =
-        add_announcement(builder, sent, received, rank);
+    const AnnouncementTensors announced = add_announcement(builder, sent, received, rank);
     // The mini-batches this rank computes first-layer partial activations for (every rank's
     // without caching), over which columns, and their first-layer computation graphs.
     std::vector<std::vector<ColumnRange>> columns(static_cast<std::size_t>(num_ranks));
@@ -340,7 +344,7 @@ class P3Strategy final : public Strategy {
       columns[static_cast<std::size_t>(q)] = columns_computed(context, rank, q);
     }
     const std::vector<int> first_blocks =
-        context.p3_derive_first_layer
+        options_.derive_first_layer
             ? derived_first_blocks(builder, context, iteration, columns, announced, own)
             : pushed_first_blocks(builder, iteration, columns, announced, own);
     builder.end_prologue();
@@ -571,8 +575,6 @@ class P3Strategy final : public Strategy {
     return plan;
   }
 
-  bool supports_pipelining() const override { return true; }
-
  private:
   // The dependencies across iterations of a pipelined plan. A rank's plans have the same ops in
   // every iteration (ranks without seeds run empty batches), so the optimizer step of an earlier
@@ -603,10 +605,21 @@ class P3Strategy final : public Strategy {
     return " columns [" + std::to_string(ranges[j].begin) + ", " + std::to_string(ranges[j].end) +
            ")";
   }
+
+  P3Options options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_p3_strategy() { return std::make_unique<P3Strategy>(); }
+P3Options p3_options(const DistributionConfig& distribution) {
+  P3Options options;
+  if (distribution.pipeline) options.pipeline_depth = kPipelineDepth;
+  options.derive_first_layer = distribution.p3_first_layer == "derive";
+  return options;
+}
+
+std::unique_ptr<Strategy> make_p3_strategy(const P3Options& options) {
+  return std::make_unique<P3Strategy>(options);
+}
 
 }  // namespace gnnbed

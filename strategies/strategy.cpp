@@ -6,30 +6,32 @@
 
 #include "strategies/caching.hpp"
 #include "strategies/full_graph.hpp"
+#include "strategies/p3.hpp"
 #include "strategies/roc_partition.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
 
 std::unique_ptr<Strategy> make_dgl_pull_strategy();
-std::unique_ptr<Strategy> make_p3_strategy();
 std::unique_ptr<Strategy> make_roc_strategy();
 
 namespace {
 
-const std::map<std::string, std::function<std::unique_ptr<Strategy>()>, std::less<>>& registry() {
-  static const std::map<std::string, std::function<std::unique_ptr<Strategy>()>, std::less<>>
-      known = {
-          {"dgl-pull", make_dgl_pull_strategy},
-          {"p3", make_p3_strategy},
-          {"roc", make_roc_strategy},
-      };
+using StrategyMaker = std::function<std::unique_ptr<Strategy>(const DistributionConfig&)>;
+
+const std::map<std::string, StrategyMaker, std::less<>>& registry() {
+  static const std::map<std::string, StrategyMaker, std::less<>> known = {
+      {"dgl-pull", [](const DistributionConfig&) { return make_dgl_pull_strategy(); }},
+      {"p3", [](const DistributionConfig& d) { return make_p3_strategy(p3_options(d)); }},
+      {"roc", [](const DistributionConfig&) { return make_roc_strategy(); }},
+  };
   return known;
 }
 
-void check_fits(const ExperimentConfig& config, std::int64_t num_nodes, int num_ranks) {
-  const std::string& name = config.distribution.strategy;
-  if (make_strategy(name)->full_graph()) {
+void check_fits(const Strategy& strategy, const ExperimentConfig& config, std::int64_t num_nodes,
+                int num_ranks) {
+  const std::string name = strategy.name();
+  if (strategy.full_graph()) {
     require(config.training.batch_size == 0, "training.batch_size",
             name + " trains on the full graph: set it to 0 (--batch-size 0)");
   } else {
@@ -42,16 +44,45 @@ void check_fits(const ExperimentConfig& config, std::int64_t num_nodes, int num_
               " nodes: every rank must own a node");
 }
 
+StrategyContext make_context(const ExperimentConfig& config, NodePartition partition,
+                             int feature_dim, int num_classes,
+                             std::shared_ptr<const Strategy> strategy) {
+  const int num_ranks = partition.num_parts();
+  check_fits(*strategy, config, partition.num_nodes(), num_ranks);
+  const ModelSpec spec(config.model, feature_dim, num_classes);
+  validate(config.training, spec.num_layers());
+  StrategyContext context{num_ranks,
+                          spec,
+                          config.training,
+                          std::move(partition),
+                          config.distribution.structure == "partitioned",
+                          feature_dim,
+                          {},
+                          {},
+                          std::move(strategy)};
+  context.strategy->check(context);
+  return context;
+}
+
 }  // namespace
 
-std::unique_ptr<Strategy> make_strategy(std::string_view name) {
-  const auto it = registry().find(name);
+std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution) {
+  const auto it = registry().find(distribution.strategy);
   if (it == registry().end()) {
     std::string known;
     for (const auto& entry : registry()) known += (known.empty() ? "" : ", ") + entry.first;
-    throw ConfigError("strategy", "'" + std::string(name) + "' is not one of: " + known);
+    throw ConfigError("strategy", "'" + distribution.strategy + "' is not one of: " + known);
   }
-  return it->second();
+  std::unique_ptr<Strategy> strategy = it->second(distribution);
+  require(!distribution.pipeline || strategy->pipeline_depth() > 0, "distribution.pipeline",
+          "pipelining is P3's: " + distribution.strategy + " has no pipelined plans");
+  return strategy;
+}
+
+std::unique_ptr<Strategy> make_strategy(std::string_view name) {
+  DistributionConfig distribution;
+  distribution.strategy = std::string(name);
+  return make_strategy(distribution);
 }
 
 std::vector<std::string> strategy_names() {
@@ -68,15 +99,16 @@ DerivedFirstLayer derived_first_layer(const MiniBatch& batch) {
 
 StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
                                       int num_ranks) {
-  check_fits(config, dataset.num_nodes(), num_ranks);
+  std::shared_ptr<const Strategy> strategy = make_strategy(config.distribution);
+  check_fits(*strategy, config, dataset.num_nodes(), num_ranks);
   NodePartition partition = partition_nodes(config.distribution, dataset.graph, num_ranks);
-  StrategyContext context = make_strategy_context(config, std::move(partition),
-                                                  dataset.feature_dim(), dataset.num_classes);
+  StrategyContext context = make_context(config, std::move(partition), dataset.feature_dim(),
+                                         dataset.num_classes, std::move(strategy));
   if (dataset.features != nullptr) {
     context.model.set_input_nonzero_group_fraction(dataset.features->nonzero_group_fraction());
   }
   if (config.distribution.cache_budget_bytes > 0) {
-    add_replicas(context, config.distribution, *make_strategy(config.distribution.strategy),
+    add_replicas(context, config.distribution, *context.strategy,
                  partition_sizes(dataset.graph, context.partition));
   }
   return context;
@@ -84,29 +116,8 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
 
 StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
                                       int feature_dim, int num_classes) {
-  const int num_ranks = partition.num_parts();
-  check_fits(config, partition.num_nodes(), num_ranks);
-  const ModelSpec spec(config.model, feature_dim, num_classes);
-  validate(config.training, spec.num_layers());
-  StrategyContext context{num_ranks,
-                          spec,
-                          config.training,
-                          std::move(partition),
-                          config.distribution.structure == "partitioned",
-                          feature_dim,
-                          {},
-                          {},
-                          0};
-  const std::unique_ptr<Strategy> strategy = make_strategy(config.distribution.strategy);
-  if (config.distribution.pipeline) {
-    require(strategy->supports_pipelining(), "distribution.pipeline",
-            "pipelining is P3's: " + config.distribution.strategy + " has no pipelined plans");
-    context.pipeline_depth = kPipelineDepth;
-  }
-  context.p3_derive_first_layer =
-      config.distribution.strategy == "p3" && config.distribution.p3_first_layer == "derive";
-  strategy->check(context);
-  return context;
+  return make_context(config, std::move(partition), feature_dim, num_classes,
+                      make_strategy(config.distribution));
 }
 
 std::int64_t announcement_bytes(const std::vector<std::int32_t>& payload) {

@@ -27,6 +27,8 @@
 
 namespace gnnbed {
 
+class Strategy;
+
 // What every rank's strategy knows about the run.
 struct StrategyContext {
   int num_ranks = 1;
@@ -40,11 +42,9 @@ struct StrategyContext {
   // the features it holds without asking their owner.
   Replication structure_replicas;
   Replication feature_replicas;
-  // P3's pipelining: the number of earlier mini-batches in flight (kPipelineDepth), 0 = none.
-  int pipeline_depth = 0;
-  // P3 derives other ranks' first-layer graphs from their seeds (DistributionConfig::
-  // p3_first_layer; RankIteration::sample_peer_batch) instead of receiving them.
-  bool p3_derive_first_layer = false;
+  // The run's strategy with its own options, built once from the configuration
+  // (make_strategy_context) and shared by everything that plans or places data for the run.
+  std::shared_ptr<const Strategy> strategy;
 };
 
 // Another rank's first-layer computation graph, sampled again here.
@@ -98,8 +98,11 @@ class Strategy {
   // (`context.feature_replicas`); without, features are never cached for it.
   virtual bool uses_feature_replicas() const { return false; }
 
-  // Whether the strategy builds pipelined plans (distribution.pipeline).
-  virtual bool supports_pipelining() const { return false; }
+  // The depth of the pipeline its plans form (Plan::pipeline_depth; P3's pipelining), 0: none.
+  virtual int pipeline_depth() const { return 0; }
+  // Whether a rank's engine samples the first-layer graphs of its peers' mini-batches again from
+  // their seeds (RankIteration::derive_first_layer) instead of receiving them.
+  virtual bool derives_peer_first_layers() const { return false; }
 
   // The model parameters as `rank` holds them (full tensors, or its rows of a split one).
   virtual std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const = 0;
@@ -129,7 +132,11 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
 StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
                                       int feature_dim, int num_classes);
 
-// Known names: "dgl-pull", "p3", "roc". Throws ConfigError listing them for any other name.
+// The strategy `distribution` names, with the options it sets for it (P3's pipelining and
+// first-layer graphs). Known names: "dgl-pull", "p3", "roc". Throws ConfigError listing them for
+// any other name, and naming the field for an option the strategy does not take.
+std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution);
+// The named strategy with its default options.
 std::unique_ptr<Strategy> make_strategy(std::string_view name);
 std::vector<std::string> strategy_names();
 

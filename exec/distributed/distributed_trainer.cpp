@@ -327,8 +327,7 @@ DistributedReport train_distributed(const ExperimentConfig& config, const Strate
   const int rank = transport.rank();
   return train_distributed(
       config, context,
-      cut_shard(dataset, context.partition, rank,
-                rank_placement(*make_strategy(config.distribution.strategy), context, rank)),
+      cut_shard(dataset, context.partition, rank, rank_placement(*context.strategy, context, rank)),
       transport, options);
 }
 

@@ -57,24 +57,22 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
                        const Dataset& dataset, Transport& transport, ComputeBackend& backend)
     : RankEngine(config, context,
                  cut_shard(dataset, context.partition, transport.rank(),
-                           rank_placement(*make_strategy(config.distribution.strategy), context,
-                                          transport.rank())),
+                           rank_placement(*context.strategy, context, transport.rank())),
                  transport, backend) {}
 
 RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
                        RankShard shard, Transport& transport, ComputeBackend& backend)
     : context_(context),
       transport_(transport),
-      strategy_(make_strategy(config.distribution.strategy)),
-      store_(fitting(std::move(shard), context, *strategy_, transport.rank())),
+      store_(fitting(std::move(shard), context, *context.strategy, transport.rank())),
       schedule_(store_.rank(), store_.shard().split.train, train_counts(store_.shard()),
                 config.training.batch_size, config.training.seed),
       sampler_(store_, context.partition, config.training.fanouts, sampler_seed(config.training),
                context.structure_partitioned, context.structure_replicas),
-      executor_(context, strategy_->parameters(context, transport.rank()), store_, transport,
+      executor_(context, context.strategy->parameters(context, transport.rank()), store_, transport,
                 backend),
       device_memory_bytes_(config.distribution.device_memory_bytes) {
-  if (strategy_->full_graph()) {
+  if (context.strategy->full_graph()) {
     local_block_ = std::make_shared<const Block>(local_graph_block(
         store_.structure(), store_.owned_nodes(), global_gcn_degrees(store_, transport)));
   }
@@ -131,7 +129,7 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   // Deciding what to ask the peers for is planning (host work on the batch); the announcement op
   // is its exchange.
   const Stopwatch requests_clock;
-  const Announcement requests = strategy_->announce(context_, it);
+  const Announcement requests = context_.strategy->announce(context_, it);
   const double requests_seconds = requests_clock.seconds();
   run.announce_start = clock.seconds();
   TransferTiming announce_timing;
@@ -139,7 +137,7 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   run.announce_seconds = clock.seconds() - run.announce_start;
   run.announce_waiting = announce_timing.waiting_seconds;
 
-  if (context_.p3_derive_first_layer) {
+  if (context_.strategy->derives_peer_first_layers()) {
     const std::uint64_t batch_key = schedule_.batch_key(epoch, iteration);
     it.derive_first_layer = [this, batch_key](int, std::span<const NodeId> peer_seeds) {
       return derived_first_layer(sampler_.sample_locally(peer_seeds, batch_key));
@@ -148,7 +146,7 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   // Planning includes sampling the peers' batches again where the plan derives them: the plan's
   // third prologue op, which op_timing charges with this time.
   const Stopwatch planning;
-  run.plan = strategy_->plan(context_, it, requests, received);
+  run.plan = context_.strategy->plan(context_, it, requests, received);
   run.planning_seconds = requests_seconds + planning.seconds();
   if (device_memory_bytes_ > 0) check_device_memory(run.plan);
 }

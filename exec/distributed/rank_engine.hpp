@@ -55,7 +55,7 @@ class RankEngine {
   const BatchSchedule& schedule() const { return schedule_; }
   const LocalStore& store() const { return store_; }
   PlanExecutor& executor() { return executor_; }
-  const Strategy& strategy() const { return *strategy_; }
+  const Strategy& strategy() const { return *context_.strategy; }
 
  private:
   // Sampling, the announcement and the plan of (epoch, iteration).
@@ -65,7 +65,6 @@ class RankEngine {
 
   const StrategyContext& context_;
   Transport& transport_;
-  std::unique_ptr<Strategy> strategy_;
   LocalStore store_;
   BatchSchedule schedule_;
   DistributedSampler sampler_;

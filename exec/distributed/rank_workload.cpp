@@ -48,8 +48,7 @@ RankWorkload load_from_shards(const ExperimentConfig& config, int num_ranks, int
   RankShard shard = load_shard(manifest, rank);
   StrategyContext context =
       make_strategy_context(config, shard.partition, shard.feature_dim, shard.num_classes);
-  const FeaturePlacement wanted =
-      make_strategy(config.distribution.strategy)->feature_placement(context, rank);
+  const FeaturePlacement wanted = context.strategy->feature_placement(context, rank);
   require(wanted == shard.placement.features, "distribution.strategy",
           config.distribution.strategy + " places " + describe(wanted) + " on rank " +
               std::to_string(rank) + ", but the shards in " + manifest.directory.string() +
@@ -66,8 +65,7 @@ RankWorkload load_rank_workload(const ExperimentConfig& config, int num_ranks, i
   const Dataset dataset = load_workload(config.workload);
   StrategyContext context = make_strategy_context(config, dataset, num_ranks);
   RankShard shard =
-      cut_shard(dataset, context.partition, rank,
-                rank_placement(*make_strategy(config.distribution.strategy), context, rank));
+      cut_shard(dataset, context.partition, rank, rank_placement(*context.strategy, context, rank));
   return {std::move(context), std::move(shard), dataset.summary()};
 }
 

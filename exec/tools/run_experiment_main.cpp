@@ -313,7 +313,7 @@ int run(int argc, char** argv, MpiTransport& transport) {
       return 0;
     }
     result["out_of_memory"] = false;
-    if (make_strategy(setup.config.distribution.strategy)->full_graph()) {
+    if (setup.workload->context.strategy->full_graph()) {
       result["partition_costs"] = recorded_partition_costs(
           setup.config.distribution,
           measured_partition_costs(report, dataset_name, setup.config.distribution.partitioner));

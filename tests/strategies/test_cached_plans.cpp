@@ -25,7 +25,7 @@ StrategyContext plain_context(int num_ranks, bool partitioned) {
                          training,    NodePartition::hashed(2708, num_ranks, 3),
                          partitioned, 1433,
                          {},          {},
-                         0};
+                         {}};
 }
 
 // `context` with the copies a budget of `partitions` of the largest partition buys per rank.

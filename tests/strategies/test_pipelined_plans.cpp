@@ -29,7 +29,7 @@ std::vector<std::vector<Plan>> epoch_plans(const StrategyContext& context, int e
   std::vector<std::vector<Plan>> iterations;
   for (int i = 0; i < schedule.iterations_per_epoch(); ++i) {
     iterations.push_back(
-        plan_iteration(*make_strategy("p3"), context, cora().graph, schedule, 9, epoch, i));
+        plan_iteration(*context.strategy, context, cora().graph, schedule, 9, epoch, i));
   }
   return iterations;
 }
@@ -43,7 +43,7 @@ int index_of_kind(const Plan& plan, OpKind kind) {
 
 TEST(PipelinedPlans, CarryP3sPhasesAsStagesAndDependenciesAcrossIterations) {
   const StrategyContext context = make_strategy_context(p3_experiment(true), cora(), kRanks);
-  ASSERT_EQ(context.pipeline_depth, 3);
+  ASSERT_EQ(context.strategy->pipeline_depth(), 3);
   const auto iterations = epoch_plans(context, 2);
   ASSERT_GE(iterations.size(), 6u) << "enough iterations to fill the pipeline";
   const std::int64_t per_epoch = static_cast<std::int64_t>(iterations.size());

@@ -7,11 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <functional>
 #include <fstream>
+#include <functional>
 
 #include "strategies/block_codec.hpp"
 #include "strategies/collective_schedule.hpp"
+#include "strategies/p3.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"
 #include "tests/support/test_support.hpp"
@@ -26,21 +27,21 @@ StrategyContext context_for(int num_ranks, bool partitioned, const std::string& 
   TrainingConfig training;
   training.batch_size = 16;
   training.fanouts = {10, 5};
-  return StrategyContext{num_ranks,
-                         ModelSpec(ModelConfig{kind, 2, 16, 0.5}, 1433, 7),
-                         training,
-                         NodePartition::hashed(2708, num_ranks, 3),
-                         partitioned,
-                         1433,
-                         {},
-                         {},
-                         0};
+  return StrategyContext{num_ranks,   ModelSpec(ModelConfig{kind, 2, 16, 0.5}, 1433, 7),
+                         training,    NodePartition::hashed(2708, num_ranks, 3),
+                         partitioned, 1433,
+                         {},          {},
+                         {}};
 }
 
 std::vector<Plan> plans_for(const std::string& strategy, const StrategyContext& context) {
   const BatchSchedule schedule(cora().split.train, context.partition, context.training.batch_size,
                                5);
-  return plan_iteration(*make_strategy(strategy), context, cora().graph, schedule, 9, 1, 0);
+  // The context's own strategy, with its options, where it has one; else the named defaults.
+  const std::shared_ptr<const Strategy> chosen =
+      context.strategy ? context.strategy : make_strategy(strategy);
+  EXPECT_EQ(chosen->name(), strategy);
+  return plan_iteration(*chosen, context, cora().graph, schedule, 9, 1, 0);
 }
 
 // The block a plan holds under `name` (Error when it holds none).
@@ -197,7 +198,7 @@ TEST(P3Plan, DerivingTheFirstLayerSendsOnlySeedsAndGivesTheOwnersGraphs) {
   for (const int n : {2, 4}) {
     StrategyContext pushing = context_for(n, false);
     StrategyContext deriving = pushing;
-    deriving.p3_derive_first_layer = true;
+    deriving.strategy = make_p3_strategy(P3Options{0, true});
     const auto pushed = plans_for("p3", pushing);
     const auto derived = plans_for("p3", deriving);
     const BatchSchedule schedule(cora().split.train, deriving.partition, 16, 5);

@@ -1,0 +1,23 @@
+#pragma once
+// P3 (strategies/p3.cpp) and its options.
+#include <memory>
+
+#include "strategies/experiment_config.hpp"
+#include "strategies/strategy.hpp"
+
+namespace gnnbed {
+
+struct P3Options {
+  // Section 3.3: earlier mini-batches in flight while a new one starts (kPipelineDepth), 0: none.
+  int pipeline_depth = 0;
+  // How a rank learns the first-layer graphs of its peers' mini-batches: false, pushed by their
+  // owners (section 3.2); true, sampled again from their seeds (distribution.p3_first_layer).
+  bool derive_first_layer = false;
+};
+
+// The options `distribution` sets for P3 (distribution.pipeline, distribution.p3_first_layer).
+P3Options p3_options(const DistributionConfig& distribution);
+
+std::unique_ptr<Strategy> make_p3_strategy(const P3Options& options);
+
+}  // namespace gnnbed
