@@ -1,5 +1,5 @@
 #pragma once
-// How ranks talk. Data-plane operations follow the schedules of strategies/collective_schedule.hpp
+// How ranks talk. Data-plane operations follow the schedules of strategies/plan/collective_schedule.hpp
 // step for step and count every payload byte they send and receive, by traffic kind, so that a
 // run's measured traffic can be checked against its plans. Control-plane operations (timing
 // reductions, result gathering) are not counted: they are the testbed's, not the strategy's.
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/traffic.hpp"
+#include "strategies/plan/traffic.hpp"
 
 namespace gnnbed {
 

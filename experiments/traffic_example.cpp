@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/provenance.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/cost_model.hpp"
+#include "sim/cost_model/cost_model.hpp"
 
 namespace gnnbed {
 

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "sim/platform.hpp"
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/model_ops.hpp"
 #include "workloads/common/errors.hpp"
 

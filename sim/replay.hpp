@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "sim/cluster.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/traffic.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/traffic.hpp"
 
 namespace gnnbed {
 

@@ -11,7 +11,7 @@
 #include "sim/cluster.hpp"
 #include "sim/epoch_sample.hpp"
 #include "sim/replay.hpp"
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/plan_memory.hpp"
 #include "workloads/dataset.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/replication.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/rank_shard.hpp"

@@ -1,6 +1,6 @@
 #include "strategies/model_ops.hpp"
 
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "workloads/common/random.hpp"
 
 namespace gnnbed {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "strategies/model_spec.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/config/model_spec.hpp"
+#include "strategies/plan/plan.hpp"
 
 namespace gnnbed {
 

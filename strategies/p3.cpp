@@ -43,7 +43,7 @@
 
 #include <algorithm>
 
-#include "strategies/block_codec.hpp"
+#include "strategies/plan/block_codec.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/strategy_common.hpp"
 #include "workloads/common/errors.hpp"

@@ -2,7 +2,7 @@
 // P3 (strategies/p3.cpp) and its options.
 #include <memory>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/strategy.hpp"
 
 namespace gnnbed {

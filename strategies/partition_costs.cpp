@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "strategies/cost_fit.hpp"
+#include "workloads/common/least_squares.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
 

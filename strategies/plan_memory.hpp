@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <deque>
 
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 
 namespace gnnbed {
 

@@ -5,7 +5,7 @@
 // cost model (partition_costs.hpp) is as small as a greedy sweep can make it.
 #include <optional>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/partition_costs.hpp"
 #include "workloads/graph.hpp"
 #include "workloads/partition.hpp"

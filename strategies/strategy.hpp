@@ -16,11 +16,11 @@
 
 #include "strategies/announcement.hpp"
 #include "strategies/batch_schedule.hpp"
-#include "strategies/experiment_config.hpp"
-#include "strategies/model_spec.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/config/experiment_config.hpp"
+#include "strategies/config/model_spec.hpp"
+#include "strategies/plan/plan.hpp"
 #include "strategies/replication.hpp"
-#include "strategies/training_config.hpp"
+#include "strategies/config/training_config.hpp"
 #include "workloads/partition.hpp"
 #include "workloads/rank_shard.hpp"  // FeaturePlacement
 #include "workloads/sampler.hpp"

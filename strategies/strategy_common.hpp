@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 #include "strategies/strategy.hpp"
 
 namespace gnnbed {

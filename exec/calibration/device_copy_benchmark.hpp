@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "exec/kernels/compute_backend.hpp"
-#include "strategies/cost_fit.hpp"
+#include "sim/cost_model/cost_fit.hpp"
 
 namespace gnnbed {
 

@@ -5,7 +5,7 @@
 
 #include "exec/distributed/op_timing.hpp"
 #include "exec/distributed/rank_engine.hpp"
-#include "strategies/cost_model.hpp"
+#include "sim/cost_model/cost_model.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"

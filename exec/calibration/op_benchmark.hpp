@@ -16,8 +16,8 @@
 
 #include "exec/kernels/compute_backend.hpp"
 #include "exec/transport.hpp"
-#include "strategies/cost_fit.hpp"
-#include "strategies/plan.hpp"
+#include "sim/cost_model/cost_fit.hpp"
+#include "strategies/plan/plan.hpp"
 #include "workloads/dataset.hpp"
 
 namespace gnnbed {

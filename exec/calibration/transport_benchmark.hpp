@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "exec/transport.hpp"
-#include "strategies/cost_fit.hpp"
+#include "sim/cost_model/cost_fit.hpp"
 
 namespace gnnbed {
 

@@ -23,7 +23,7 @@
 #include "exec/train/trainer.hpp"
 #include "exec/transport.hpp"
 #include "strategies/full_graph.hpp"
-#include "strategies/model_spec.hpp"
+#include "strategies/config/model_spec.hpp"
 
 namespace gnnbed {
 

@@ -13,7 +13,7 @@
 
 #include "exec/distributed/local_store.hpp"
 #include "exec/transport.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 #include "strategies/replication.hpp"
 #include "workloads/sampler.hpp"
 

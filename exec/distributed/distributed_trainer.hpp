@@ -12,9 +12,9 @@
 
 #include "exec/kernels/compute_backend.hpp"
 #include "exec/transport.hpp"
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/partition_costs.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/dataset.hpp"
 

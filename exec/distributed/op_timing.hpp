@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "exec/distributed/rank_engine.hpp"
-#include "strategies/cost_model.hpp"
-#include "strategies/plan.hpp"
+#include "sim/cost_model/cost_model.hpp"
+#include "strategies/plan/plan.hpp"
 
 namespace gnnbed {
 

@@ -17,7 +17,7 @@
 #include "exec/nn/layers.hpp"
 #include "exec/train/optimizer.hpp"
 #include "exec/transport.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/stopwatch.hpp"
 

@@ -8,7 +8,7 @@
 #include "exec/distributed/local_store.hpp"
 #include "exec/distributed/plan_executor.hpp"
 #include "strategies/batch_schedule.hpp"
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/plan_memory.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/errors.hpp"

@@ -3,7 +3,7 @@
 // owners and sizes, never the graph itself) and the whole workload's summary for results.
 #include <nlohmann/json.hpp>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/rank_shard.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/stopwatch.hpp"
 

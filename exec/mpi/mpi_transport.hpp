@@ -1,6 +1,6 @@
 #pragma once
 // The Transport over MPI point-to-point messages. Every collective follows the step schedule of
-// strategies/collective_schedule.hpp with one nonblocking send and one probed receive per step,
+// strategies/plan/collective_schedule.hpp with one nonblocking send and one probed receive per step,
 // so the bytes counted are exactly the payload bytes those schedules predict (no headers).
 #include <mpi.h>
 

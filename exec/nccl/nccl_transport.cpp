@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "exec/cuda/cuda_device.hpp"
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/stopwatch.hpp"
 

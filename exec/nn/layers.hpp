@@ -18,7 +18,7 @@
 #include "exec/kernels/compute_backend.hpp"
 #include "exec/kernels/cpu_kernels.hpp"
 #include "exec/tensor.hpp"
-#include "strategies/model_spec.hpp"
+#include "strategies/config/model_spec.hpp"
 #include "workloads/sampler.hpp"
 
 namespace gnnbed {

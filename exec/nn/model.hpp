@@ -7,7 +7,7 @@
 
 #include "exec/nn/layers.hpp"
 #include "exec/tensor.hpp"
-#include "strategies/model_spec.hpp"
+#include "strategies/config/model_spec.hpp"
 #include "workloads/sampler.hpp"
 
 namespace gnnbed {

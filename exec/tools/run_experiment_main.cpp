@@ -19,7 +19,7 @@
 #include "exec/distributed/rank_engine.hpp"
 #include "exec/distributed/rank_workload.hpp"
 #include "exec/mpi/mpi_transport.hpp"
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "strategies/roc_partition.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "exec/train/trainer.hpp"
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/memory.hpp"
 #include "workloads/common/provenance.hpp"

@@ -6,7 +6,7 @@
 
 #include "exec/kernels/compute_backend.hpp"
 #include "exec/nn/layers.hpp"
-#include "strategies/training_config.hpp"
+#include "strategies/config/training_config.hpp"
 
 namespace gnnbed {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "exec/nn/model.hpp"
-#include "strategies/model_spec.hpp"
-#include "strategies/training_config.hpp"
+#include "strategies/config/model_spec.hpp"
+#include "strategies/config/training_config.hpp"
 #include "workloads/dataset.hpp"
 
 namespace gnnbed {

@@ -39,7 +39,7 @@
 #include "exec/cuda/cuda_device.hpp"
 #include "exec/cuda/cuda_kernels.cuh"
 #include "exec/tensor.hpp"
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/provenance.hpp"

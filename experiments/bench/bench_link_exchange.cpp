@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "exec/mpi/mpi_transport.hpp"
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/provenance.hpp"

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "exec/nn/layers.hpp"
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <numeric>
 
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/provenance.hpp"

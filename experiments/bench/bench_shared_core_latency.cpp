@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "exec/mpi/mpi_transport.hpp"
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/provenance.hpp"
 #include "workloads/common/random.hpp"

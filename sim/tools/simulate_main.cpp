@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "sim/simulation.hpp"
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/json_config.hpp"

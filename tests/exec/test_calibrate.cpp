@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exec/backends.hpp"
-#include "strategies/cost_model.hpp"
+#include "sim/cost_model/cost_model.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace gnnbed {

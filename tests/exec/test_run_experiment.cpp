@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "exec/backends.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace gnnbed {

@@ -1,7 +1,7 @@
 // The calibration reader (read_calibration): the whole input is the file. Seeds are written by
 // write_calibration, from a preset's cost models, with and without a device link.
 #include "sim/cluster.hpp"
-#include "strategies/cost_model.hpp"
+#include "sim/cost_model/cost_model.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace gnnbed::fuzz {

@@ -1,5 +1,5 @@
 // The experiment reader (resolve_experiment over a JSON file): the whole input is the file.
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace gnnbed::fuzz {

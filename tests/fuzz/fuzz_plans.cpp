@@ -2,8 +2,8 @@
 // MessagePack, by the file's extension), the rest is the file. Seeds are every strategy's plans
 // for one iteration of two ranks over a small generated dataset.
 #include "strategies/batch_schedule.hpp"
-#include "strategies/experiment_config.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/config/experiment_config.hpp"
+#include "strategies/plan/plan.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/small_dataset.hpp"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "exec/mpi/mpi_transport.hpp"
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "sim/replay.hpp"
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/model_ops.hpp"
 
 namespace gnnbed {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace gnnbed {

@@ -6,9 +6,9 @@
 // which it then holds whole. The sampled mini-batches are the same with and without copies.
 #include <gtest/gtest.h>
 
-#include "strategies/block_codec.hpp"
+#include "strategies/plan/block_codec.hpp"
 #include "strategies/caching.hpp"
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"
 

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 
 namespace gnnbed {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "tests/support/refused_field.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"

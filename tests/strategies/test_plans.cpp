@@ -10,8 +10,8 @@
 #include <fstream>
 #include <functional>
 
-#include "strategies/block_codec.hpp"
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/block_codec.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/p3.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "strategies/caching.hpp"
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "strategies/replication.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"

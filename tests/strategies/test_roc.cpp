@@ -8,7 +8,7 @@
 #include <fstream>
 #include <set>
 
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/full_graph.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/partition_costs.hpp"

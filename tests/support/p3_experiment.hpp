@@ -3,7 +3,7 @@
 // on Cora, with or without pipelining.
 #include <vector>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 
 namespace gnnbed::testing {
 

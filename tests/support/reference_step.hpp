@@ -10,7 +10,7 @@
 
 #include "exec/nn/layers.hpp"
 #include "exec/train/optimizer.hpp"
-#include "strategies/training_config.hpp"
+#include "strategies/config/training_config.hpp"
 
 namespace gnnbed::testing {
 

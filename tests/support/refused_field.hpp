@@ -3,7 +3,7 @@
 // experiment is read, or "(accepted)".
 #include <string>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed::testing {

@@ -10,7 +10,7 @@
 #include <iostream>
 #include <vector>
 
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 #include "workloads/binary_format.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/json_config.hpp"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "strategies/model_spec.hpp"
-#include "strategies/training_config.hpp"
+#include "strategies/config/model_spec.hpp"
+#include "strategies/config/training_config.hpp"
 #include "workloads/workload_config.hpp"
 
 namespace gnnbed {
@@ -28,7 +28,7 @@ struct DistributionConfig {
   // structure only), "features", or "both" (a rank's structure and features copied together).
   std::int64_t cache_budget_bytes = 0;
   std::string cache = "both";
-  // P3's pipelining (section 3.3; strategies/plan.hpp): the static schedule with kPipelineDepth
+  // P3's pipelining (section 3.3; strategies/plan/plan.hpp): the static schedule with kPipelineDepth
   // earlier mini-batches in flight and stale weights. p3 only.
   bool pipeline = false;
   // How P3's ranks learn the first-layer computation graph of every other rank's mini-batch:

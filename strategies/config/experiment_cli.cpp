@@ -1,4 +1,4 @@
-#include "strategies/experiment_cli.hpp"
+#include "strategies/config/experiment_cli.hpp"
 
 #include <algorithm>
 #include <iostream>

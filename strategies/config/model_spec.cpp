@@ -1,4 +1,4 @@
-#include "strategies/model_spec.hpp"
+#include "strategies/config/model_spec.hpp"
 
 #include <algorithm>
 

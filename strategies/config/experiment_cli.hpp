@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 
 namespace gnnbed {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/traffic.hpp"
+#include "strategies/plan/traffic.hpp"
 #include "workloads/sampler.hpp"
 
 namespace gnnbed {

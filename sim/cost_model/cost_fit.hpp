@@ -1,6 +1,6 @@
 #pragma once
 // Fitting the cost model to measurements (calibration). For one op kind, time = fixed_seconds +
-// sum over its work terms of work / rate (strategies/cost_model.hpp); the fit finds the fixed cost
+// sum over its work terms of work / rate (sim/cost_model/cost_model.hpp); the fit finds the fixed cost
 // and the seconds per unit of every work term (1 / rate) by least squares on the *relative* error,
 // (predicted - measured) / measured, so that small and large ops count alike, with every
 // coefficient non-negative (a negative cost per FLOP means nothing). Only the terms whose work is
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/cost_model.hpp"
+#include "sim/cost_model/cost_model.hpp"
 
 namespace gnnbed {
 
@@ -71,12 +71,6 @@ struct NetworkFit {
 // latency + bytes / bandwidth; throws Error as fit_op_cost does, and when the bandwidth cannot be
 // resolved (transfer time does not grow with size).
 NetworkFit fit_network(std::span<const TransferSample> samples);
-
-// min ||A x - b|| subject to x >= 0, A given by its columns (a handful: every subset of them is
-// tried, as fit_op_cost does); a column of zeros gets 0. For other linear cost models than op
-// kinds' (ROC's partition cost model).
-std::vector<double> fit_non_negative(std::span<const std::vector<double>> columns,
-                                     std::span<const double> targets);
 
 // The median and largest absolute value of `residuals` (zeros when empty).
 FitSummary summarize_residuals(std::span<const double> residuals);

@@ -1,4 +1,4 @@
-#include "strategies/block_codec.hpp"
+#include "strategies/plan/block_codec.hpp"
 
 #include <limits>
 

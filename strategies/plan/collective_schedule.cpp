@@ -1,4 +1,4 @@
-#include "strategies/collective_schedule.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 
 namespace gnnbed {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "strategies/cost_fit.hpp"
+#include "sim/cost_model/cost_fit.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 

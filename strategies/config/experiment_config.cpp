@@ -1,4 +1,4 @@
-#include "strategies/experiment_config.hpp"
+#include "strategies/config/experiment_config.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "strategies/cost_model.hpp"
+#include "sim/cost_model/cost_model.hpp"
 
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "strategies/training_config.hpp"
+#include "strategies/config/training_config.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 
 #include <algorithm>
 #include <array>

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 
 namespace gnnbed {
 

@@ -1,4 +1,4 @@
-#include "strategies/traffic.hpp"
+#include "strategies/plan/traffic.hpp"
 
 #include "workloads/common/errors.hpp"
 
