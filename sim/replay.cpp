@@ -56,6 +56,10 @@ struct RankState {
   std::size_t first_open_round = 0;
   // Per iteration, per stage: its transfers not done.
   std::vector<std::vector<int>> transfers_remaining;
+  // Per iteration, per op: for an op that needs a transfer of its stage, the last transfer its
+  // stage starts before it (-1: none). The engine then waits for every transfer it has started,
+  // in order, and the network stream completes them in order: waiting for the last suffices.
+  std::vector<std::vector<int>> finishes_through;
   // CPU ranks: the position in `order` of the op the rank's thread takes next. A transfer starts
   // when the thread reaches it, as the engine starts it.
   std::size_t thread_position = 0;
@@ -166,7 +170,27 @@ class Replay {
            op.stage < plan.pipeline_depth;
   }
 
+  static std::vector<int> transfers_finished_before(const Plan& plan) {
+    std::vector<int> through(plan.ops.size(), -1);
+    std::vector<int> last_started(static_cast<std::size_t>(plan.pipeline_depth) + 1, -1);
+    for (std::size_t j = static_cast<std::size_t>(plan.prologue_ops); j < plan.ops.size(); ++j) {
+      const Op& op = plan.ops[j];
+      int& last = last_started[static_cast<std::size_t>(op.stage)];
+      if (is_communication(op.kind)) {
+        last = static_cast<int>(j);
+        continue;
+      }
+      const bool needs_transfer = std::any_of(op.deps.begin(), op.deps.end(), [&](int d) {
+        return is_communication(plan.ops[static_cast<std::size_t>(d)].kind) &&
+               d >= plan.prologue_ops;
+      });
+      if (needs_transfer) through[j] = last;
+    }
+    return through;
+  }
+
   void count_round_ops(RankState& state, const Plan& plan, std::size_t iteration) {
+    state.finishes_through.push_back(transfers_finished_before(plan));
     state.transfers_remaining.emplace_back(static_cast<std::size_t>(plan.pipeline_depth) + 1, 0);
     for (std::size_t j = 0; j < plan.ops.size(); ++j) {
       const Op& op = plan.ops[j];
@@ -251,8 +275,8 @@ class Replay {
 
   // The engine's rule (PlanExecutor): an op runs after its dependencies, in its plan and across
   // iterations, once its plan's prologue has run, once every earlier round has run (but for
-  // transfers left in flight to a later stage), and once its mini-batch's transfers of earlier
-  // stages have finished.
+  // transfers left in flight to a later stage), once its mini-batch's transfers of earlier
+  // stages have finished, and, if it needs a transfer, once every transfer started before it.
   bool ready(const RankState& state, const Plan& plan, std::size_t iteration, std::size_t index,
              const Op& op) const {
     const std::vector<char>& done = state.done[iteration];
@@ -272,8 +296,11 @@ class Replay {
     const std::vector<int>& in_flight = state.transfers_remaining[iteration];
     const bool earlier_stages_finished =
         std::all_of(in_flight.begin(), in_flight.begin() + op.stage, [](int n) { return n == 0; });
+    const int through = state.finishes_through[iteration][index];
+    const bool started_transfers_finished =
+        through < 0 || done[static_cast<std::size_t>(through)] != 0;
     return deps_done && iteration_deps_done && plan_built && earlier_stages_finished &&
-           state.first_open_round >= round_of(iteration, op);
+           started_transfers_finished && state.first_open_round >= round_of(iteration, op);
   }
 
   // After op `index` of replayed iteration `iteration` is done. Actors run one at a time and are
