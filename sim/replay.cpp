@@ -43,9 +43,8 @@ struct OpRef {
 struct RankState {
   sg4::MutexPtr mutex = sg4::Mutex::create();
   sg4::ConditionVariablePtr changed = sg4::ConditionVariable::create();
-  std::vector<std::vector<char>> done;  // per iteration, per op
-  std::vector<int> remaining;           // per iteration: ops not done
-  std::vector<int> prologue_remaining;  // per iteration: prologue ops not done
+  std::vector<std::vector<char>> done;          // per iteration, per op
+  std::vector<int> prologue_remaining;          // per iteration: prologue ops not done
   std::vector<std::vector<DeviceCopy>> copies;  // per iteration: its copies to the device
   // The order the rank's streams take their ops in: the static schedule's (plan.hpp: round, then
   // stage, then plan order), which without pipelining is plan order iteration after iteration.
@@ -105,7 +104,6 @@ class Replay {
       for (const Plan& plan : iterations_[i]) {
         RankState& state = rank_state(plan.rank);
         state.done.emplace_back(plan.ops.size(), 0);
-        state.remaining.push_back(static_cast<int>(plan.ops.size()));
         state.prologue_remaining.push_back(plan.prologue_ops);
         state.copies.push_back(device_copies(plan, features_on_device(plan.rank)));
         count_round_ops(state, plan, i);
@@ -308,7 +306,6 @@ class Replay {
   void mark_done(RankState& state, const Plan& plan, std::size_t iteration, std::size_t index) {
     const Op& op = plan.ops[index];
     state.done[iteration][index] = 1;
-    --state.remaining[iteration];
     if (index < static_cast<std::size_t>(plan.prologue_ops)) --state.prologue_remaining[iteration];
     if (is_communication(op.kind)) {
       --state.transfers_remaining[iteration][static_cast<std::size_t>(op.stage)];
