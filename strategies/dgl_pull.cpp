@@ -5,8 +5,16 @@
 // its mini-batch, and all-reduces the weight gradients. With caching (P3 section 3.4, which DGL
 // itself does not do), a rank also holds copies of other ranks' feature rows
 // (`context.feature_replicas`) and pulls the others from the members of its group that hold them.
+//
+// Prefetching (DglPullOptions::prefetch; plan.hpp): a plan of two stages. Stage 0 gathers the
+// rows peers asked for and starts the pull; stage 1 assembles the input and runs the model, the
+// all-reduce and the step. Round k of the schedule starts mini-batch k's pull and then computes
+// mini-batch k - 1, whose rows arrived while mini-batch k - 2 computed. The model is all in the
+// last stage, so every mini-batch reads the weights after the previous one's step, as without
+// prefetching: training computes the same values, only the pull overlaps compute.
+#include "strategies/dgl_pull.hpp"
+
 #include "strategies/model_ops.hpp"
-#include "strategies/strategy.hpp"
 #include "strategies/strategy_common.hpp"
 #include "workloads/common/errors.hpp"
 
@@ -15,7 +23,11 @@ namespace {
 
 class DglPullStrategy final : public Strategy {
  public:
+  explicit DglPullStrategy(const DglPullOptions& options) : options_(options) {}
+
   std::string name() const override { return "dgl-pull"; }
+
+  int pipeline_depth() const override { return options_.prefetch ? 1 : 0; }
 
   void check(const StrategyContext& context) const override {
     require(context.feature_dim >= 1, "workload.features", "dgl-pull needs node features");
@@ -54,6 +66,7 @@ class DglPullStrategy final : public Strategy {
     const int num_ranks = context.num_ranks;
     const int dim = context.feature_dim;
     PlanBuilder builder(name(), rank, num_ranks, iteration.epoch, iteration.iteration);
+    if (options_.prefetch) builder.set_pipeline(1, iteration.step);
     const std::vector<ParameterSpec> parameters = this->parameters(context, rank);
     for (const ParameterSpec& p : parameters) builder.add_parameter(p);
 
@@ -95,6 +108,8 @@ class DglPullStrategy final : public Strategy {
     const std::vector<int> pulled_features =
         emit_feature_pull(builder, "pull features", requests, received, announced, dim, rank);
 
+    // The model's stage: with prefetching the pull stays in flight until the next round.
+    if (options_.prefetch) builder.set_stage(1);
     if (all_local) return finish_plan(builder, context, iteration, own, parameters, local_features);
     const int input = builder.add_dense("input features", num_inputs, dim);
     Op assemble;
@@ -128,12 +143,43 @@ class DglPullStrategy final : public Strategy {
     model.backward(grad, 0, false);
     emit_all_reduce_and_step(builder, parameters, iteration.rank, context.num_ranks,
                              model.gradient_ops());
-    return builder.finish();
+    Plan plan = builder.finish();
+    if (plan.pipeline_depth > 0) add_iteration_deps(plan);
+    return plan;
   }
+
+  // A prefetching plan's model work reads the weights after the previous mini-batch's step, and
+  // steps apply in order. A rank's plans have the same ops in every iteration (ranks without
+  // seeds run empty batches), so the earlier step is at the same index. The epoch's first
+  // mini-batch follows a drained pipeline.
+  static void add_iteration_deps(Plan& plan) {
+    if (plan.iteration == 0) return;
+    int step = -1;
+    int first_model_op = -1;
+    for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+      const Op& op = plan.ops[i];
+      if (first_model_op < 0 && touches_parameters(op)) first_model_op = static_cast<int>(i);
+      if (op.kind == OpKind::optimizer_step) step = static_cast<int>(i);
+    }
+    plan.ops[static_cast<std::size_t>(first_model_op)].iteration_deps.push_back({1, step});
+    plan.ops[static_cast<std::size_t>(step)].iteration_deps.push_back({1, step});
+    plan.validate();
+  }
+
+  DglPullOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dgl_pull_strategy() { return std::make_unique<DglPullStrategy>(); }
+DglPullOptions dgl_pull_options(const DistributionConfig& distribution) {
+  require(!distribution.pipeline, "distribution.pipeline",
+          "pipelining is P3's: dgl-pull has no pipelined plans (it overlaps its feature pull with "
+          "compute through distribution.prefetch)");
+  return {distribution.prefetch};
+}
+
+std::unique_ptr<Strategy> make_dgl_pull_strategy(const DglPullOptions& options) {
+  return std::make_unique<DglPullStrategy>(options);
+}
 
 }  // namespace gnnbed

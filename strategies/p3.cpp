@@ -43,8 +43,8 @@
 
 #include <algorithm>
 
-#include "strategies/plan/block_codec.hpp"
 #include "strategies/model_ops.hpp"
+#include "strategies/plan/block_codec.hpp"
 #include "strategies/strategy_common.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/partition.hpp"
@@ -612,6 +612,9 @@ class P3Strategy final : public Strategy {
 }  // namespace
 
 P3Options p3_options(const DistributionConfig& distribution) {
+  require(!distribution.prefetch, "distribution.prefetch",
+          "prefetching is dgl-pull's: p3 overlaps its transfers with compute through its pipeline "
+          "(distribution.pipeline)");
   P3Options options;
   if (distribution.pipeline) options.pipeline_depth = kPipelineDepth;
   options.derive_first_layer = distribution.p3_first_layer == "derive";

@@ -15,7 +15,8 @@ struct P3Options {
   bool derive_first_layer = false;
 };
 
-// The options `distribution` sets for P3 (distribution.pipeline, distribution.p3_first_layer).
+// The options `distribution` sets for P3 (distribution.pipeline, distribution.p3_first_layer);
+// ConfigError for an option P3 does not take (distribution.prefetch).
 P3Options p3_options(const DistributionConfig& distribution);
 
 std::unique_ptr<Strategy> make_p3_strategy(const P3Options& options);

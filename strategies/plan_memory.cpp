@@ -57,7 +57,7 @@ std::int64_t plan_peak_bytes(const Plan& plan) {
 }
 
 std::int64_t pipeline_stash_bytes(const Plan& plan) {
-  if (plan.pipeline_depth == 0) return 0;
+  if (plan.weight_staleness() == 0) return 0;
   std::int64_t values = 0;
   for (const ParameterSpec& p : plan.parameters) values += kFloatBytes * p.local_elements();
   return (2 * (plan.pipeline_depth + 1) + 1) * values;

@@ -19,7 +19,7 @@ std::int64_t parameter_state_bytes(const Plan& plan);
 // Pipelined plans: the weights a rank stashes at most, beyond its current weights: every one of
 // the depth + 1 mini-batches in flight holds its weight version and its gradients, and the
 // version of the next mini-batch waits from its step to its admission (PlanExecutor measures
-// the same). 0 for plans without pipelining.
+// the same). 0 for plans whose weights are never stale (Plan::weight_staleness).
 std::int64_t pipeline_stash_bytes(const Plan& plan);
 
 // One rank's device memory over its consecutive plans. Without pipelining a plan's peak; with it,

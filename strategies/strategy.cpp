@@ -5,6 +5,7 @@
 #include <map>
 
 #include "strategies/caching.hpp"
+#include "strategies/dgl_pull.hpp"
 #include "strategies/full_graph.hpp"
 #include "strategies/p3.hpp"
 #include "strategies/roc_partition.hpp"
@@ -12,7 +13,6 @@
 
 namespace gnnbed {
 
-std::unique_ptr<Strategy> make_dgl_pull_strategy();
 std::unique_ptr<Strategy> make_roc_strategy();
 
 namespace {
@@ -21,9 +21,18 @@ using StrategyMaker = std::function<std::unique_ptr<Strategy>(const Distribution
 
 const std::map<std::string, StrategyMaker, std::less<>>& registry() {
   static const std::map<std::string, StrategyMaker, std::less<>> known = {
-      {"dgl-pull", [](const DistributionConfig&) { return make_dgl_pull_strategy(); }},
+      {"dgl-pull",
+       [](const DistributionConfig& d) { return make_dgl_pull_strategy(dgl_pull_options(d)); }},
       {"p3", [](const DistributionConfig& d) { return make_p3_strategy(p3_options(d)); }},
-      {"roc", [](const DistributionConfig&) { return make_roc_strategy(); }},
+      {"roc",
+       [](const DistributionConfig& d) {
+         require(!d.pipeline, "distribution.pipeline",
+                 "pipelining is P3's: roc has no pipelined plans");
+         require(!d.prefetch, "distribution.prefetch",
+                 "prefetching is dgl-pull's: roc trains on the full graph, with no next "
+                 "mini-batch to fetch ahead");
+         return make_roc_strategy();
+       }},
   };
   return known;
 }
@@ -74,8 +83,6 @@ std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution) 
     throw ConfigError("strategy", "'" + distribution.strategy + "' is not one of: " + known);
   }
   std::unique_ptr<Strategy> strategy = it->second(distribution);
-  require(!distribution.pipeline || strategy->pipeline_depth() > 0, "distribution.pipeline",
-          "pipelining is P3's: " + distribution.strategy + " has no pipelined plans");
   return strategy;
 }
 

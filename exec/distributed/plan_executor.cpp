@@ -450,9 +450,10 @@ void PlanExecutor::admit(const Plan& plan) {
   }
   InFlight batch;
   batch.plan = &plan;
-  // A mini-batch whose optimizer step comes in the round it reads the weights in (depth 0) sees
-  // no other step in between: it works on the held weights. Deeper ones read a stashed version.
-  batch.stashed = plan.pipeline_depth > 0;
+  // A mini-batch whose optimizer step comes in the round it first reads the weights in (no
+  // staleness: every plan of depth 0, and pipelines that only move inputs ahead) sees no other
+  // step in between: it works on the held weights. Stale ones read a stashed version.
+  batch.stashed = plan.weight_staleness() > 0;
   if (batch.stashed) stash_weights(plan, batch, where);
   if (!spare_tensors_.empty()) {
     batch.tensors = std::move(spare_tensors_.back());
@@ -485,7 +486,7 @@ void PlanExecutor::stash_weights(const Plan& plan, InFlight& batch, const std::s
     batch.weights.emplace(current.name, std::move(copy));
   }
   // Later mini-batches read newer versions, except that the first ones all read version 0.
-  const bool needed_later = plan.step + 1 - plan.pipeline_depth <= version;
+  const bool needed_later = plan.step + 1 - plan.weight_staleness() <= version;
   versions_.erase(versions_.begin(), needed_later ? held : std::next(held));
 }
 
@@ -514,10 +515,11 @@ void PlanExecutor::run_stage(InFlight& batch, const Stopwatch& clock) {
       layers_.clear();
       weight_rows_.clear();
       outcome_ = PlanOutcome{};
-      // A stashed batch's gradients start at zero; the held ones hold the last step's.
-      if (!batch.stashed) {
-        for (Parameter* p : ordered_parameters_) p->grad.fill(0.0f);
-      }
+    }
+    // A stashed batch's gradients start at zero; the held ones hold the last step's until the
+    // batch's model work begins (after that step: the batch's staleness is 0).
+    if (!batch.stashed && stage == plan.first_model_stage()) {
+      for (Parameter* p : ordered_parameters_) p->grad.fill(0.0f);
     }
     // What earlier stages sent and received, in the order they started: the same on every rank.
     finish_transfers(batch, clock);

@@ -50,6 +50,7 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("cache_budget_bytes", config.cache_budget_bytes);
   reader.read("cache", config.cache);
   reader.read("pipeline", config.pipeline);
+  reader.read("prefetch", config.prefetch);
   reader.read("p3_first_layer", config.p3_first_layer);
   reader.read("device_memory_bytes", config.device_memory_bytes);
   reader.read("progress_timeout_seconds", config.progress_timeout_seconds);
@@ -83,6 +84,7 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"cache_budget_bytes", config.cache_budget_bytes},
           {"cache", config.cache},
           {"pipeline", config.pipeline},
+          {"prefetch", config.prefetch},
           {"p3_first_layer", config.p3_first_layer},
           {"device_memory_bytes", config.device_memory_bytes},
           {"progress_timeout_seconds", config.progress_timeout_seconds}};
@@ -129,6 +131,8 @@ const std::vector<ExperimentOption>& experiment_options() {
       {"cache", "distribution.cache", "what to cache: structure, features or both"},
       {"pipeline", "distribution.pipeline",
        "true: P3's pipelining (3 mini-batches in flight, weights 3 steps stale; p3 only)"},
+      {"prefetch", "distribution.prefetch",
+       "true: pull the next mini-batch's features while this one computes (dgl-pull only)"},
       {"p3-first-layer", "distribution.p3_first_layer",
        "p3: push (the owner sends each batch's first-layer graph) or derive (it sends its seeds "
        "and every rank samples the graph itself; structure replicated)"},

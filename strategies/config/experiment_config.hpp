@@ -28,9 +28,13 @@ struct DistributionConfig {
   // structure only), "features", or "both" (a rank's structure and features copied together).
   std::int64_t cache_budget_bytes = 0;
   std::string cache = "both";
-  // P3's pipelining (section 3.3; strategies/plan/plan.hpp): the static schedule with kPipelineDepth
-  // earlier mini-batches in flight and stale weights. p3 only.
+  // P3's pipelining (section 3.3; strategies/plan/plan.hpp): the static schedule with
+  // kPipelineDepth earlier mini-batches in flight and stale weights. p3 only.
   bool pipeline = false;
+  // dgl-pull's prefetching: every rank pulls the next mini-batch's input features while it
+  // computes this one (a two-stage pipeline whose model work is all in its last stage, so the
+  // weights are never stale and training computes what it computes without). dgl-pull only.
+  bool prefetch = false;
   // How P3's ranks learn the first-layer computation graph of every other rank's mini-batch:
   // "push": the owner sends it (an id per edge, P3's section 3.2); "derive": the owner sends its
   // seeds and every rank samples the graph itself from its copy of the structure (sampling is a

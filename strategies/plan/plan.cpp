@@ -84,10 +84,107 @@ SamplingHop hop_from_json(const nlohmann::json& object) {
   return hop;
 }
 
+TensorSpec tensor_from_json(const nlohmann::json& object, const std::string& origin) {
+  TensorSpec t;
+  t.name = object.at("name").get<std::string>();
+  t.kind = enum_from_string<TensorKind>(kTensorKindNames, object.at("kind").get<std::string>(),
+                                        origin, "tensors.kind");
+  t.rows = json_integer<std::int64_t>(object.at("rows"), "rows");
+  t.cols = json_integer<std::int64_t>(object.at("cols"), "cols");
+  if (object.contains("index")) {
+    std::vector<std::int32_t> index;
+    json_integers_to(object.at("index"), "index", index);
+    t.index = std::make_shared<const std::vector<std::int32_t>>(std::move(index));
+  }
+  if (object.contains("block"))
+    t.block = std::make_shared<const Block>(block_from_json(object.at("block")));
+  return t;
+}
+
+ParameterSpec parameter_from_json(const nlohmann::json& object) {
+  return {object.at("name").get<std::string>(),
+          json_integer<int>(object.at("layer"), "layer"),
+          object.at("is_weight").get<bool>(),
+          json_integer<std::int64_t>(object.at("rows"), "rows"),
+          json_integer<std::int64_t>(object.at("cols"), "cols"),
+          json_integer<std::int64_t>(object.at("row_begin"), "row_begin"),
+          json_integer<std::int64_t>(object.at("row_end"), "row_end")};
+}
+
+Op op_from_json(const nlohmann::json& object, const std::string& origin) {
+  Op op;
+  op.kind =
+      enum_from_string<OpKind>(kOpNames, object.at("kind").get<std::string>(), origin, "ops.kind");
+  op.stream = enum_from_string<Stream>(kStreamNames, object.at("stream").get<std::string>(), origin,
+                                       "ops.stream");
+  op.label = object.at("label").get<std::string>();
+  json_integers_to(object.at("deps"), "deps", op.deps);
+  json_integers_to(object.at("inputs"), "inputs", op.inputs);
+  json_integers_to(object.at("outputs"), "outputs", op.outputs);
+  op.traffic = traffic_from_string(object.at("traffic").get<std::string>(), "ops.traffic");
+  json_integers_to(object.at("bytes_to"), "bytes_to", op.bytes_to);
+  json_integers_to(object.at("bytes_from"), "bytes_from", op.bytes_from);
+  for (const auto& hop : object.at("sampling_hops")) op.sampling_hops.push_back(hop_from_json(hop));
+  op.flops = object.at("flops").get<double>();
+  op.sparse_flops = object.at("sparse_flops").get<double>();
+  op.memory_bytes = json_integer<std::int64_t>(object.at("memory_bytes"), "memory_bytes");
+  op.sampled_edges = json_integer<std::int64_t>(object.at("sampled_edges"), "sampled_edges");
+  // Plans recorded before planning was counted have none.
+  op.planned_nodes = json_integer_or<std::int64_t>(object, "planned_nodes", 0);
+  op.measured_seconds = object.value("measured_seconds", -1.0);
+  op.layer = json_integer<int>(object.at("layer"), "layer");
+  op.instance = json_integer<int>(object.at("instance"), "instance");
+  op.partial = object.at("partial").get<bool>();
+  op.sync_step = json_integer_or<int>(object, "sync_step", 0);
+  op.input_grad = object.at("input_grad").get<bool>();
+  op.column_begin = json_integer<std::int64_t>(object.at("column_begin"), "column_begin");
+  op.column_end = json_integer<std::int64_t>(object.at("column_end"), "column_end");
+  op.key = json_integer<std::uint64_t>(object.at("key"), "key");
+  op.rate = object.at("rate").get<double>();
+  op.scale = object.at("scale").get<double>();
+  object.at("parameters").get_to(op.parameters);
+  op.stage = json_integer_or<int>(object, "stage", 0);
+  if (object.contains("iteration_deps")) {
+    for (const auto& dep : object.at("iteration_deps"))
+      op.iteration_deps.push_back(
+          {json_integer<int>(dep.at("back"), "back"), json_integer<int>(dep.at("op"), "op")});
+  }
+  return op;
+}
+
 }  // namespace
 
 bool is_communication(OpKind kind) {
   return kind == OpKind::all_to_all || kind == OpKind::all_reduce;
+}
+
+bool touches_parameters(const Op& op) {
+  switch (op.kind) {
+    case OpKind::layer_forward:
+    case OpKind::layer_backward:
+    case OpKind::bias_backward:
+    case OpKind::all_reduce:
+    case OpKind::optimizer_step:
+      return true;
+    case OpKind::add_partials:  // with the bias it adds
+      return !op.parameters.empty();
+    default:
+      return false;
+  }
+}
+
+int Plan::first_model_stage() const {
+  for (const Op& op : ops) {
+    if (touches_parameters(op)) return op.stage;  // stages do not decrease in plan order
+  }
+  return pipeline_depth;
+}
+
+int Plan::step_stage() const {
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::optimizer_step) return op.stage;
+  }
+  return pipeline_depth;
 }
 
 std::string_view to_string(OpKind kind) { return kOpNames[static_cast<std::size_t>(kind)]; }
@@ -331,72 +428,11 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
     plan.prologue_ops = json_integer<int>(document.at("prologue_ops"), "prologue_ops");
     plan.pipeline_depth = json_integer_or<int>(document, "pipeline_depth", 0);
     plan.step = json_integer_or<std::int64_t>(document, "step", 0);
-    for (const auto& object : document.at("tensors")) {
-      TensorSpec t;
-      t.name = object.at("name").get<std::string>();
-      t.kind = enum_from_string<TensorKind>(kTensorKindNames, object.at("kind").get<std::string>(),
-                                            origin, "tensors.kind");
-      t.rows = json_integer<std::int64_t>(object.at("rows"), "rows");
-      t.cols = json_integer<std::int64_t>(object.at("cols"), "cols");
-      if (object.contains("index")) {
-        std::vector<std::int32_t> index;
-        json_integers_to(object.at("index"), "index", index);
-        t.index = std::make_shared<const std::vector<std::int32_t>>(std::move(index));
-      }
-      if (object.contains("block"))
-        t.block = std::make_shared<const Block>(block_from_json(object.at("block")));
-      plan.tensors.push_back(std::move(t));
-    }
-    for (const auto& object : document.at("parameters")) {
-      plan.parameters.push_back({object.at("name").get<std::string>(),
-                                 json_integer<int>(object.at("layer"), "layer"),
-                                 object.at("is_weight").get<bool>(),
-                                 json_integer<std::int64_t>(object.at("rows"), "rows"),
-                                 json_integer<std::int64_t>(object.at("cols"), "cols"),
-                                 json_integer<std::int64_t>(object.at("row_begin"), "row_begin"),
-                                 json_integer<std::int64_t>(object.at("row_end"), "row_end")});
-    }
-    for (const auto& object : document.at("ops")) {
-      Op op;
-      op.kind = enum_from_string<OpKind>(kOpNames, object.at("kind").get<std::string>(), origin,
-                                         "ops.kind");
-      op.stream = enum_from_string<Stream>(kStreamNames, object.at("stream").get<std::string>(),
-                                           origin, "ops.stream");
-      op.label = object.at("label").get<std::string>();
-      json_integers_to(object.at("deps"), "deps", op.deps);
-      json_integers_to(object.at("inputs"), "inputs", op.inputs);
-      json_integers_to(object.at("outputs"), "outputs", op.outputs);
-      op.traffic = traffic_from_string(object.at("traffic").get<std::string>(), "ops.traffic");
-      json_integers_to(object.at("bytes_to"), "bytes_to", op.bytes_to);
-      json_integers_to(object.at("bytes_from"), "bytes_from", op.bytes_from);
-      for (const auto& hop : object.at("sampling_hops"))
-        op.sampling_hops.push_back(hop_from_json(hop));
-      op.flops = object.at("flops").get<double>();
-      op.sparse_flops = object.at("sparse_flops").get<double>();
-      op.memory_bytes = json_integer<std::int64_t>(object.at("memory_bytes"), "memory_bytes");
-      op.sampled_edges = json_integer<std::int64_t>(object.at("sampled_edges"), "sampled_edges");
-      // Plans recorded before planning was counted have none.
-      op.planned_nodes = json_integer_or<std::int64_t>(object, "planned_nodes", 0);
-      op.measured_seconds = object.value("measured_seconds", -1.0);
-      op.layer = json_integer<int>(object.at("layer"), "layer");
-      op.instance = json_integer<int>(object.at("instance"), "instance");
-      op.partial = object.at("partial").get<bool>();
-      op.sync_step = json_integer_or<int>(object, "sync_step", 0);
-      op.input_grad = object.at("input_grad").get<bool>();
-      op.column_begin = json_integer<std::int64_t>(object.at("column_begin"), "column_begin");
-      op.column_end = json_integer<std::int64_t>(object.at("column_end"), "column_end");
-      op.key = json_integer<std::uint64_t>(object.at("key"), "key");
-      op.rate = object.at("rate").get<double>();
-      op.scale = object.at("scale").get<double>();
-      object.at("parameters").get_to(op.parameters);
-      op.stage = json_integer_or<int>(object, "stage", 0);
-      if (object.contains("iteration_deps")) {
-        for (const auto& dep : object.at("iteration_deps"))
-          op.iteration_deps.push_back(
-              {json_integer<int>(dep.at("back"), "back"), json_integer<int>(dep.at("op"), "op")});
-      }
-      plan.ops.push_back(std::move(op));
-    }
+    for (const auto& object : document.at("tensors"))
+      plan.tensors.push_back(tensor_from_json(object, origin));
+    for (const auto& object : document.at("parameters"))
+      plan.parameters.push_back(parameter_from_json(object));
+    for (const auto& object : document.at("ops")) plan.ops.push_back(op_from_json(object, origin));
   } catch (const nlohmann::json::exception& error) {
     throw InputError(origin, 0, "plan", std::string("not a valid plan: ") + error.what());
   } catch (const ConfigError& error) {

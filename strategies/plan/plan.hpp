@@ -72,6 +72,9 @@ std::string_view to_string(TensorKind kind);
 TimeCategory category_of(OpKind kind);
 // all_to_all and all_reduce: the ops that move data between ranks after the prologue.
 bool is_communication(OpKind kind);
+struct Op;
+// Ops that read or write the model's parameters (values or gradients).
+bool touches_parameters(const Op& op);
 
 struct TensorSpec {
   std::string name;
@@ -175,14 +178,21 @@ struct Op {
   std::int64_t total_bytes_from() const;
 };
 
-// Pipelining (P3 section 3.3): a plan with pipeline_depth d > 0 is one mini-batch of a static
-// pipeline schedule with d + 1 stages. In round k of an epoch every rank runs, in this order,
-// stage 0 of iteration k, stage 1 of iteration k - 1, ..., stage d of iteration k - d, each
-// stage's ops in plan order; communication ops start when reached and complete in the
-// background, and ops that consume their results wait for them. So d earlier mini-batches are
-// in flight while a new one starts, and the mini-batch of global step t computes its forward and
-// backward passes with the weights after step t - d (stashed: w(t+1) = w(t) - a * grad f(w(t-d))),
-// whatever the order in which ops actually ran. The pipeline fills and drains within an epoch.
+// Pipelining: a plan with pipeline_depth d > 0 is one mini-batch of a static pipeline schedule
+// with d + 1 stages. In round k of an epoch every rank runs, in this order, stage 0 of iteration
+// k, stage 1 of iteration k - 1, ..., stage d of iteration k - d, each stage's ops in plan order;
+// communication ops start when reached and complete in the background, and ops that consume
+// their results wait for them. So d earlier mini-batches are in flight while a new one starts.
+// The pipeline fills and drains within an epoch.
+//
+// Which weights a mini-batch computes with follows from where its ops touch the model: between
+// its first op that reads or writes parameters and its optimizer step lie s = weight_staleness()
+// rounds, in which the steps of s earlier mini-batches apply. So the mini-batch of global step t
+// computes its forward and backward passes with the weights after step t - s (stashed: w(t+1) =
+// w(t) - a * grad f(w(t-s))), whatever the order in which ops actually ran. P3's pipeline (section
+// 3.3) spreads its model over every stage: s = d. A pipeline that only moves inputs ahead (dgl-pull
+// fetching the next mini-batch's features while this one computes) has the whole model in its
+// last stage: s = 0, the weights are never stale.
 struct Plan {
   std::string strategy;
   int rank = 0;
@@ -192,9 +202,17 @@ struct Plan {
   int prologue_ops = 0;
   int pipeline_depth = 0;  // 0: not pipelined (one stage: the plan runs alone in its round)
   std::int64_t step = 0;   // global optimizer step of this mini-batch, counted from 0
-  // The optimizer steps whose result this mini-batch's weights include: step - pipeline_depth,
+  // The first stage with an op that reads or writes the model's parameters (values or
+  // gradients), and the stage of the optimizer step (pipeline_depth where the plan has none).
+  int first_model_stage() const;
+  int step_stage() const;
+  // The rounds between them: how many optimizer steps behind the weights this mini-batch reads are.
+  int weight_staleness() const { return step_stage() - first_model_stage(); }
+  // The optimizer steps whose result this mini-batch's weights include: step - weight_staleness(),
   // and 0 before the first steps.
-  std::int64_t weight_version() const { return std::max<std::int64_t>(0, step - pipeline_depth); }
+  std::int64_t weight_version() const {
+    return std::max<std::int64_t>(0, step - weight_staleness());
+  }
   std::vector<TensorSpec> tensors;
   std::vector<ParameterSpec> parameters;
   std::vector<Op> ops;

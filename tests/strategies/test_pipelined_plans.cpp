@@ -4,6 +4,8 @@
 // first weight reads come after step t - 4 and before step t - 3, so the weights it reads are
 // w(t - 3), as its plan's weight_version says; pipelined plans move the same bytes as plans
 // without pipelining and round-trip through files; other strategies refuse pipelining.
+// dgl-pull's prefetching plans start the pull in stage 0 and keep every op that touches the model
+// in stage 1, so that their weights are never stale; the other strategies refuse prefetching.
 #include <gtest/gtest.h>
 
 #include "strategies/strategy.hpp"
@@ -76,7 +78,7 @@ TEST(PipelinedPlans, CarryP3sPhasesAsStagesAndDependenciesAcrossIterations) {
         EXPECT_EQ(op.iteration_deps, expected) << "iteration " << i << ", " << op.label;
         for (const IterationDep& dep : op.iteration_deps) {
           const Plan& earlier = iterations[i - static_cast<std::size_t>(dep.back)]
-                                         [static_cast<std::size_t>(plan.rank)];
+                                          [static_cast<std::size_t>(plan.rank)];
           EXPECT_EQ(earlier.ops[static_cast<std::size_t>(dep.op)].kind, OpKind::optimizer_step);
         }
       }
@@ -99,7 +101,8 @@ TEST(PipelinedPlans, TheScheduleGivesEveryMiniBatchTheWeightsThreeStepsOld) {
     const auto first_read = [&](std::size_t i) {
       const Plan& plan = plan_of(i);
       for (std::size_t j = 0; j < plan.ops.size(); ++j) {
-        if (plan.ops[j].kind == OpKind::layer_forward) return schedule_key(plan, static_cast<int>(j));
+        if (plan.ops[j].kind == OpKind::layer_forward)
+          return schedule_key(plan, static_cast<int>(j));
       }
       ADD_FAILURE() << "no layer op";
       return ScheduleKey{};
@@ -144,17 +147,70 @@ TEST(PipelinedPlans, MoveTheBytesOfPlansWithoutPipelining) {
   }
 }
 
+// Planning `config` with `strategy` instead (full graph for roc) fails naming `field`.
+void expect_refused(ExperimentConfig config, const std::string& strategy,
+                    const std::string& field) {
+  config.distribution.strategy = strategy;
+  if (strategy == "roc") config.training.batch_size = 0;
+  try {
+    make_strategy_context(config, cora(), 2);
+    ADD_FAILURE() << strategy << " accepted " << field;
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), field) << error.what();
+  }
+}
+
 TEST(PipelinedPlans, OtherStrategiesRefusePipelining) {
   for (const std::string strategy : {"dgl-pull", "roc"}) {
-    ExperimentConfig config = p3_experiment(true);
-    config.distribution.strategy = strategy;
-    if (strategy == "roc") config.training.batch_size = 0;
-    try {
-      make_strategy_context(config, cora(), 2);
-      ADD_FAILURE() << strategy << " accepted distribution.pipeline";
-    } catch (const ConfigError& error) {
-      EXPECT_EQ(error.field(), "distribution.pipeline") << error.what();
+    expect_refused(p3_experiment(true), strategy, "distribution.pipeline");
+  }
+}
+
+TEST(PipelinedPlans, DglPullPrefetchesItsPullAndKeepsTheModelInTheLastStage) {
+  ExperimentConfig config = p3_experiment(false);
+  config.distribution.strategy = "dgl-pull";
+  config.distribution.prefetch = true;
+  const StrategyContext prefetching = make_strategy_context(config, cora(), kRanks);
+  config.distribution.prefetch = false;
+  const StrategyContext plain = make_strategy_context(config, cora(), kRanks);
+  ASSERT_EQ(prefetching.strategy->pipeline_depth(), 1);
+  const auto a = epoch_plans(prefetching, 2);
+  const auto b = epoch_plans(plain, 2);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    for (std::size_t r = 0; r < a[i].size(); ++r) {
+      const Plan& plan = a[i][r];
+      ASSERT_EQ(plan.pipeline_depth, 1);
+      EXPECT_EQ(plan.weight_staleness(), 0);
+      EXPECT_EQ(plan.weight_version(), plan.step);
+      EXPECT_EQ(plan.op_labelled("pull features").stage, 0);
+      EXPECT_EQ(plan.first_model_stage(), 1);
+      EXPECT_EQ(plan.op_labelled("assemble input features").stage, 1)
+          << "the pull stays in flight until the next round";
+      for (const Op& op : plan.ops) {
+        if (touches_parameters(op)) {
+          EXPECT_EQ(op.stage, 1) << op.label;
+        }
+      }
+      const int step = index_of_kind(plan, OpKind::optimizer_step);
+      const std::size_t first_layer =
+          static_cast<std::size_t>(index_of_kind(plan, OpKind::layer_forward));
+      if (i == 0) {
+        EXPECT_TRUE(plan.ops[first_layer].iteration_deps.empty());
+      } else {
+        EXPECT_EQ(plan.ops[first_layer].iteration_deps, (std::vector<IterationDep>{{1, step}}));
+      }
+      EXPECT_EQ(plan.bytes_sent(), b[i][r].bytes_sent());
+      EXPECT_EQ(plan.ops.size(), b[i][r].ops.size());
     }
+  }
+}
+
+TEST(PipelinedPlans, OtherStrategiesRefusePrefetching) {
+  ExperimentConfig config = p3_experiment(false);
+  config.distribution.prefetch = true;
+  for (const std::string strategy : {"p3", "roc"}) {
+    expect_refused(config, strategy, "distribution.prefetch");
   }
 }
 
