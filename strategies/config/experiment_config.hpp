@@ -8,6 +8,7 @@
 
 #include "strategies/config/model_spec.hpp"
 #include "strategies/config/training_config.hpp"
+#include "workloads/common/json_config.hpp"
 #include "workloads/workload_config.hpp"
 
 namespace gnnbed {
@@ -28,8 +29,8 @@ struct DistributionConfig {
   // structure only), "features", or "both" (a rank's structure and features copied together).
   std::int64_t cache_budget_bytes = 0;
   std::string cache = "both";
-  // P3's pipelining (section 3.3; strategies/plan/plan.hpp): the static schedule with kPipelineDepth
-  // earlier mini-batches in flight and stale weights. p3 only.
+  // P3's pipelining (section 3.3; strategies/plan/plan.hpp): the static schedule with
+  // kPipelineDepth earlier mini-batches in flight and stale weights. p3 only.
   bool pipeline = false;
   // How P3's ranks learn the first-layer computation graph of every other rank's mini-batch:
   // "push": the owner sends it (an id per edge, P3's section 3.2); "derive": the owner sends its
@@ -69,14 +70,9 @@ nlohmann::json to_json(const DistributionConfig& config);
 ExperimentConfig experiment_config_from_json(const nlohmann::json& document);
 nlohmann::json to_json(const ExperimentConfig& config);
 
-// A command-line option that sets one field of the experiment: `--hidden 64` is
-// `--set model.hidden=64`.
-struct ExperimentOption {
-  const char* name;
-  const char* path;
-  const char* help;
-};
-const std::vector<ExperimentOption>& experiment_options();
+// The command-line options that set one field of the experiment each (`--hidden 64` is
+// `--set model.hidden=64`): the workload's (workload_options()), then the others.
+const std::vector<ConfigOption>& experiment_options();
 
 // The experiment described by `defaults` (assignments such as "model.hidden=64", a program's own
 // defaults), overridden by an optional JSON file, overridden by `assignments` in order. Errors
