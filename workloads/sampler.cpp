@@ -193,6 +193,203 @@ class LocalIds {
 // different threads never share one.
 thread_local LocalIds t_local_ids;
 
+// What sampling reads of the graph, looked up once per batch.
+struct GraphView {
+  const Graph& graph;
+  std::span<const EdgeIndex> offsets;
+  // Null for an implicit graph, whose drawn neighbours are computed destination by destination.
+  const NodeId* sources;
+  bool check_gathered;
+};
+
+// One hop being sampled: its destinations (`frontier`), their CSR rows and slices of the block's
+// edges (`offsets`), what decides the random draws, and where the drawn neighbours go.
+struct HopSampling {
+  const GraphView& graph;
+  std::span<const NodeId> frontier;
+  const NodeRow* rows;
+  const std::int64_t* offsets;
+  NodeId* sampled;  // the block's src_index: global ids, relabelled in place
+  int fanout;
+  std::uint64_t seed;
+  std::uint64_t batch_key;
+  int hop;
+};
+
+void check_seeds_in_graph(std::span<const NodeId> seeds, std::int64_t num_nodes) {
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    if (seeds[i] < 0 || seeds[i] >= num_nodes) {
+      throw ConfigError("seeds", "seed " + std::to_string(i) + " is node " +
+                                     std::to_string(seeds[i]) + ", outside [0, " +
+                                     std::to_string(num_nodes) + ")");
+    }
+  }
+}
+
+// Destinations keep their positions as local ids (DGL's to_block numbering).
+void number_destinations(std::span<const NodeId> frontier, std::uint64_t* slots,
+                         std::uint64_t tag) {
+  const auto num_dst = static_cast<std::int64_t>(frontier.size());
+  for (std::int64_t d = 0; d < num_dst; ++d) {
+    const NodeId v = frontier[static_cast<std::size_t>(d)];
+    std::uint64_t& slot = slots[v];
+    if ((slot & kGenerationMask) == tag) {
+      throw ConfigError("seeds", "node " + std::to_string(v) + " is seed " +
+                                     std::to_string(slot & kLocalIdMask) + " and seed " +
+                                     std::to_string(d) + " (seeds must be distinct)");
+    }
+    slot = tag | static_cast<std::uint64_t>(d);
+  }
+}
+
+// Per-destination counts and a prefix sum into offsets[0 .. num_dst]: every destination draws
+// into its own slice, so the layout, and with it the result, is the same for any thread count.
+// The destinations' CSR rows go to `rows`, read once here: a second random lookup in the drawing
+// loop would miss the caches again.
+void count_sampled_edges(std::span<const EdgeIndex> graph_offsets, std::span<const NodeId> frontier,
+                         int fanout, NodeRow* rows, std::int64_t* offsets) {
+  const auto num_dst = static_cast<std::int64_t>(frontier.size());
+  // Sequential: a parallel loop here would add a second fork-join per hop, and each one stalls
+  // for a whole scheduler slice when another process holds one of the cores.
+  for (std::int64_t d = 0; d < num_dst; ++d) {
+    const auto ahead = static_cast<std::size_t>(d) + kPrefetchDistance;
+    if (ahead < frontier.size()) __builtin_prefetch(graph_offsets.data() + frontier[ahead]);
+    const auto v = static_cast<std::size_t>(frontier[static_cast<std::size_t>(d)]);
+    rows[d] = {graph_offsets[v], graph_offsets[v + 1]};
+    offsets[d + 1] = sampled_count(rows[d].end - rows[d].begin, fanout);
+  }
+  std::inclusive_scan(offsets, offsets + num_dst + 1, offsets);
+}
+
+// Draws a chunk of destinations: positions, then the gather of their neighbour ids.
+void draw_chunk(const HopSampling& h, std::int64_t chunk) {
+  const std::int64_t* offsets = h.offsets;
+  NodeId* sampled = h.sampled;
+  const std::int64_t first = chunk * kChunkDst;
+  const std::int64_t last =
+      std::min(static_cast<std::int64_t>(h.frontier.size()), first + kChunkDst);
+  const auto chunk_edges = static_cast<std::size_t>(offsets[last] - offsets[first]);
+  if (t_positions.size() < chunk_edges) t_positions.resize(chunk_edges);
+  for (std::int64_t d = first; d < last; ++d) {
+    draw_positions(h.rows[d], h.frontier[static_cast<std::size_t>(d)], h.fanout, h.seed,
+                   h.batch_key, h.hop, t_positions.data() + (offsets[d] - offsets[first]));
+  }
+  if (h.graph.sources == nullptr) {
+    for (std::int64_t d = first; d < last; ++d) {
+      const EdgeIndex* positions = t_positions.data() + (offsets[d] - offsets[first]);
+      h.graph.graph.sources_at(
+          h.frontier[static_cast<std::size_t>(d)],
+          std::span<const EdgeIndex>(positions,
+                                     static_cast<std::size_t>(offsets[d + 1] - offsets[d])),
+          sampled + offsets[d]);
+    }
+    return;
+  }
+  gather_sources(h.graph.sources, t_positions.data(), chunk_edges, sampled + offsets[first]);
+  if (h.graph.check_gathered) {
+    h.graph.graph.check_gathered(t_positions.data(), sampled + offsets[first], chunk_edges);
+  }
+}
+
+// Relabels a chunk: each new source gets the next local id in order of first appearance.
+// The prefetches stay inside the chunk, whose ids are final; the next one may be mid-draw.
+void relabel_chunk(const HopSampling& h, std::int64_t chunk, std::uint64_t* slots,
+                   std::uint64_t tag, std::vector<NodeId>& src_nodes) {
+  const std::int64_t* offsets = h.offsets;
+  NodeId* sampled = h.sampled;
+  const auto num_dst = static_cast<std::int64_t>(h.frontier.size());
+  const auto begin = static_cast<std::size_t>(offsets[chunk * kChunkDst]);
+  const auto end = static_cast<std::size_t>(offsets[std::min(num_dst, (chunk + 1) * kChunkDst)]);
+  for (std::size_t e = begin; e < end; ++e) {
+    if (e + kPrefetchDistance < end) {
+      __builtin_prefetch(slots + sampled[e + kPrefetchDistance], 1);
+    }
+    const NodeId u = sampled[e];
+    std::uint64_t& slot = slots[u];
+    if ((slot & kGenerationMask) != tag) {
+      slot = tag | static_cast<std::uint64_t>(src_nodes.size());
+      src_nodes.push_back(u);
+    }
+    sampled[e] = static_cast<NodeId>(slot & kLocalIdMask);
+  }
+}
+
+// Relabelling is sequential (first-appearance order), drawing is not. Thread 0 relabels the
+// chunks in order as they complete, drawing chunks itself while the next one is not ready;
+// the other threads draw chunks in claim order. On one thread this is draw, relabel, draw...
+void draw_and_relabel(const HopSampling& h, std::uint64_t* slots, std::uint64_t tag,
+                      std::vector<NodeId>& src_nodes) {
+  const auto num_chunks =
+      (static_cast<std::int64_t>(h.frontier.size()) + kChunkDst - 1) / kChunkDst;
+  const auto ready =
+      std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(num_chunks));
+  std::atomic<std::int64_t> next_chunk{0};
+  // A bad id in a graph checked on use throws while drawing: an exception may not leave a
+  // parallel region, so the first one is kept, relabelling stops, and it is rethrown after.
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  auto draw_next_chunk = [&]() {
+    const std::int64_t chunk = next_chunk.fetch_add(1, std::memory_order_relaxed);
+    if (chunk >= num_chunks) return false;
+    try {
+      draw_chunk(h, chunk);
+    } catch (...) {
+#pragma omp critical(gnnbed_sampler_failure)
+      if (!failure) failure = std::current_exception();
+      failed.store(true, std::memory_order_release);
+    }
+    ready[static_cast<std::size_t>(chunk)].store(1, std::memory_order_release);
+    return true;
+  };
+#pragma omp parallel if (num_chunks > 1)
+  {
+    if (omp_get_thread_num() != 0) {
+      while (draw_next_chunk()) {
+      }
+    } else {
+      for (std::int64_t chunk = 0; chunk < num_chunks; ++chunk) {
+        while (ready[static_cast<std::size_t>(chunk)].load(std::memory_order_acquire) == 0) {
+          if (next_chunk.load(std::memory_order_relaxed) >= num_chunks || !draw_next_chunk()) {
+            std::this_thread::yield();
+          }
+        }
+        if (failed.load(std::memory_order_acquire)) break;
+        relabel_chunk(h, chunk, slots, tag, src_nodes);
+      }
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+// Samples one hop into `block`: the destinations are `frontier`, each with its sampled
+// in-neighbours, numbered destinations first, then new sources in order of first appearance.
+void sample_hop(const GraphView& graph, std::span<const NodeId> frontier, int fanout,
+                std::uint64_t seed, std::uint64_t batch_key, int hop, Block& block) {
+  const std::int64_t num_nodes = graph.graph.num_nodes();
+  const auto num_dst = static_cast<std::int64_t>(frontier.size());
+  block.num_dst = num_dst;
+  LocalIds& local_ids = t_local_ids;
+  local_ids.begin_block(num_nodes);
+  std::uint64_t* slots = local_ids.slots();
+  const std::uint64_t tag = local_ids.tag();
+  number_destinations(frontier, slots, tag);
+
+  block.offsets.assign(static_cast<std::size_t>(num_dst) + 1, 0);
+  std::int64_t* offsets = block.offsets.data();
+  if (t_rows.size() < static_cast<std::size_t>(num_dst)) {
+    t_rows.resize(static_cast<std::size_t>(num_dst));
+  }
+  count_sampled_edges(graph.offsets, frontier, fanout, t_rows.data(), offsets);
+  const std::int64_t num_edges = offsets[num_dst];
+  block.src_index.resize(static_cast<std::size_t>(num_edges));
+  block.src_nodes.reserve(
+      static_cast<std::size_t>(std::min(num_dst + num_edges, std::max(num_nodes, num_dst))));
+  block.src_nodes.assign(frontier.begin(), frontier.end());
+  const HopSampling sampling{graph,  frontier, t_rows.data(), offsets, block.src_index.data(),
+                             fanout, seed,     batch_key,     hop};
+  draw_and_relabel(sampling, slots, tag, block.src_nodes);
+}
+
 }  // namespace
 
 Block full_graph_block(const Graph& graph) {
@@ -292,161 +489,20 @@ NeighborSampler::NeighborSampler(const Graph& graph, std::vector<int> fanouts, s
 
 MiniBatch NeighborSampler::sample(std::span<const NodeId> seeds, std::uint64_t batch_key) const {
   const Graph& graph = *graph_;
-  const std::int64_t num_nodes = graph.num_nodes();
-  const std::span<const EdgeIndex> graph_offsets = graph.offsets();
-  // Null for an implicit graph, whose drawn neighbours are computed destination by destination.
   const NodeId* graph_sources = graph.stored_sources();
-  const bool check_gathered = graph_sources != nullptr && graph.sources_need_checking();
-  for (std::size_t i = 0; i < seeds.size(); ++i) {
-    if (seeds[i] < 0 || seeds[i] >= num_nodes) {
-      throw ConfigError("seeds", "seed " + std::to_string(i) + " is node " +
-                                     std::to_string(seeds[i]) + ", outside [0, " +
-                                     std::to_string(num_nodes) + ")");
-    }
-  }
+  const GraphView view{graph, graph.offsets(), graph_sources,
+                       graph_sources != nullptr && graph.sources_need_checking()};
+  check_seeds_in_graph(seeds, graph.num_nodes());
 
   MiniBatch batch;
   batch.seeds.assign(seeds.begin(), seeds.end());
   const int num_hops = num_layers();
   batch.blocks.resize(static_cast<std::size_t>(num_hops));
-  LocalIds& local_ids = t_local_ids;
   std::span<const NodeId> frontier = batch.seeds;
-
   for (int hop = 0; hop < num_hops; ++hop) {
     Block& block = batch.blocks[static_cast<std::size_t>(num_hops - 1 - hop)];
-    const int fanout = fanouts_[static_cast<std::size_t>(hop)];
-    const auto num_dst = static_cast<std::int64_t>(frontier.size());
-    block.num_dst = num_dst;
-
-    // Destinations keep their positions as local ids (DGL's to_block numbering).
-    local_ids.begin_block(num_nodes);
-    std::uint64_t* slots = local_ids.slots();
-    const std::uint64_t tag = local_ids.tag();
-    for (std::int64_t d = 0; d < num_dst; ++d) {
-      const NodeId v = frontier[static_cast<std::size_t>(d)];
-      std::uint64_t& slot = slots[v];
-      if ((slot & kGenerationMask) == tag) {
-        throw ConfigError("seeds", "node " + std::to_string(v) + " is seed " +
-                                       std::to_string(slot & kLocalIdMask) + " and seed " +
-                                       std::to_string(d) + " (seeds must be distinct)");
-      }
-      slot = tag | static_cast<std::uint64_t>(d);
-    }
-
-    // Per-destination counts and a prefix sum: every destination draws into its own slice, so
-    // the layout, and with it the result, is the same for any thread count.
-    block.offsets.assign(static_cast<std::size_t>(num_dst) + 1, 0);
-    std::int64_t* offsets = block.offsets.data();
-    // The destinations' CSR rows, read once here: a second random lookup in the drawing loop
-    // would miss the caches again.
-    if (t_rows.size() < static_cast<std::size_t>(num_dst)) {
-      t_rows.resize(static_cast<std::size_t>(num_dst));
-    }
-    NodeRow* rows = t_rows.data();
-    // Sequential: a parallel loop here would add a second fork-join per hop, and each one stalls
-    // for a whole scheduler slice when another process holds one of the cores.
-    for (std::int64_t d = 0; d < num_dst; ++d) {
-      const auto ahead = static_cast<std::size_t>(d) + kPrefetchDistance;
-      if (ahead < frontier.size()) __builtin_prefetch(graph_offsets.data() + frontier[ahead]);
-      const auto v = static_cast<std::size_t>(frontier[static_cast<std::size_t>(d)]);
-      rows[d] = {graph_offsets[v], graph_offsets[v + 1]};
-      offsets[d + 1] = sampled_count(rows[d].end - rows[d].begin, fanout);
-    }
-    std::inclusive_scan(offsets, offsets + num_dst + 1, offsets);
-    const std::int64_t num_edges = offsets[num_dst];
-    block.src_index.resize(static_cast<std::size_t>(num_edges));
-    block.src_nodes.reserve(
-        static_cast<std::size_t>(std::min(num_dst + num_edges, std::max(num_nodes, num_dst))));
-    block.src_nodes.assign(frontier.begin(), frontier.end());
-    NodeId* sampled = block.src_index.data();
-    const auto num_chunks = (num_dst + kChunkDst - 1) / kChunkDst;
-
-    // Drawing a chunk: positions, then the gather of their neighbour ids.
-    auto draw_chunk = [&](std::int64_t chunk) {
-      const std::int64_t first = chunk * kChunkDst;
-      const std::int64_t last = std::min(num_dst, first + kChunkDst);
-      const auto chunk_edges = static_cast<std::size_t>(offsets[last] - offsets[first]);
-      if (t_positions.size() < chunk_edges) t_positions.resize(chunk_edges);
-      for (std::int64_t d = first; d < last; ++d) {
-        draw_positions(rows[d], frontier[static_cast<std::size_t>(d)], fanout, seed_, batch_key,
-                       hop, t_positions.data() + (offsets[d] - offsets[first]));
-      }
-      if (graph_sources == nullptr) {
-        for (std::int64_t d = first; d < last; ++d) {
-          const EdgeIndex* positions = t_positions.data() + (offsets[d] - offsets[first]);
-          graph.sources_at(frontier[static_cast<std::size_t>(d)],
-                           std::span<const EdgeIndex>(
-                               positions, static_cast<std::size_t>(offsets[d + 1] - offsets[d])),
-                           sampled + offsets[d]);
-        }
-        return;
-      }
-      gather_sources(graph_sources, t_positions.data(), chunk_edges, sampled + offsets[first]);
-      if (check_gathered) {
-        graph.check_gathered(t_positions.data(), sampled + offsets[first], chunk_edges);
-      }
-    };
-    // Relabelling a chunk: each new source gets the next local id in order of first appearance.
-    // The prefetches stay inside the chunk, whose ids are final; the next one may be mid-draw.
-    auto relabel_chunk = [&](std::int64_t chunk) {
-      const auto begin = static_cast<std::size_t>(offsets[chunk * kChunkDst]);
-      const auto end =
-          static_cast<std::size_t>(offsets[std::min(num_dst, (chunk + 1) * kChunkDst)]);
-      for (std::size_t e = begin; e < end; ++e) {
-        if (e + kPrefetchDistance < end) {
-          __builtin_prefetch(slots + sampled[e + kPrefetchDistance], 1);
-        }
-        const NodeId u = sampled[e];
-        std::uint64_t& slot = slots[u];
-        if ((slot & kGenerationMask) != tag) {
-          slot = tag | static_cast<std::uint64_t>(block.src_nodes.size());
-          block.src_nodes.push_back(u);
-        }
-        sampled[e] = static_cast<NodeId>(slot & kLocalIdMask);
-      }
-    };
-
-    // Relabelling is sequential (first-appearance order), drawing is not. Thread 0 relabels the
-    // chunks in order as they complete, drawing chunks itself while the next one is not ready;
-    // the other threads draw chunks in claim order. On one thread this is draw, relabel, draw...
-    const auto ready =
-        std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(num_chunks));
-    std::atomic<std::int64_t> next_chunk{0};
-    // A bad id in a graph checked on use throws while drawing: an exception may not leave a
-    // parallel region, so the first one is kept, relabelling stops, and it is rethrown after.
-    std::exception_ptr failure;
-    std::atomic<bool> failed{false};
-    auto draw_next_chunk = [&]() {
-      const std::int64_t chunk = next_chunk.fetch_add(1, std::memory_order_relaxed);
-      if (chunk >= num_chunks) return false;
-      try {
-        draw_chunk(chunk);
-      } catch (...) {
-#pragma omp critical(gnnbed_sampler_failure)
-        if (!failure) failure = std::current_exception();
-        failed.store(true, std::memory_order_release);
-      }
-      ready[static_cast<std::size_t>(chunk)].store(1, std::memory_order_release);
-      return true;
-    };
-#pragma omp parallel if (num_chunks > 1)
-    {
-      if (omp_get_thread_num() != 0) {
-        while (draw_next_chunk()) {
-        }
-      } else {
-        for (std::int64_t chunk = 0; chunk < num_chunks; ++chunk) {
-          while (ready[static_cast<std::size_t>(chunk)].load(std::memory_order_acquire) == 0) {
-            if (next_chunk.load(std::memory_order_relaxed) >= num_chunks || !draw_next_chunk()) {
-              std::this_thread::yield();
-            }
-          }
-          if (failed.load(std::memory_order_acquire)) break;
-          relabel_chunk(chunk);
-        }
-      }
-    }
-    if (failure) std::rethrow_exception(failure);
+    sample_hop(view, frontier, fanouts_[static_cast<std::size_t>(hop)], seed_, batch_key, hop,
+               block);
     frontier = block.src_nodes;
   }
   return batch;

@@ -282,6 +282,27 @@ nlohmann::json to_json(const WorkloadConfig& config) {
           {"cache_dir", config.cache_dir}};
 }
 
+const std::vector<ConfigOption>& workload_options() {
+  static const std::vector<ConfigOption> options = {
+      {"workload", "workload.source",
+       "cora, citeseer, pubmed, a preset (products-like, papers-like, uk-like, uk-union-like, "
+       "facebook-like), "
+       "csbm, rmat, or a layout read from --path: planetoid-tsv, edge-list, ogb, binary, shards "
+       "(run_experiment only)"},
+      {"path", "workload.path",
+       "file or directory for planetoid-tsv, edge-list, ogb, binary, shards"},
+      {"scale", "workload.scale", "preset scale factor (node, edge and split counts)"},
+      {"storage", "workload.storage",
+       "presets: auto, memory, implicit (neighbours computed on demand) or file (generated once "
+       "into --cache-dir, then memory-mapped)"},
+      {"cache-dir", "workload.cache_dir",
+       "storage file: where generated graphs are kept (default $GNNBED_CACHE_DIR, else "
+       "~/.cache/gnnbed)"},
+      {"features", "workload.features", "auto, generated, stored or none"},
+  };
+  return options;
+}
+
 std::vector<std::string> workload_source_names() {
   std::vector<std::string> names;
   for (const auto& [name, loader] : sources()) names.push_back(name);

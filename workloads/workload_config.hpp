@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/common/json_config.hpp"
 #include "workloads/common/progress.hpp"
 #include "workloads/dataset.hpp"
 
@@ -68,6 +69,10 @@ nlohmann::json to_json(const WorkloadConfig& config);
 // source (listing the known ones) and InputError for bad files. Generating or writing a
 // billion-edge preset reports its steps to `progress`.
 Dataset load_workload(const WorkloadConfig& config, const StepProgress& progress = {});
+
+// The command-line options that set one workload field each (`--workload cora` is
+// `--set workload.source=cora`): the workload tool's, and the first of every experiment program's.
+const std::vector<ConfigOption>& workload_options();
 
 // The sources load_workload knows, for help texts.
 std::vector<std::string> workload_source_names();

@@ -266,6 +266,146 @@ int probe_speed(const Settings& settings, Transport& self, Transport& world,
   return 0;
 }
 
+// What a rank measured: compute samples by op kind, the ranks' speed spread and ops' jitter per
+// case, the transfers and the copies to its device; rank 0 fits its own.
+struct Measurements {
+  SamplesByKind samples;
+  std::vector<TransferSample> ping_pongs;
+  std::vector<CollectiveSample> collectives;
+  std::vector<TransferSample> device_copies;
+  PerCase rank_speed_spreads;
+  PerCase compute_jitters;
+};
+
+// What rank 0 says before measuring: the setting, and anything that makes the timings doubtful.
+void print_start(const Settings& settings, int num_ranks, const std::string& backend,
+                 std::size_t num_cases, double load_before, bool keeps_calibration) {
+  std::printf(
+      "calibrate: %d ranks, %d OpenMP threads per rank, compute on %s, transfers over %s, %zu "
+      "compute cases on a %lld-node graph%s\n",
+      num_ranks, omp_get_max_threads(), backend.c_str(), settings.transport.c_str(), num_cases,
+      static_cast<long long>(settings.num_nodes), settings.quick ? " (quick)" : "");
+  if (load_before > 0.5) {
+    std::printf(
+        "warning: load average %.2f before calibrating: other processes compete for the "
+        "cores and inflate the timings\n",
+        load_before);
+  }
+  if (keeps_calibration) {
+    std::printf(
+        "one rank: compute only; the network and scatter_rows calibrations of %s are kept\n",
+        settings.output.c_str());
+  }
+  std::fflush(stdout);
+}
+
+// Times every compute case on every rank (collective), with rank 0 reporting each as it ends.
+void time_compute_cases(const Settings& settings, const std::vector<ComputeCase>& cases,
+                        Transport& self, Transport& world, ComputeBackend& backend,
+                        Measurements& measured) {
+  OpBenchmark benchmark(settings.num_nodes, settings.average_degree, settings.seed);
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const CaseTiming timing =
+        benchmark.run(cases[c], settings.compute, self, world, backend, measured.samples);
+    if (timing.rank_speed_spread) {
+      measured.rank_speed_spreads.emplace_back(cases[c].describe(), *timing.rank_speed_spread);
+    }
+    if (timing.compute_jitter) {
+      measured.compute_jitters.emplace_back(cases[c].describe(), *timing.compute_jitter);
+    }
+    if (world.rank() == 0) {
+      std::printf("[%3zu/%zu] %-40s %9.2f ms/iteration\n", c + 1, cases.size(),
+                  cases[c].describe().c_str(), 1e3 * timing.iteration_seconds);
+      std::fflush(stdout);
+    }
+  }
+}
+
+// With two ranks or more: the ping-pong between ranks 0 and 1 and the collectives (collective).
+void time_network(const Settings& settings, Transport& world, Transport& collective, int local,
+                  Measurements& measured) {
+  if (world.size() < 2) return;
+  const std::unique_ptr<Transport> pair = pair_transport(settings.transport, world.rank(), local);
+  if (pair != nullptr) {
+    measured.ping_pongs = ping_pong(*pair, settings.ping_pong_bytes, settings.transfer);
+  }
+  world.barrier();
+  measured.collectives = time_all_to_all(collective, settings.all_to_all_bytes, settings.transfer);
+  for (CollectiveSample& sample :
+       time_all_reduce(collective, settings.all_reduce_bytes, settings.transfer)) {
+    measured.collectives.push_back(sample);
+  }
+}
+
+// Fits every costed op kind to its samples, or keeps scatter_rows from `kept` where one rank ran
+// none; prints the fits.
+void fit_compute(const Measurements& measured, const std::optional<Calibration>& kept,
+                 const std::string& output, Calibration& calibration) {
+  const SamplesByKind& samples = measured.samples;
+  std::array<std::optional<CostFit>, kNumOpKinds> fits;
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    if (!is_costed(kind)) continue;
+    const std::string name(to_string(kind));
+    if (samples[k].empty() && kept && kind == kKindOnlyPeersRun) {
+      calibration.cost_model.set(kind, *kept->cost_model.cost(kind));
+      calibration.fits[name] = kept_fit(*kept, name, output);
+      continue;
+    }
+    if (samples[k].empty()) throw Error("no compute case ran a '" + name + "' op");
+    try {
+      fits[k] = fit_op_cost(samples[k]);
+    } catch (const Error& error) {
+      throw Error(name + ": " + error.what());
+    }
+    calibration.cost_model.set(kind, fits[k]->cost);
+    calibration.fits[name] = fits[k]->to_json(samples[k]);
+  }
+  print_fits(fits, samples);
+}
+
+// How far the ranks' speeds and an op's times varied: the medians over the cases of several ranks.
+void fit_variation(const Measurements& measured, int num_ranks, Calibration& calibration) {
+  if (!measured.rank_speed_spreads.empty()) {
+    calibration.rank_speed_spread =
+        median_over_cases(measured.rank_speed_spreads, "rank_speed_spread", calibration.fits);
+    std::printf(
+        "\nrank speed spread (the ranks' compute times, %zu cases of %d ranks): median %.3f\n",
+        measured.rank_speed_spreads.size(), num_ranks, calibration.rank_speed_spread);
+  }
+  if (!measured.compute_jitters.empty()) {
+    calibration.compute_jitter =
+        median_over_cases(measured.compute_jitters, "compute_jitter", calibration.fits);
+    std::printf(
+        "compute jitter (an op's log time from run to run, %zu cases of %d ranks): "
+        "median %.3f\n",
+        measured.compute_jitters.size(), num_ranks, calibration.compute_jitter);
+  }
+}
+
+// The network (fitted, or kept where one rank measured none) and the host-to-GPU link.
+void fit_links(const Measurements& measured, const std::optional<Calibration>& kept,
+               const std::string& output, Calibration& calibration) {
+  if (kept) {
+    calibration.network = kept->network;
+    calibration.fits["network"] = kept_fit(*kept, "network", output);
+  } else {
+    const NetworkFit network = fit_network(measured.ping_pongs);
+    calibration.network = network.network;
+    calibration.fits["network"] = {
+        {"ping_pong", network.to_json(measured.ping_pongs)},
+        {"collectives", collectives_json(measured.collectives, network.network)}};
+    print_network(network, measured.ping_pongs, measured.collectives);
+  }
+  if (!measured.device_copies.empty()) {
+    const NetworkFit link = fit_network(measured.device_copies);
+    calibration.device_link = link.network;
+    calibration.fits["device_link"] = link.to_json(measured.device_copies);
+    std::printf("\ndevice link: latency %.2f us, bandwidth %.2f GB/s (page-locked host to GPU)\n",
+                1e6 * link.network.latency_seconds, link.network.bandwidth_bytes_per_second / 1e9);
+  }
+}
+
 int calibrate(int argc, char** argv) {
   // As run_experiment does, so that the ops are timed under the same allocator.
   keep_freed_memory_for_reuse();
@@ -286,7 +426,6 @@ int calibrate(int argc, char** argv) {
     nccl_world = make_data_transport(settings.transport, MPI_COMM_WORLD, local);
   }
   Transport& collective = nccl_world != nullptr ? *nccl_world : static_cast<Transport&>(world);
-  std::optional<Calibration> kept;
   if (!settings.probe.empty()) {
     try {
       return probe_speed(settings, self, world, *backend, argc, argv);
@@ -294,126 +433,31 @@ int calibrate(int argc, char** argv) {
       abort_all_ranks(error.what(), 1);
     }
   }
+  std::optional<Calibration> kept;
   if (num_ranks == 1) kept = calibration_to_keep(settings.output);
 
   const std::vector<ComputeCase> cases = compute_cases(settings.quick, num_ranks);
   const double load_before = load_average();
   if (rank == 0) {
-    std::printf(
-        "calibrate: %d ranks, %d OpenMP threads per rank, compute on %s, transfers over %s, %zu "
-        "compute cases on a %lld-node graph%s\n",
-        num_ranks, omp_get_max_threads(), backend->name().c_str(), settings.transport.c_str(),
-        cases.size(), static_cast<long long>(settings.num_nodes), settings.quick ? " (quick)" : "");
-    if (load_before > 0.5) {
-      std::printf(
-          "warning: load average %.2f before calibrating: other processes compete for the "
-          "cores and inflate the timings\n",
-          load_before);
-    }
-    if (kept) {
-      std::printf(
-          "one rank: compute only; the network and scatter_rows calibrations of %s are kept\n",
-          settings.output.c_str());
-    }
-    std::fflush(stdout);
+    print_start(settings, num_ranks, backend->name(), cases.size(), load_before, kept.has_value());
   }
   const Stopwatch total;
-  SamplesByKind samples;
-  std::vector<TransferSample> ping_pongs;
-  std::vector<CollectiveSample> collectives;
-  std::vector<TransferSample> device_copies;
-  PerCase rank_speed_spreads;
-  PerCase compute_jitters;
+  Measurements measured;
   try {
-    OpBenchmark benchmark(settings.num_nodes, settings.average_degree, settings.seed);
-    for (std::size_t c = 0; c < cases.size(); ++c) {
-      const CaseTiming timing =
-          benchmark.run(cases[c], settings.compute, self, world, *backend, samples);
-      if (timing.rank_speed_spread) {
-        rank_speed_spreads.emplace_back(cases[c].describe(), *timing.rank_speed_spread);
-      }
-      if (timing.compute_jitter) {
-        compute_jitters.emplace_back(cases[c].describe(), *timing.compute_jitter);
-      }
-      if (rank == 0) {
-        std::printf("[%3zu/%zu] %-40s %9.2f ms/iteration\n", c + 1, cases.size(),
-                    cases[c].describe().c_str(), 1e3 * timing.iteration_seconds);
-        std::fflush(stdout);
-      }
-    }
+    time_compute_cases(settings, cases, self, world, *backend, measured);
     if (backend->is_gpu()) {
-      device_copies = time_copies_to_device(*backend, default_device_copy_bytes(), 5);
+      measured.device_copies = time_copies_to_device(*backend, default_device_copy_bytes(), 5);
     }
-    if (num_ranks >= 2) {
-      const std::unique_ptr<Transport> pair = pair_transport(settings.transport, rank, local);
-      if (pair != nullptr) {
-        ping_pongs = ping_pong(*pair, settings.ping_pong_bytes, settings.transfer);
-      }
-      world.barrier();
-      collectives = time_all_to_all(collective, settings.all_to_all_bytes, settings.transfer);
-      for (CollectiveSample& sample :
-           time_all_reduce(collective, settings.all_reduce_bytes, settings.transfer)) {
-        collectives.push_back(sample);
-      }
-    }
+    time_network(settings, world, collective, local, measured);
   } catch (const std::exception& error) {
     abort_all_ranks(error.what(), 1);
   }
   if (rank != 0) return 0;
 
   Calibration calibration;
-  std::array<std::optional<CostFit>, kNumOpKinds> fits;
-  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
-    const auto kind = static_cast<OpKind>(k);
-    if (!is_costed(kind)) continue;
-    const std::string name(to_string(kind));
-    if (samples[k].empty() && kept && kind == kKindOnlyPeersRun) {
-      calibration.cost_model.set(kind, *kept->cost_model.cost(kind));
-      calibration.fits[name] = kept_fit(*kept, name, settings.output);
-      continue;
-    }
-    if (samples[k].empty()) throw Error("no compute case ran a '" + name + "' op");
-    try {
-      fits[k] = fit_op_cost(samples[k]);
-    } catch (const Error& error) {
-      throw Error(name + ": " + error.what());
-    }
-    calibration.cost_model.set(kind, fits[k]->cost);
-    calibration.fits[name] = fits[k]->to_json(samples[k]);
-  }
-  print_fits(fits, samples);
-  if (!rank_speed_spreads.empty()) {
-    calibration.rank_speed_spread =
-        median_over_cases(rank_speed_spreads, "rank_speed_spread", calibration.fits);
-    std::printf(
-        "\nrank speed spread (the ranks' compute times, %zu cases of %d ranks): median %.3f\n",
-        rank_speed_spreads.size(), num_ranks, calibration.rank_speed_spread);
-  }
-  if (!compute_jitters.empty()) {
-    calibration.compute_jitter =
-        median_over_cases(compute_jitters, "compute_jitter", calibration.fits);
-    std::printf(
-        "compute jitter (an op's log time from run to run, %zu cases of %d ranks): "
-        "median %.3f\n",
-        compute_jitters.size(), num_ranks, calibration.compute_jitter);
-  }
-  if (kept) {
-    calibration.network = kept->network;
-    calibration.fits["network"] = kept_fit(*kept, "network", settings.output);
-  } else {
-    const NetworkFit network = fit_network(ping_pongs);
-    calibration.network = network.network;
-    calibration.fits["network"] = {{"ping_pong", network.to_json(ping_pongs)},
-                                   {"collectives", collectives_json(collectives, network.network)}};
-    print_network(network, ping_pongs, collectives);
-  }
-  if (!device_copies.empty()) {
-    const NetworkFit link = fit_network(device_copies);
-    calibration.device_link = link.network;
-    calibration.fits["device_link"] = link.to_json(device_copies);
-    std::printf("\ndevice link: latency %.2f us, bandwidth %.2f GB/s (page-locked host to GPU)\n",
-                1e6 * link.network.latency_seconds, link.network.bandwidth_bytes_per_second / 1e9);
-  }
+  fit_compute(measured, kept, settings.output, calibration);
+  fit_variation(measured, num_ranks, calibration);
+  fit_links(measured, kept, settings.output, calibration);
   calibration.provenance = provenance_json(argc, argv);
   calibration.provenance["versions"]["mpi"] = mpi_library_version();
   calibration.provenance["versions"]["openblas"] = openblas_get_config();

@@ -131,27 +131,32 @@ struct Setup {
   double load_seconds = 0;
 };
 
+po::options_description run_experiment_options() {
+  po::options_description options("mpirun -np N run_experiment [options]");
+  options.add_options()("help,h", "show this help")(
+      "output,o", po::value<std::string>(),
+      "result file (JSON); default results/run-<strategy>-<workload>-<N>ranks.json")(
+      "csv", po::value<std::string>(), "per-epoch CSV; default: the result's name with .csv")(
+      "trace", po::value<std::string>(), "Chrome trace of the first epoch (JSON)")(
+      "plans", po::value<std::string>(),
+      "every rank's plan of the first iteration (.json, or .msgpack)")(
+      "device", po::value<std::string>()->default_value("cpu"),
+      "where compute ops run: cpu, or cuda (ranks on a machine share its GPUs round robin)")(
+      "transport", po::value<std::string>()->default_value("mpi"),
+      "what moves the data: mpi, or nccl (one GPU per rank; needs --device cuda)")(
+      "device-features", po::value<std::string>()->default_value("auto"),
+      "where a GPU rank gathers its mini-batch inputs: auto (on the GPU from a copy of the "
+      "rank's features, when it takes at most half the GPU's free memory; else host), or host "
+      "(from host memory, into page-locked buffers copied to the GPU)")("quiet,q",
+                                                                        "no per-epoch progress");
+  add_experiment_options(options);
+  return options;
+}
+
 std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_rank, Setup& setup,
                     int& exit_code) {
   try {
-    po::options_description options("mpirun -np N run_experiment [options]");
-    options.add_options()("help,h", "show this help")(
-        "output,o", po::value<std::string>(),
-        "result file (JSON); default results/run-<strategy>-<workload>-<N>ranks.json")(
-        "csv", po::value<std::string>(), "per-epoch CSV; default: the result's name with .csv")(
-        "trace", po::value<std::string>(), "Chrome trace of the first epoch (JSON)")(
-        "plans", po::value<std::string>(),
-        "every rank's plan of the first iteration (.json, or .msgpack)")(
-        "device", po::value<std::string>()->default_value("cpu"),
-        "where compute ops run: cpu, or cuda (ranks on a machine share its GPUs round robin)")(
-        "transport", po::value<std::string>()->default_value("mpi"),
-        "what moves the data: mpi, or nccl (one GPU per rank; needs --device cuda)")(
-        "device-features", po::value<std::string>()->default_value("auto"),
-        "where a GPU rank gathers its mini-batch inputs: auto (on the GPU from a copy of the "
-        "rank's features, when it takes at most half the GPU's free memory; else host), or host "
-        "(from host memory, into page-locked buffers copied to the GPU)")("quiet,q",
-                                                                          "no per-epoch progress");
-    add_experiment_options(options);
+    const po::options_description options = run_experiment_options();
     const auto command_line = parse_command_line(argc, argv, options);
     if (!command_line) {
       setup.help = true;
@@ -210,6 +215,144 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_ra
   }
 }
 
+// Agrees before any data-plane traffic: if one rank failed to set up, every rank stops with the
+// same code, and rank 0 says why (the first failed rank's problem). Collective.
+std::optional<int> setup_failure_code(MpiTransport& transport, const std::string& problem,
+                                      int exit_code) {
+  const auto problems =
+      transport.gather_to_root(problem.empty() ? "" : std::to_string(exit_code) + " " + problem);
+  const std::int64_t failures =
+      transport.sum_over_ranks(static_cast<std::int64_t>(problem.empty() ? 0 : 1));
+  if (failures == 0) return std::nullopt;
+  int code = 1;
+  if (transport.rank() == 0) {
+    for (std::size_t r = 0; r < problems.size(); ++r) {
+      if (problems[r].empty()) continue;
+      const auto space = problems[r].find(' ');
+      code = std::stoi(problems[r].substr(0, space));
+      std::fprintf(stderr, "run_experiment: rank %zu: %s\n", r,
+                   problems[r].substr(space + 1).c_str());
+      break;
+    }
+  }
+  return static_cast<int>(transport.max_over_ranks(static_cast<double>(code)));
+}
+
+// The data plane: NCCL on every rank's GPU (collective), or nothing where the MPI transport itself
+// moves the data; MPI stays the control plane.
+std::unique_ptr<Transport> data_plane(const Setup& setup) {
+  if (setup.transport == "mpi") return nullptr;
+  try {
+    return make_data_transport(setup.transport, MPI_COMM_WORLD, local_rank(MPI_COMM_WORLD));
+  } catch (const std::exception& error) {
+    abort_all_ranks(error.what(), 1);
+  }
+}
+
+void print_start(const Setup& setup, const nlohmann::json& dataset_summary,
+                 const std::string& dataset_name, int num_ranks) {
+  std::printf(
+      "%s: %lld nodes, %lld edges, %d features, %d classes (%s in %.2f s); %s on %d ranks\n",
+      dataset_name.c_str(), dataset_summary.at("num_nodes").get<long long>(),
+      dataset_summary.at("num_edges").get<long long>(),
+      dataset_summary.at("feature_dim").get<int>(), dataset_summary.at("num_classes").get<int>(),
+      setup.config.workload.source == "shards" ? "shards loaded" : "loaded", setup.load_seconds,
+      setup.config.distribution.strategy.c_str(), num_ranks);
+  std::printf("compute on %s, data over %s\n", setup.backend->name().c_str(),
+              setup.transport.c_str());
+  std::fflush(stdout);
+}
+
+// How training ended: a report, a run out of memory (a result too), or a divergence (none).
+struct TrainingOutcome {
+  DistributedReport report;
+  std::string out_of_memory;
+  bool diverged = false;
+};
+
+TrainingOutcome train(Setup& setup, Transport& data, int rank) {
+  DistributedOptions options;
+  options.record_trace = !setup.outputs.trace.empty();
+  options.keep_first_plans = !setup.outputs.plans.empty();
+  options.quiet = setup.outputs.quiet;
+  options.backend = setup.backend.get();
+  TrainingOutcome outcome;
+  try {
+    outcome.report = train_distributed(setup.config, setup.workload->context,
+                                       std::move(setup.workload->shard), data, options);
+  } catch (const OutOfMemoryError& error) {
+    // Every rank stopped at the same iteration: a result, as simulate reports such a point.
+    outcome.out_of_memory = error.what();
+  } catch (const DivergenceError& error) {
+    // Every rank saw the same loss and stopped after the same epoch: no result, a clean stop.
+    if (rank == 0) std::fprintf(stderr, "run_experiment: %s\n", error.what());
+    outcome.diverged = true;
+  } catch (const std::exception& error) {
+    abort_all_ranks(error.what(), 1);
+  }
+  return outcome;
+}
+
+// The result document's common part: the outcome, provenance, how it ran and on what.
+nlohmann::json result_document(const Setup& setup, const TrainingOutcome& outcome,
+                               const nlohmann::json& dataset_summary, int num_ranks, int argc,
+                               char** argv) {
+  nlohmann::json result = outcome.out_of_memory.empty()
+                              ? outcome.report.to_json()
+                              : nlohmann::json{{"out_of_memory", true},
+                                               {"out_of_memory_reason", outcome.out_of_memory},
+                                               {"epoch_seconds", nullptr}};
+  result["provenance"] = provenance_json(argc, argv);
+  result["provenance"]["versions"]["mpi"] = mpi_library_version();
+  result["provenance"]["versions"]["openblas"] = openblas_get_config();
+  result["provenance"]["versions"]["gpu"] = gpu_stack_version();
+  // Threads and BLAS kernels decide CPU times: a rank bound to one core runs one OpenMP thread,
+  // and an OpenBLAS that does not know the processor falls back to generic kernels.
+  result["execution"] = {{"device", setup.backend->name()},
+                         {"transport", setup.transport},
+                         {"omp_threads", omp_get_max_threads()},
+                         {"openblas_core", openblas_get_corename()}};
+  result["config"] = to_json(setup.config);
+  result["num_ranks"] = num_ranks;
+  result["dataset"] = dataset_summary;
+  result["load_seconds"] = setup.load_seconds;
+  return result;
+}
+
+// Rank 0's outputs: the result alone for a run out of memory, else result, CSV and the optional
+// trace and plans, all or none. Returns the exit code: 3 where the transport's bytes differ from
+// the plans'.
+int write_outputs(const Setup& setup, const TrainingOutcome& outcome,
+                  const nlohmann::json& dataset_summary, const std::string& dataset_name,
+                  int num_ranks, int argc, char** argv) {
+  const DistributedReport& report = outcome.report;
+  nlohmann::json result = result_document(setup, outcome, dataset_summary, num_ranks, argc, argv);
+  if (!outcome.out_of_memory.empty()) {
+    write_text_file_atomically(setup.outputs.result, result.dump(2) + "\n");
+    std::printf("out of memory: %s\n", outcome.out_of_memory.c_str());
+    return 0;
+  }
+  result["out_of_memory"] = false;
+  if (setup.workload->context.strategy->full_graph()) {
+    result["partition_costs"] = recorded_partition_costs(
+        setup.config.distribution,
+        measured_partition_costs(report, dataset_name, setup.config.distribution.partitioner));
+  }
+  std::vector<OutputFile> files = {{setup.outputs.result, result.dump(2) + "\n"},
+                                   {setup.outputs.csv, epochs_csv(report)}};
+  if (!setup.outputs.trace.empty()) {
+    files.push_back(
+        {setup.outputs.trace,
+         nlohmann::json{{"traceEvents", report.trace}, {"displayTimeUnit", "ms"}}.dump() + "\n"});
+  }
+  if (!setup.outputs.plans.empty()) {
+    files.push_back({setup.outputs.plans, encode_plans(report.first_plans, setup.outputs.plans)});
+  }
+  write_files_atomically(files);
+  print_summary(setup.config, dataset_name, num_ranks, report, setup.outputs);
+  return report.bytes_match ? 0 : 3;
+}
+
 int run(int argc, char** argv, MpiTransport& transport) {
   const int rank = transport.rank();
   const int num_ranks = transport.size();
@@ -218,124 +361,26 @@ int run(int argc, char** argv, MpiTransport& transport) {
   const std::string problem =
       prepare(argc, argv, num_ranks, rank, local_rank(MPI_COMM_WORLD), setup, exit_code);
   transport.set_progress_timeout(setup.config.distribution.progress_timeout_seconds);
-  // Agree before any data-plane traffic: if one rank failed, every rank stops, and rank 0 says why.
-  const auto problems =
-      transport.gather_to_root(problem.empty() ? "" : std::to_string(exit_code) + " " + problem);
-  const std::int64_t failures =
-      transport.sum_over_ranks(static_cast<std::int64_t>(problem.empty() ? 0 : 1));
-  if (failures > 0) {
-    int code = 1;
-    if (rank == 0) {
-      for (std::size_t r = 0; r < problems.size(); ++r) {
-        if (problems[r].empty()) continue;
-        const auto space = problems[r].find(' ');
-        code = std::stoi(problems[r].substr(0, space));
-        std::fprintf(stderr, "run_experiment: rank %zu: %s\n", r,
-                     problems[r].substr(space + 1).c_str());
-        break;
-      }
-    }
-    code = static_cast<int>(transport.max_over_ranks(static_cast<double>(code)));
-    return code;
+  if (const std::optional<int> code = setup_failure_code(transport, problem, exit_code)) {
+    return *code;
   }
   if (setup.help) return 0;
-  // The data plane: the MPI transport itself, or NCCL on every rank's GPU (collective); MPI stays
-  // the control plane.
-  std::unique_ptr<Transport> nccl;
-  if (setup.transport != "mpi") {
-    try {
-      nccl = make_data_transport(setup.transport, MPI_COMM_WORLD, local_rank(MPI_COMM_WORLD));
-    } catch (const std::exception& error) {
-      abort_all_ranks(error.what(), 1);
-    }
-  }
+  const std::unique_ptr<Transport> nccl = data_plane(setup);
   Transport& data = nccl != nullptr ? *nccl : static_cast<Transport&>(transport);
   // The slowest rank's loading time: a sharded run loads a shard per rank.
   setup.load_seconds = transport.max_over_ranks(setup.load_seconds);
   const nlohmann::json dataset_summary = setup.workload->dataset_summary;
   const std::string dataset_name = dataset_summary.at("name").get<std::string>();
-  if (rank == 0) {
-    std::printf(
-        "%s: %lld nodes, %lld edges, %d features, %d classes (%s in %.2f s); %s on %d ranks\n",
-        dataset_name.c_str(), dataset_summary.at("num_nodes").get<long long>(),
-        dataset_summary.at("num_edges").get<long long>(),
-        dataset_summary.at("feature_dim").get<int>(), dataset_summary.at("num_classes").get<int>(),
-        setup.config.workload.source == "shards" ? "shards loaded" : "loaded", setup.load_seconds,
-        setup.config.distribution.strategy.c_str(), num_ranks);
-    std::printf("compute on %s, data over %s\n", setup.backend->name().c_str(),
-                setup.transport.c_str());
-    std::fflush(stdout);
-  }
-  DistributedOptions options;
-  options.record_trace = !setup.outputs.trace.empty();
-  options.keep_first_plans = !setup.outputs.plans.empty();
-  options.quiet = setup.outputs.quiet;
-  options.backend = setup.backend.get();
-  DistributedReport report;
-  std::string out_of_memory;
-  try {
-    report = train_distributed(setup.config, setup.workload->context,
-                               std::move(setup.workload->shard), data, options);
-  } catch (const OutOfMemoryError& error) {
-    // Every rank stopped at the same iteration: a result, as simulate reports such a point.
-    out_of_memory = error.what();
-  } catch (const DivergenceError& error) {
-    // Every rank saw the same loss and stopped after the same epoch: no result, a clean stop.
-    if (rank == 0) std::fprintf(stderr, "run_experiment: %s\n", error.what());
-    return 1;
-  } catch (const std::exception& error) {
-    abort_all_ranks(error.what(), 1);
-  }
+  if (rank == 0) print_start(setup, dataset_summary, dataset_name, num_ranks);
+  const TrainingOutcome outcome = train(setup, data, rank);
+  if (outcome.diverged) return 1;
   if (rank != 0) return 0;
   try {
-    nlohmann::json result = out_of_memory.empty()
-                                ? report.to_json()
-                                : nlohmann::json{{"out_of_memory", true},
-                                                 {"out_of_memory_reason", out_of_memory},
-                                                 {"epoch_seconds", nullptr}};
-    result["provenance"] = provenance_json(argc, argv);
-    result["provenance"]["versions"]["mpi"] = mpi_library_version();
-    result["provenance"]["versions"]["openblas"] = openblas_get_config();
-    result["provenance"]["versions"]["gpu"] = gpu_stack_version();
-    // Threads and BLAS kernels decide CPU times: a rank bound to one core runs one OpenMP thread,
-    // and an OpenBLAS that does not know the processor falls back to generic kernels.
-    result["execution"] = {{"device", setup.backend->name()},
-                           {"transport", setup.transport},
-                           {"omp_threads", omp_get_max_threads()},
-                           {"openblas_core", openblas_get_corename()}};
-    result["config"] = to_json(setup.config);
-    result["num_ranks"] = num_ranks;
-    result["dataset"] = dataset_summary;
-    result["load_seconds"] = setup.load_seconds;
-    if (!out_of_memory.empty()) {
-      write_text_file_atomically(setup.outputs.result, result.dump(2) + "\n");
-      std::printf("out of memory: %s\n", out_of_memory.c_str());
-      return 0;
-    }
-    result["out_of_memory"] = false;
-    if (setup.workload->context.strategy->full_graph()) {
-      result["partition_costs"] = recorded_partition_costs(
-          setup.config.distribution,
-          measured_partition_costs(report, dataset_name, setup.config.distribution.partitioner));
-    }
-    // All or none: a run that cannot write one of its outputs leaves none behind.
-    std::vector<OutputFile> files = {{setup.outputs.result, result.dump(2) + "\n"},
-                                     {setup.outputs.csv, epochs_csv(report)}};
-    if (!setup.outputs.trace.empty()) {
-      files.push_back(
-          {setup.outputs.trace,
-           nlohmann::json{{"traceEvents", report.trace}, {"displayTimeUnit", "ms"}}.dump() + "\n"});
-    }
-    if (!setup.outputs.plans.empty()) {
-      files.push_back({setup.outputs.plans, encode_plans(report.first_plans, setup.outputs.plans)});
-    }
-    write_files_atomically(files);
-    print_summary(setup.config, dataset_name, num_ranks, report, setup.outputs);
+    return write_outputs(setup, outcome, dataset_summary, dataset_name, num_ranks, argc, argv);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "run_experiment: %s\n", error.what());
     return 1;
   }
-  return report.bytes_match ? 0 : 3;
 }
 
 }  // namespace

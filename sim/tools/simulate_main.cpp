@@ -314,7 +314,7 @@ void print_header() {
   std::printf(" %10s\n", "MB sent/rk");
 }
 
-int simulate_main(int argc, char** argv) {
+po::options_description simulate_options() {
   po::options_description options("simulate [options]");
   options.add_options()("help,h", "show this help")(
       "cluster", po::value<std::string>()->default_value("p3-cluster"),
@@ -342,44 +342,46 @@ int simulate_main(int argc, char** argv) {
       "with --replay-plans: scale the recorded iterations to an epoch of this many (0 = as "
       "recorded)")("quiet,q", "no progress");
   add_experiment_options(options);
-  const auto command_line = parse_command_line(argc, argv, options);
-  if (!command_line) return 0;
-  const po::variables_map& vm = command_line->values;
-  Setup setup;
-  setup.base = experiment_from_options(command_line->parsed,
-                                       {"model.kind=sage", "training.batch_size=1000",
-                                        "training.fanouts=25,10", "training.eval_every=-1"});
-  setup.cluster_source = vm["cluster"].as<std::string>();
-  if (vm.count("cluster-set") != 0)
-    setup.cluster_settings = vm["cluster-set"].as<std::vector<std::string>>();
-  if (vm.count("calibration") != 0) setup.calibration_file = vm["calibration"].as<std::string>();
+  return options;
+}
+
+std::vector<Sweep> sweeps_from(const po::variables_map& vm) {
   std::vector<Sweep> sweeps;
-  if (vm.count("sweep") != 0) {
-    for (const std::string& text : vm["sweep"].as<std::vector<std::string>>()) {
-      Sweep sweep = parse_sweep(text);
-      // Two value lists for one field would make a grid of points that all set it to the last.
-      for (const Sweep& earlier : sweeps) {
-        require(earlier.field != sweep.field, "sweep " + sweep.field,
-                "is swept twice: give every value in one --sweep");
-      }
-      sweeps.push_back(std::move(sweep));
+  if (vm.count("sweep") == 0) return sweeps;
+  for (const std::string& text : vm["sweep"].as<std::vector<std::string>>()) {
+    Sweep sweep = parse_sweep(text);
+    // Two value lists for one field would make a grid of points that all set it to the last.
+    for (const Sweep& earlier : sweeps) {
+      require(earlier.field != sweep.field, "sweep " + sweep.field,
+              "is swept twice: give every value in one --sweep");
     }
+    sweeps.push_back(std::move(sweep));
   }
-  setup.points = sweep_points(sweeps);
-  if (vm.count("replay-plans") != 0) {
-    setup.replay_plans = vm["replay-plans"].as<std::string>();
-    require(std::filesystem::is_regular_file(setup.replay_plans), "replay-plans",
-            "'" + setup.replay_plans + "' is not a file");
-    for (const std::string& option : experiment_options_given(command_line->parsed)) {
-      throw ConfigError("--" + option, "does not apply with --replay-plans: the recorded plans "
-                                       "fix the experiment (cluster fields and --calibration do)");
-    }
-    for (const Sweep& sweep : sweeps) {
-      require(is_cluster_field(sweep.field), "sweep " + sweep.field,
-              "only cluster.* fields can be swept when replaying recorded plans");
-    }
-    setup.recorded_plans = read_plans(setup.replay_plans);
+  return sweeps;
+}
+
+// --replay-plans: the recorded plans fix the experiment, so only the cluster may vary.
+void read_replay_options(const CommandLine& command_line, const std::vector<Sweep>& sweeps,
+                         Setup& setup) {
+  const po::variables_map& vm = command_line.values;
+  if (vm.count("replay-plans") == 0) return;
+  setup.replay_plans = vm["replay-plans"].as<std::string>();
+  require(std::filesystem::is_regular_file(setup.replay_plans), "replay-plans",
+          "'" + setup.replay_plans + "' is not a file");
+  for (const std::string& option : experiment_options_given(command_line.parsed)) {
+    throw ConfigError("--" + option,
+                      "does not apply with --replay-plans: the recorded plans "
+                      "fix the experiment (cluster fields and --calibration do)");
   }
+  for (const Sweep& sweep : sweeps) {
+    require(is_cluster_field(sweep.field), "sweep " + sweep.field,
+            "only cluster.* fields can be swept when replaying recorded plans");
+  }
+  setup.recorded_plans = read_plans(setup.replay_plans);
+}
+
+// How many iterations and points run, each option checked against the mode it belongs to.
+void read_run_options(const po::variables_map& vm, Setup& setup) {
   setup.options.use_measured_durations = vm.count("measured-durations") != 0;
   require(!setup.options.use_measured_durations || !setup.replay_plans.empty(),
           "measured-durations", "needs --replay-plans (only recorded plans carry durations)");
@@ -393,6 +395,10 @@ int simulate_main(int argc, char** argv) {
           "does not apply to --replay-plans, which replays every recorded iteration");
   setup.jobs = vm["jobs"].as<int>();
   require(setup.jobs >= 1, "jobs", "must be at least 1");
+}
+
+// The outputs, each path checked before any point runs.
+void read_output_options(const po::variables_map& vm, Setup& setup) {
   setup.output = vm["output"].as<std::string>();
   setup.csv = vm.count("csv") != 0
                   ? vm["csv"].as<std::string>()
@@ -405,23 +411,64 @@ int simulate_main(int argc, char** argv) {
   check_output_path(setup.output, "--output");
   check_output_path(setup.csv, "--csv");
   if (!setup.trace.empty()) check_output_path(setup.trace, "--trace");
+}
+
+Setup setup_from(const CommandLine& command_line) {
+  const po::variables_map& vm = command_line.values;
+  Setup setup;
+  setup.base = experiment_from_options(
+      command_line.parsed, {"model.kind=sage", "training.batch_size=1000", "training.fanouts=25,10",
+                            "training.eval_every=-1"});
+  setup.cluster_source = vm["cluster"].as<std::string>();
+  if (vm.count("cluster-set") != 0)
+    setup.cluster_settings = vm["cluster-set"].as<std::vector<std::string>>();
+  if (vm.count("calibration") != 0) setup.calibration_file = vm["calibration"].as<std::string>();
+  const std::vector<Sweep> sweeps = sweeps_from(vm);
+  setup.points = sweep_points(sweeps);
+  read_replay_options(command_line, sweeps, setup);
+  read_run_options(vm, setup);
+  read_output_options(vm, setup);
   // Every point's configuration and cluster are checked before anything runs.
   for (const Point& point : setup.points) {
     point_config(setup, point);
     point_cluster(setup, point);
   }
+  return setup;
+}
 
-  const Stopwatch total;
-  std::vector<nlohmann::json> results(setup.points.size());
+// Every point's result document, or the first failure (message and exit code).
+struct PointRuns {
+  std::vector<nlohmann::json> results;
+  std::string failure;
+  int failure_code = 0;
+};
+
+// Takes the result of a finished child: its point's document, or the first failure.
+void collect(const Setup& setup, const Child& child, const std::string& message, int status,
+             PointRuns& runs) {
+  if (message.rfind("ok ", 0) == 0) {
+    runs.results[child.index] = nlohmann::json::parse(message.substr(3));
+    if (!setup.quiet) print_row(runs.results[child.index]);
+  } else if (runs.failure.empty()) {
+    const bool coded = message.rfind("error ", 0) == 0 && message.size() > 8;
+    runs.failure_code = coded ? message[6] - '0' : 1;
+    runs.failure = "point '" + setup.points[child.index].label() + "': " +
+                   (coded ? message.substr(8)
+                          : "the simulation process died (status " + std::to_string(status) + ")");
+  }
+}
+
+// Runs the points in child processes, up to --jobs at once; none starts after a failure.
+PointRuns run_points(const Setup& setup) {
+  PointRuns runs;
+  runs.results.resize(setup.points.size());
   std::map<pid_t, Child> running;
   std::size_t next = 0;
   std::size_t finished = 0;
-  std::string failure;
-  int failure_code = 0;
   const bool progress = !setup.quiet && setup.points.size() == 1;
   if (!setup.quiet) print_header();
   while (finished < setup.points.size()) {
-    while (failure.empty() && next < setup.points.size() &&
+    while (runs.failure.empty() && next < setup.points.size() &&
            static_cast<int>(running.size()) < setup.jobs) {
       const Child child = start_child(setup, next++, progress);
       running.emplace(child.pid, child);
@@ -435,21 +482,14 @@ int simulate_main(int argc, char** argv) {
     waitpid(child.pid, &status, 0);
     running.erase(it);
     ++finished;
-    if (message.rfind("ok ", 0) == 0) {
-      results[child.index] = nlohmann::json::parse(message.substr(3));
-      if (!setup.quiet) print_row(results[child.index]);
-    } else if (failure.empty()) {
-      const bool coded = message.rfind("error ", 0) == 0 && message.size() > 8;
-      failure_code = coded ? message[6] - '0' : 1;
-      failure = "point '" + setup.points[child.index].label() + "': " +
-                (coded ? message.substr(8)
-                       : "the simulation process died (status " + std::to_string(status) + ")");
-    }
+    collect(setup, child, message, status, runs);
   }
-  if (!failure.empty()) {
-    std::fprintf(stderr, "simulate: %s\n", failure.c_str());
-    return failure_code;
-  }
+  return runs;
+}
+
+// The result document, the CSV and the trace, written together or not at all.
+void write_results(const Setup& setup, std::vector<nlohmann::json> results, const Stopwatch& total,
+                   int argc, char** argv) {
   nlohmann::json document = {
       {"provenance", provenance_json(argc, argv)},
       {"simgrid_version", SIMGRID_VERSION_STRING},
@@ -468,17 +508,33 @@ int simulate_main(int argc, char** argv) {
   document["points"] = results;
   outputs.front().content = document.dump(2) + "\n";
   write_files_atomically(outputs);
-  if (!setup.quiet) {
-    std::printf("results: %s, %s%s%s (%.1f s)\n", setup.output.c_str(), setup.csv.c_str(),
-                setup.trace.empty() ? "" : ", trace ", setup.trace.c_str(), total.seconds());
-    if (setup.options.iterations > 0) {
-      std::printf(
-          "note: epochs estimated from %d iterations spread over the epoch (first, last, one per "
-          "stratum between), with 95 %% intervals; docs/simulator.md gives their error against "
-          "full epochs\n",
-          setup.options.iterations);
-    }
+}
+
+void print_outputs(const Setup& setup, const Stopwatch& total) {
+  std::printf("results: %s, %s%s%s (%.1f s)\n", setup.output.c_str(), setup.csv.c_str(),
+              setup.trace.empty() ? "" : ", trace ", setup.trace.c_str(), total.seconds());
+  if (setup.options.iterations > 0) {
+    std::printf(
+        "note: epochs estimated from %d iterations spread over the epoch (first, last, one per "
+        "stratum between), with 95 %% intervals; docs/simulator.md gives their error against "
+        "full epochs\n",
+        setup.options.iterations);
   }
+}
+
+int simulate_main(int argc, char** argv) {
+  const po::options_description options = simulate_options();
+  const auto command_line = parse_command_line(argc, argv, options);
+  if (!command_line) return 0;
+  const Setup setup = setup_from(*command_line);
+  const Stopwatch total;
+  PointRuns runs = run_points(setup);
+  if (!runs.failure.empty()) {
+    std::fprintf(stderr, "simulate: %s\n", runs.failure.c_str());
+    return runs.failure_code;
+  }
+  write_results(setup, std::move(runs.results), total, argc, argv);
+  if (!setup.quiet) print_outputs(setup, total);
   return 0;
 }
 

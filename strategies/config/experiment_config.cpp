@@ -90,91 +90,59 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"progress_timeout_seconds", config.progress_timeout_seconds}};
 }
 
-const std::vector<ExperimentOption>& experiment_options() {
-  static const std::vector<ExperimentOption> options = {
-      {"workload", "workload.source",
-       "cora, citeseer, pubmed, a preset (products-like, papers-like, uk-like, uk-union-like, "
-       "facebook-like), "
-       "csbm, rmat, or a layout read from --path: planetoid-tsv, edge-list, ogb, binary, shards "
-       "(run_experiment only)"},
-      {"path", "workload.path",
-       "file or directory for planetoid-tsv, edge-list, ogb, binary, shards"},
-      {"scale", "workload.scale", "preset scale factor (node, edge and split counts)"},
-      {"storage", "workload.storage",
-       "presets: auto, memory, implicit (neighbours computed on demand) or file (generated once "
-       "into --cache-dir, then memory-mapped)"},
-      {"cache-dir", "workload.cache_dir",
-       "storage file: where generated graphs are kept (default $GNNBED_CACHE_DIR, else "
-       "~/.cache/gnnbed)"},
-      {"features", "workload.features", "auto, generated, stored or none"},
-      {"model", "model.kind", "gcn, sage, sgc or gat"},
-      {"heads", "model.heads", "GAT attention heads in hidden layers"},
-      {"layers", "model.num_layers", "number of GNN layers"},
-      {"hidden", "model.hidden", "hidden width"},
-      {"dropout", "model.dropout", "dropout before every layer"},
-      {"epochs", "training.epochs", "training epochs"},
-      {"optimizer", "training.optimizer", "adam or sgd"},
-      {"lr", "training.learning_rate", "learning rate"},
-      {"weight-decay", "training.weight_decay", "L2 penalty on weights"},
-      {"batch-size", "training.batch_size", "training nodes per mini-batch (0 = full graph)"},
-      {"fanouts", "training.fanouts", "neighbours sampled per hop from the seeds, e.g. 25,10"},
-      {"seed", "training.seed", "seed for weights, dropout, shuffling and sampling"},
-      {"strategy", "distribution.strategy", "dgl-pull, p3 or roc (full-graph: --batch-size 0)"},
-      {"partitioner", "distribution.partitioner",
-       "hash, metis, contiguous or cost-balanced (node owners)"},
-      {"partition-costs", "distribution.partition_costs",
-       "a roc result (run_experiment or simulate) whose measured parts cost-balanced fits"},
-      {"structure", "distribution.structure",
-       "replicated, or partitioned (sampling over the network)"},
-      {"cache-budget", "distribution.cache_budget_bytes",
-       "bytes per rank for copies of other ranks' partitions (P3's caching; 0 = none)"},
-      {"cache", "distribution.cache", "what to cache: structure, features or both"},
-      {"pipeline", "distribution.pipeline",
-       "true: P3's pipelining (3 mini-batches in flight, weights 3 steps stale; p3 only)"},
-      {"prefetch", "distribution.prefetch",
-       "true: pull the next mini-batch's features while this one computes (dgl-pull only)"},
-      {"p3-first-layer", "distribution.p3_first_layer",
-       "p3: push (the owner sends each batch's first-layer graph) or derive (it sends its seeds "
-       "and every rank samples the graph itself; structure replicated)"},
-      {"device-memory", "distribution.device_memory_bytes",
-       "bytes of the modelled device per rank: an iteration that needs more is reported as out "
-       "of memory (0 = no limit)"},
-      {"progress-timeout", "distribution.progress_timeout_seconds",
-       "seconds a rank waits for its peers without progress before every rank stops, naming the "
-       "rank waited for (0 = no limit)"},
-  };
+const std::vector<ConfigOption>& experiment_options() {
+  static const std::vector<ConfigOption> options = [] {
+    std::vector<ConfigOption> all = workload_options();
+    all.insert(
+        all.end(),
+        {
+            {"model", "model.kind", "gcn, sage, sgc or gat"},
+            {"heads", "model.heads", "GAT attention heads in hidden layers"},
+            {"layers", "model.num_layers", "number of GNN layers"},
+            {"hidden", "model.hidden", "hidden width"},
+            {"dropout", "model.dropout", "dropout before every layer"},
+            {"epochs", "training.epochs", "training epochs"},
+            {"optimizer", "training.optimizer", "adam or sgd"},
+            {"lr", "training.learning_rate", "learning rate"},
+            {"weight-decay", "training.weight_decay", "L2 penalty on weights"},
+            {"batch-size", "training.batch_size", "training nodes per mini-batch (0 = full graph)"},
+            {"fanouts", "training.fanouts",
+             "neighbours sampled per hop from the seeds, e.g. 25,10"},
+            {"seed", "training.seed", "seed for weights, dropout, shuffling and sampling"},
+            {"strategy", "distribution.strategy",
+             "dgl-pull, p3 or roc (full-graph: --batch-size 0)"},
+            {"partitioner", "distribution.partitioner",
+             "hash, metis, contiguous or cost-balanced (node owners)"},
+            {"partition-costs", "distribution.partition_costs",
+             "a roc result (run_experiment or simulate) whose measured parts cost-balanced fits"},
+            {"structure", "distribution.structure",
+             "replicated, or partitioned (sampling over the network)"},
+            {"cache-budget", "distribution.cache_budget_bytes",
+             "bytes per rank for copies of other ranks' partitions (P3's caching; 0 = none)"},
+            {"cache", "distribution.cache", "what to cache: structure, features or both"},
+            {"pipeline", "distribution.pipeline",
+             "true: P3's pipelining (3 mini-batches in flight, weights 3 steps stale; p3 only)"},
+            {"prefetch", "distribution.prefetch",
+             "true: pull the next mini-batch's features while this one computes (dgl-pull only)"},
+            {"p3-first-layer", "distribution.p3_first_layer",
+             "p3: push (the owner sends each batch's first-layer graph) or derive (it sends its "
+             "seeds and every rank samples the graph itself; structure replicated)"},
+            {"device-memory", "distribution.device_memory_bytes",
+             "bytes of the modelled device per rank: an iteration that needs more is reported as "
+             "out of memory (0 = no limit)"},
+            {"progress-timeout", "distribution.progress_timeout_seconds",
+             "seconds a rank waits for its peers without progress before every rank stops, naming "
+             "the rank waited for (0 = no limit)"},
+        });
+    return all;
+  }();
   return options;
 }
-
-namespace {
-
-void apply_assignments(nlohmann::json& document, const std::vector<std::string>& assignments) {
-  for (const auto& assignment : assignments) {
-    const auto equals = assignment.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw ConfigError(assignment, "expected FIELD=VALUE, e.g. model.hidden=64");
-    }
-    set_json_path(document, std::string_view(assignment).substr(0, equals),
-                  std::string_view(assignment).substr(equals + 1));
-  }
-}
-
-}  // namespace
 
 ExperimentConfig resolve_experiment(const std::filesystem::path& config_file,
                                     const std::vector<std::string>& assignments,
                                     const std::vector<std::string>& defaults) {
-  nlohmann::json document = nlohmann::json::object();
-  apply_assignments(document, defaults);
-  if (!config_file.empty()) {
-    const nlohmann::json file = parse_json_file(config_file);
-    if (!file.is_object()) {
-      throw InputError(config_file.string(), 0, "", "expected a JSON object at the top level");
-    }
-    document.merge_patch(file);
-  }
-  apply_assignments(document, assignments);
-  return experiment_config_from_json(document);
+  return experiment_config_from_json(resolve_config_document(config_file, assignments, defaults));
 }
 
 }  // namespace gnnbed

@@ -8,6 +8,7 @@
 
 #include "strategies/config/model_spec.hpp"
 #include "strategies/config/training_config.hpp"
+#include "workloads/common/json_config.hpp"
 #include "workloads/workload_config.hpp"
 
 namespace gnnbed {
@@ -73,14 +74,9 @@ nlohmann::json to_json(const DistributionConfig& config);
 ExperimentConfig experiment_config_from_json(const nlohmann::json& document);
 nlohmann::json to_json(const ExperimentConfig& config);
 
-// A command-line option that sets one field of the experiment: `--hidden 64` is
-// `--set model.hidden=64`.
-struct ExperimentOption {
-  const char* name;
-  const char* path;
-  const char* help;
-};
-const std::vector<ExperimentOption>& experiment_options();
+// The command-line options that set one field of the experiment each (`--hidden 64` is
+// `--set model.hidden=64`): the workload's (workload_options()), then the others.
+const std::vector<ConfigOption>& experiment_options();
 
 // The experiment described by `defaults` (assignments such as "model.hidden=64", a program's own
 // defaults), overridden by an optional JSON file, overridden by `assignments` in order. Errors

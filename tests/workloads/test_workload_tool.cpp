@@ -80,25 +80,47 @@ TEST(WorkloadTool, PartitionReportsCutBalanceReplicationAndFeatureSplit) {
   EXPECT_EQ(report["feature_split"]["num_parts"], 4);
 }
 
+// Runs the tool with `arguments`, expects a configuration error (exit 2) whose line says `what`,
+// and returns the output.
+std::string expect_refused(const std::string& arguments, const std::string& what) {
+  const CommandResult run = run_command(workload() + " " + arguments);
+  EXPECT_EQ(run.exit_code, 2) << arguments;
+  EXPECT_NE(run.output.find(what), std::string::npos) << run.output;
+  return run.output;
+}
+
 TEST(WorkloadTool, BadCommandsExitNonZeroWithOneClearLine) {
-  const CommandResult unknown = run_command(workload() + " shuffle --workload cora");
-  EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.output.find("'shuffle' is not one of"), std::string::npos) << unknown.output;
-  const CommandResult no_output = run_command(workload() + " convert --workload cora");
-  EXPECT_EQ(no_output.exit_code, 2);
-  EXPECT_NE(no_output.output.find("--output"), std::string::npos) << no_output.output;
-  const CommandResult bad_partitioner =
-      run_command(workload() + " partition --workload cora --partitioner spectral");
-  EXPECT_EQ(bad_partitioner.exit_code, 2);
-  EXPECT_NE(bad_partitioner.output.find("spectral"), std::string::npos) << bad_partitioner.output;
+  expect_refused("shuffle --workload cora", "'shuffle' is not one of");
+  expect_refused("convert --workload cora", "--output");
+  const std::string bad_partitioner =
+      expect_refused("partition --workload cora --partitioner spectral", "spectral");
+  EXPECT_EQ(bad_partitioner.find("nodes"), std::string::npos) << "refused before loading";
   // Shards go into a folder: a file there is refused before the workload loads.
   const testing::TemporaryDirectory dir;
   dir.write("taken", "a file\n");
-  const CommandResult onto_file = run_command(workload() + " convert --workload cora --output " +
-                                              (dir.path() / "taken").string() + " --shards 2");
-  EXPECT_EQ(onto_file.exit_code, 2);
-  EXPECT_NE(onto_file.output.find("is not a folder"), std::string::npos) << onto_file.output;
-  EXPECT_EQ(onto_file.output.find("nodes"), std::string::npos) << "refused before loading";
+  const std::string onto_file = expect_refused(
+      "convert --workload cora --output " + (dir.path() / "taken").string() + " --shards 2",
+      "is not a folder");
+  EXPECT_EQ(onto_file.find("nodes"), std::string::npos) << "refused before loading";
+}
+
+// The tool takes the experiment files and --set assignments the experiment programs take, and
+// reads their workload section as they do: later sources override earlier ones, the other
+// sections are left to those programs, and a misspelt section is refused.
+TEST(WorkloadTool, ReadsTheWorkloadSectionOfAnExperimentFileAndSetAssignments) {
+  const testing::TemporaryDirectory dir;
+  const auto config =
+      dir.write("experiment.json",
+                R"({"workload": {"source": "citeseer"}, "model": {"hidden": 8}, "training": {}})");
+  const CommandResult from_file = run_command(workload() + " info --config " + config.string());
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.output;
+  EXPECT_EQ(report_of(from_file)["name"], "citeseer");
+  const CommandResult overridden = run_command(workload() + " info --config " + config.string() +
+                                               " --set workload.source=pubmed --workload cora");
+  ASSERT_EQ(overridden.exit_code, 0) << overridden.output;
+  EXPECT_EQ(report_of(overridden)["name"], "cora");
+  expect_refused("info --set wrkload.source=cora", "'wrkload': unknown field");
+  expect_refused("info --set workload.scale=-1", "workload.scale");
 }
 
 }  // namespace

@@ -226,6 +226,37 @@ void set_json_path(nlohmann::json& document, std::string_view path, std::string_
   *node = value.is_discarded() ? nlohmann::json(std::string(value_text)) : value;
 }
 
+namespace {
+
+void apply_assignments(nlohmann::json& document, const std::vector<std::string>& assignments) {
+  for (const auto& assignment : assignments) {
+    const auto equals = assignment.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw ConfigError(assignment, "expected FIELD=VALUE, e.g. model.hidden=64");
+    }
+    set_json_path(document, std::string_view(assignment).substr(0, equals),
+                  std::string_view(assignment).substr(equals + 1));
+  }
+}
+
+}  // namespace
+
+nlohmann::json resolve_config_document(const std::filesystem::path& config_file,
+                                       const std::vector<std::string>& assignments,
+                                       const std::vector<std::string>& defaults) {
+  nlohmann::json document = nlohmann::json::object();
+  apply_assignments(document, defaults);
+  if (!config_file.empty()) {
+    const nlohmann::json file = parse_json_file(config_file);
+    if (!file.is_object()) {
+      throw InputError(config_file.string(), 0, "", "expected a JSON object at the top level");
+    }
+    document.merge_patch(file);
+  }
+  apply_assignments(document, assignments);
+  return document;
+}
+
 void require_one_of(const std::string& field, const std::string& value,
                     const std::vector<std::string>& allowed) {
   for (const auto& candidate : allowed) {

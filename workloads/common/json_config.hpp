@@ -59,6 +59,22 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 // JSON (numbers, true/false, arrays) and as a string otherwise. Creates intermediate objects.
 void set_json_path(nlohmann::json& document, std::string_view path, std::string_view value_text);
 
+// A command-line option that sets one field of a configuration document: `--hidden 64` is
+// `--set model.hidden=64` (workloads/common/command_line.hpp declares them).
+struct ConfigOption {
+  const char* name;
+  const char* path;
+  const char* help;
+};
+
+// The configuration document described by `defaults` (assignments such as "model.hidden=64", a
+// program's own defaults), overridden by an optional JSON file (an object), overridden by
+// `assignments` in order. Errors name the file (InputError) or the assignment (ConfigError); the
+// fields are the reader's to check.
+nlohmann::json resolve_config_document(const std::filesystem::path& config_file,
+                                       const std::vector<std::string>& assignments,
+                                       const std::vector<std::string>& defaults = {});
+
 // Throws ConfigError(field, ...) unless `value` is one of `allowed`.
 void require_one_of(const std::string& field, const std::string& value,
                     const std::vector<std::string>& allowed);
@@ -82,16 +98,14 @@ T json_integer(const nlohmann::json& value, const std::string& field) {
       return static_cast<T>(number);
     }
   }
-  throw ConfigError(field, "expected an integer in [" +
-                               std::to_string(std::numeric_limits<T>::min()) + ", " +
-                               std::to_string(std::numeric_limits<T>::max()) + "], got " +
-                               value.dump());
+  throw ConfigError(
+      field, "expected an integer in [" + std::to_string(std::numeric_limits<T>::min()) + ", " +
+                 std::to_string(std::numeric_limits<T>::max()) + "], got " + value.dump());
 }
 
 // A JSON list of integers of type T, each checked as json_integer does.
 template <typename T>
-void json_integers_to(const nlohmann::json& value, const std::string& field,
-                      std::vector<T>& out) {
+void json_integers_to(const nlohmann::json& value, const std::string& field, std::vector<T>& out) {
   if (!value.is_array()) throw ConfigError(field, "expected a list of integers");
   std::vector<T> numbers;
   numbers.reserve(value.size());
