@@ -144,16 +144,13 @@ class DglPullStrategy final : public Strategy {
     emit_all_reduce_and_step(builder, parameters, iteration.rank, context.num_ranks,
                              model.gradient_ops());
     Plan plan = builder.finish();
-    if (plan.pipeline_depth > 0) add_iteration_deps(plan);
+    if (plan.pipeline_depth > 0) add_prefetch_iteration_deps(plan);
     return plan;
   }
 
-  // A prefetching plan's model work reads the weights after the previous mini-batch's step, and
-  // steps apply in order. A rank's plans have the same ops in every iteration (ranks without
-  // seeds run empty batches), so the earlier step is at the same index. The epoch's first
-  // mini-batch follows a drained pipeline.
-  static void add_iteration_deps(Plan& plan) {
-    if (plan.iteration == 0) return;
+  // A prefetching plan's model work (its first op that touches parameters) reads the weights after
+  // the previous mini-batch's step.
+  static void add_prefetch_iteration_deps(Plan& plan) {
     int step = -1;
     int first_model_op = -1;
     for (std::size_t i = 0; i < plan.ops.size(); ++i) {
@@ -161,9 +158,7 @@ class DglPullStrategy final : public Strategy {
       if (first_model_op < 0 && touches_parameters(op)) first_model_op = static_cast<int>(i);
       if (op.kind == OpKind::optimizer_step) step = static_cast<int>(i);
     }
-    plan.ops[static_cast<std::size_t>(first_model_op)].iteration_deps.push_back({1, step});
-    plan.ops[static_cast<std::size_t>(step)].iteration_deps.push_back({1, step});
-    plan.validate();
+    add_iteration_deps(plan, {first_model_op}, step, 1);
   }
 
   DglPullOptions options_;

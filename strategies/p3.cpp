@@ -571,29 +571,12 @@ class P3Strategy final : public Strategy {
     if (pipelined) builder.set_stage(depth);
     const int step = emit_optimizer_step(builder, parameters, step_deps);
     Plan plan = builder.finish();
-    if (pipelined) add_iteration_deps(plan, first_weight_readers, step, depth);
+    // Mini-batch t starts with the weights after step t - depth - 1 (versions count steps).
+    if (pipelined) add_iteration_deps(plan, first_weight_readers, step, depth + 1);
     return plan;
   }
 
  private:
-  // The dependencies across iterations of a pipelined plan. A rank's plans have the same ops in
-  // every iteration (ranks without seeds run empty batches), so the optimizer step of an earlier
-  // plan is at the same index `step` (engines check that it is an optimizer step). Iterations
-  // before the epoch's first have drained and need no dependency.
-  static void add_iteration_deps(Plan& plan, const std::vector<int>& first_weight_readers, int step,
-                                 int depth) {
-    // Mini-batch t starts with the weights after step t - depth - 1 (versions count steps).
-    if (plan.iteration >= depth + 1) {
-      for (const int op : first_weight_readers) {
-        plan.ops[static_cast<std::size_t>(op)].iteration_deps.push_back({depth + 1, step});
-      }
-    }
-    // Steps apply in order.
-    if (plan.iteration >= 1)
-      plan.ops[static_cast<std::size_t>(step)].iteration_deps.push_back({1, step});
-    plan.validate();
-  }
-
   // Which use of the first layer a partial op is: batch q's j-th column range (q without caching).
   static int partial_instance(int q, std::size_t j, int num_ranks) {
     return q + static_cast<int>(j) * num_ranks;

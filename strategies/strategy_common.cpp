@@ -70,4 +70,16 @@ std::vector<int> emit_feature_pull(PlanBuilder& builder, std::string label,
   return pulled;
 }
 
+void add_iteration_deps(Plan& plan, const std::vector<int>& weight_readers, int step,
+                        int readers_back) {
+  if (plan.iteration >= readers_back) {
+    for (const int op : weight_readers) {
+      plan.ops[static_cast<std::size_t>(op)].iteration_deps.push_back({readers_back, step});
+    }
+  }
+  if (plan.iteration >= 1)
+    plan.ops[static_cast<std::size_t>(step)].iteration_deps.push_back({1, step});
+  plan.validate();
+}
+
 }  // namespace gnnbed

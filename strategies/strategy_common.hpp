@@ -37,4 +37,13 @@ std::vector<int> emit_feature_pull(PlanBuilder& builder, std::string label,
                                    const Announcement& requests, const Announcement& received,
                                    const AnnouncementTensors& announced, int dim, int rank);
 
+// The dependencies across iterations of a pipelined plan: the ops `weight_readers` (a mini-batch's
+// first reads of the weights) wait for the optimizer step `step` of the plan `readers_back`
+// iterations earlier, and every step for the previous one. A rank's plans have the same ops in
+// every iteration (ranks without seeds run empty batches), so an earlier plan's step is at the same
+// index (engines check that it is an optimizer step). Iterations before the epoch's first have
+// drained and get no dependency. Validates the plan.
+void add_iteration_deps(Plan& plan, const std::vector<int>& weight_readers, int step,
+                        int readers_back);
+
 }  // namespace gnnbed
