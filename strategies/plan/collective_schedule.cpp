@@ -31,30 +31,31 @@ RingGatherStep ring_all_reduce_gather_step(int rank, int num_ranks, int step) {
   return {wrap(rank + 1 - step, num_ranks), wrap(rank - step, num_ranks)};
 }
 
-std::int64_t ring_all_reduce_elements_sent(int rank, int num_ranks, std::int64_t num_elements) {
-  std::int64_t sent = 0;
+namespace {
+
+// Elements one rank sends (or receives) over a ring all-reduce: its block of every step of the
+// reduce-scatter and then of the all-gather.
+std::int64_t ring_all_reduce_elements(int rank, int num_ranks, std::int64_t num_elements,
+                                      bool sent) {
+  std::int64_t total = 0;
   for (int step = 0; step + 1 < num_ranks; ++step) {
-    sent += ring_chunk(num_elements, num_ranks,
-                       ring_reduce_scatter_step(rank, num_ranks, step).send_block)
-                .size();
-    sent += ring_chunk(num_elements, num_ranks,
-                       ring_all_reduce_gather_step(rank, num_ranks, step).send_block)
-                .size();
+    for (const RingGatherStep& blocks : {ring_reduce_scatter_step(rank, num_ranks, step),
+                                         ring_all_reduce_gather_step(rank, num_ranks, step)}) {
+      const int block = sent ? blocks.send_block : blocks.receive_block;
+      total += ring_chunk(num_elements, num_ranks, block).size();
+    }
   }
-  return sent;
+  return total;
+}
+
+}  // namespace
+
+std::int64_t ring_all_reduce_elements_sent(int rank, int num_ranks, std::int64_t num_elements) {
+  return ring_all_reduce_elements(rank, num_ranks, num_elements, true);
 }
 
 std::int64_t ring_all_reduce_elements_received(int rank, int num_ranks, std::int64_t num_elements) {
-  std::int64_t received = 0;
-  for (int step = 0; step + 1 < num_ranks; ++step) {
-    received += ring_chunk(num_elements, num_ranks,
-                           ring_reduce_scatter_step(rank, num_ranks, step).receive_block)
-                    .size();
-    received += ring_chunk(num_elements, num_ranks,
-                           ring_all_reduce_gather_step(rank, num_ranks, step).receive_block)
-                    .size();
-  }
-  return received;
+  return ring_all_reduce_elements(rank, num_ranks, num_elements, false);
 }
 
 std::int64_t ring_all_gather_bytes_sent(int rank, const std::vector<std::int64_t>& payload_bytes) {
