@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <span>
 
 #include "strategies/batch_schedule.hpp"
 #include "strategies/caching.hpp"
+#include "strategies/full_graph.hpp"
+#include "strategies/inference.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/plan_memory.hpp"
 #include "strategies/roc_partition.hpp"
@@ -73,7 +77,7 @@ std::array<double, kNumSimulatedParts> weighted_parts(
     const std::vector<std::array<double, kNumSimulatedParts>>& by_iteration,
     const std::vector<double>& weights) {
   std::array<double, kNumSimulatedParts> total{};
-  for (std::size_t i = 0; i < by_iteration.size(); ++i) {
+  for (std::size_t i = 0; i < weights.size(); ++i) {
     for (std::size_t p = 0; p < kNumSimulatedParts; ++p)
       total[p] += weights[i] * by_iteration[i][p];
   }
@@ -83,7 +87,7 @@ std::array<double, kNumSimulatedParts> weighted_parts(
 TrafficBytes weighted_bytes(const std::vector<TrafficBytes>& by_iteration,
                             const std::vector<double>& weights) {
   std::array<double, kNumTrafficKinds> total{};
-  for (std::size_t i = 0; i < by_iteration.size(); ++i) {
+  for (std::size_t i = 0; i < weights.size(); ++i) {
     for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
       total[k] += weights[i] * static_cast<double>(by_iteration[i].bytes[k]);
     }
@@ -93,8 +97,54 @@ TrafficBytes weighted_bytes(const std::vector<TrafficBytes>& by_iteration,
   return bytes;
 }
 
+// Every rank's evaluation plan (strategies/inference.hpp), each rank's announcements delivered as
+// the real run's exchange delivers them. The plans join a replay after the training iterations
+// of pipeline depth `depth`: they run in its last stage, after the pipeline has drained, as the
+// real run evaluates between epochs.
+std::vector<Plan> plan_evaluation(const StrategyContext& context, const Dataset& dataset,
+                                  int depth) {
+  const auto degrees =
+      context.model.gcn_normalised()
+          ? std::make_shared<const std::vector<std::int32_t>>(gcn_degrees(dataset.graph))
+          : nullptr;
+  std::vector<FeaturePlacement> placements;
+  for (int q = 0; q < context.num_ranks; ++q)
+    placements.push_back(context.strategy->feature_placement(context, q));
+  std::vector<std::unique_ptr<EvaluationPlanner>> planners;
+  for (int r = 0; r < context.num_ranks; ++r) {
+    EvaluationShare share{r,  context.model, context.partition, placements, &dataset.graph, {},
+                          {}, degrees};
+    for (NodeId v = 0; v < dataset.num_nodes(); ++v) {
+      if (context.partition.owner(v) == r) share.owned.push_back(v);
+    }
+    for (const auto* split : {&dataset.split.val, &dataset.split.test}) {
+      for (const NodeId v : *split) {
+        if (context.partition.owner(v) == r) share.targets.push_back(v);
+      }
+    }
+    planners.push_back(std::make_unique<EvaluationPlanner>(std::move(share)));
+  }
+  std::vector<Plan> plans;
+  for (int r = 0; r < context.num_ranks; ++r) {
+    Announcement received(static_cast<std::size_t>(context.num_ranks));
+    for (int q = 0; q < context.num_ranks; ++q) {
+      if (q != r)
+        received.set(static_cast<std::size_t>(q),
+                     planners[static_cast<std::size_t>(q)]->announcement().shared(
+                         static_cast<std::size_t>(r)));
+    }
+    Plan plan = planners[static_cast<std::size_t>(r)]->plan(received);
+    plan.pipeline_depth = depth;
+    for (Op& op : plan.ops) op.stage = depth;
+    drop_index_data(plan);
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
 // Replays the planned iterations and fills the result's times, bytes and busy times, each
-// replayed iteration weighted by the epoch iterations it stands for (`sample`).
+// replayed iteration weighted by the epoch iterations it stands for (`sample`). An iteration
+// beyond the sample's is the evaluation (plan_evaluation).
 void replay_into(SimulationResult& result, const ClusterSpec& cluster,
                  const std::vector<std::vector<Plan>>& iterations, const EpochSample& sample,
                  const SimulationOptions& options, std::vector<std::int64_t> feature_bytes = {}) {
@@ -105,9 +155,18 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
   replay_options.use_measured_durations = options.use_measured_durations;
   ReplayResult replay = replay_plans(cluster, iterations, replay_options);
   result.replay_seconds = replaying.seconds();
-  result.simulated_seconds = replay.makespan_seconds;
-  result.epoch_estimate = estimate_epoch(
-      sample, iteration_durations(replay.iteration_end_seconds, replay.makespan_seconds));
+  const std::size_t trained = sample.iterations.size();
+  const std::span<const double> ends(replay.iteration_end_seconds.data(), trained);
+  const double training_end = *std::max_element(ends.begin(), ends.end());
+  if (iterations.size() > trained) {
+    result.evaluation_seconds = replay.makespan_seconds - training_end;
+    for (const SimulatedRank& rank : replay.ranks) {
+      result.evaluation_sent_per_rank.push_back(rank.sent_by_iteration[trained]);
+      result.evaluation_received_per_rank.push_back(rank.received_by_iteration[trained]);
+    }
+  }
+  result.simulated_seconds = training_end;
+  result.epoch_estimate = estimate_epoch(sample, iteration_durations(ends, training_end));
   result.epoch_seconds = result.epoch_estimate.seconds;
   result.sampled_iterations = sample.iterations;
   const auto num_ranks = static_cast<double>(replay.ranks.size());
@@ -151,7 +210,8 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   // Every rank's share of the dataset: its structure and the features the strategy places on it,
   // with its copies of other ranks' (caching).
   const PartitionSizes sizes = partition_sizes(dataset.graph, context.partition);
-  const std::vector<std::int64_t> resident = resident_bytes(strategy, context, dataset.graph, sizes);
+  const std::vector<std::int64_t> resident =
+      resident_bytes(strategy, context, dataset.graph, sizes);
   for (std::size_t r = 0; r < resident.size(); ++r) result.memory[r].host_bytes = resident[r];
   result.structure_group_size = context.structure_replicas.group_size(num_ranks);
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
@@ -163,6 +223,9 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
                        epoch, sample.iterations[k],
                        [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
     if (options.progress) options.progress(static_cast<int>(k) + 1, result.iterations_simulated);
+  }
+  if (options.evaluation) {
+    iterations.push_back(plan_evaluation(context, dataset, strategy.pipeline_depth()));
   }
   result.planning_seconds = planning.seconds();
   result.out_of_memory_reason = memory_problem(cluster, result.memory);
@@ -284,6 +347,16 @@ nlohmann::json SimulationResult::to_json() const {
   object["communications"] = communications;
   object["simgrid_config"] = simgrid_config;
   if (!partition_costs.is_null()) object["partition_costs"] = partition_costs;
+  if (evaluation_seconds >= 0) {
+    nlohmann::json sent = nlohmann::json::array();
+    nlohmann::json received = nlohmann::json::array();
+    for (const TrafficBytes& bytes : evaluation_sent_per_rank) sent.push_back(bytes.to_json());
+    for (const TrafficBytes& bytes : evaluation_received_per_rank)
+      received.push_back(bytes.to_json());
+    object["evaluation"] = {{"seconds", evaluation_seconds},
+                            {"bytes_sent_per_rank", std::move(sent)},
+                            {"bytes_received_per_rank", std::move(received)}};
+  }
   return object;
 }
 

@@ -25,6 +25,10 @@ struct SimulationOptions {
   // Compute ops that carry a recorded duration (Op::measured_seconds) take it instead of the cost
   // model's time: replaying what a real run measured under another cluster's network.
   bool use_measured_durations = false;
+  // Also predicts one evaluation after the epoch: every rank's full-neighbourhood inference plan
+  // (strategies/inference.hpp, the plan run_experiment runs), replayed once the epoch's pipeline
+  // has drained. Its blocks hold every edge of the graph once.
+  bool evaluation = false;
   // Called after each planned iteration (done, total): progress for long runs.
   std::function<void(int, int)> progress;
 };
@@ -48,6 +52,11 @@ struct SimulationResult {
   std::array<double, kNumSimulatedParts> max_seconds{};   // per epoch, slowest rank
   std::vector<TrafficBytes> sent_per_rank;                // per epoch
   std::vector<TrafficBytes> received_per_rank;
+  // SimulationOptions::evaluation: one evaluation's time (from the end of the epoch's last
+  // iteration to the last rank's logits) and bytes per rank; -1 and empty otherwise.
+  double evaluation_seconds = -1;
+  std::vector<TrafficBytes> evaluation_sent_per_rank;
+  std::vector<TrafficBytes> evaluation_received_per_rank;
   std::vector<RankMemory> memory;
   // P3's caching: ranks per group that hold every structure and every feature partition (the
   // number of ranks when nothing is copied).

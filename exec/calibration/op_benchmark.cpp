@@ -3,8 +3,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "exec/distributed/distributed_evaluation.hpp"
 #include "exec/distributed/op_timing.hpp"
 #include "exec/distributed/rank_engine.hpp"
+#include "exec/nn/model.hpp"
 #include "sim/cost_model/cost_model.hpp"
 #include "strategies/strategy.hpp"
 #include "workloads/common/random.hpp"
@@ -118,6 +120,7 @@ std::string ComputeCase::describe() const {
     text.append(density);
   }
   if (ranks > 1) text.append(" ").append(std::to_string(ranks)).append(" ranks");
+  if (evaluation) text.append(" evaluation");
   return text;
 }
 
@@ -151,6 +154,20 @@ std::vector<ComputeCase> compute_cases(bool quick, int world_ranks) {
   // multiplication orders of the first layer.
   for (const Widths& w : {widths.front(), widths[quick ? 1 : 2]}) {
     cases.push_back({"roc", "gcn", w.features, w.hidden, w.classes, 0, {-1, -1}});
+  }
+  // Evaluation plans on one rank: with the features as P3 places them (column slices), at both
+  // multiplication orders of the first layer: partial products summed at the owners, or every
+  // column slice of the input rows side by side (two input widths, so that concat_columns' fit
+  // has two sizes).
+  std::vector<Widths> evaluation_widths = widths;
+  evaluation_widths.push_back({16, 32, 4});
+  for (const char* model : {"gcn", "sage"}) {
+    for (const Widths& w : evaluation_widths) {
+      // (The batch size and fanouts only size the training the case does not run.)
+      ComputeCase c{"p3", model, w.features, w.hidden, w.classes, 64, {10, 5}};
+      c.evaluation = true;
+      cases.push_back(std::move(c));
+    }
   }
   // Sparse features, as bag-of-words datasets have (Cora: 1.3 % nonzero): the first layer's
   // dropout hashes only the groups holding a nonzero.
@@ -224,6 +241,60 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double den
   return datasets_.emplace(key, std::move(dataset)).first->second;
 }
 
+OpBenchmark::TimedRuns OpBenchmark::time_iterations(const ComputeCase& test_case,
+                                                    const ComputeRepetitions& repetitions,
+                                                    Transport& transport, Transport& world,
+                                                    ComputeBackend& backend) {
+  const ExperimentConfig config = experiment_of(test_case, seed_);
+  const Dataset& data =
+      dataset(test_case.feature_dim, test_case.num_classes, test_case.feature_density);
+  const StrategyContext context = make_strategy_context(config, data, test_case.ranks);
+  RankEngine engine(config, context, data, transport, backend);
+  const Stopwatch clock;
+  for (int w = 0; w < repetitions.warmup; ++w) engine.run_iteration(1, 0, clock);
+  world.barrier();
+  TimedRuns timed;
+  for (int k = 0; k < repetitions.timed; ++k) {
+    IterationRun run = engine.run_iteration(1, 0, clock);
+    std::vector<double>& seconds = timed.seconds.emplace_back(run.plan.ops.size(), 0.0);
+    for (const OpRecord& record : run.outcome.records) {
+      seconds[static_cast<std::size_t>(record.op)] += record.seconds;
+    }
+    for (const PrologueTiming& prologue : prologue_timings(run)) {
+      seconds[prologue.op] = prologue.seconds;
+    }
+    timed.plan = std::move(run.plan);
+  }
+  return timed;
+}
+
+OpBenchmark::TimedRuns OpBenchmark::time_evaluations(const ComputeCase& test_case,
+                                                     const ComputeRepetitions& repetitions,
+                                                     Transport& transport, Transport& world) {
+  const ExperimentConfig config = experiment_of(test_case, seed_);
+  const Dataset& data =
+      dataset(test_case.feature_dim, test_case.num_classes, test_case.feature_density);
+  const StrategyContext context = make_strategy_context(config, data, test_case.ranks);
+  const int rank = transport.rank();
+  const LocalStore store(data, context, rank, context.strategy->feature_placement(context, rank));
+  DistributedEvaluator evaluator(context, store, transport);
+  Model model(context.model, model_seed(config.training));
+  std::vector<Parameter> values;
+  for (const Parameter* p : model.parameters()) values.push_back(*p);
+  for (int w = 0; w < repetitions.warmup; ++w) evaluator.logits(values);
+  world.barrier();
+  TimedRuns timed;
+  timed.plan = evaluator.plan();
+  for (int k = 0; k < repetitions.timed; ++k) {
+    evaluator.logits(values);
+    std::vector<double>& seconds = timed.seconds.emplace_back(timed.plan.ops.size(), 0.0);
+    for (const OpRecord& record : evaluator.last_outcome().records) {
+      seconds[static_cast<std::size_t>(record.op)] += record.seconds;
+    }
+  }
+  return timed;
+}
+
 CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
                             Transport& local, Transport& world, ComputeBackend& backend,
                             SamplesByKind& samples) {
@@ -232,31 +303,15 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
                 std::to_string(test_case.ranks) + " ranks, not 1 or the " +
                 std::to_string(world.size()) + " calibrating");
   }
-  const ExperimentConfig config = experiment_of(test_case, seed_);
-  const Dataset& data =
-      dataset(test_case.feature_dim, test_case.num_classes, test_case.feature_density);
-  const StrategyContext context = make_strategy_context(config, data, test_case.ranks);
-  RankEngine engine(config, context, data, test_case.ranks == 1 ? local : world, backend);
-  const Stopwatch clock;
-  for (int w = 0; w < repetitions.warmup; ++w) engine.run_iteration(1, 0, clock);
-
-  world.barrier();
-  IterationRun run;
-  std::vector<std::vector<double>> run_seconds;  // [timed run][op]
+  Transport& transport = test_case.ranks == 1 ? local : world;
   const Stopwatch loop;
-  for (int k = 0; k < repetitions.timed; ++k) {
-    run = engine.run_iteration(1, 0, clock);
-    std::vector<double>& seconds = run_seconds.emplace_back(run.plan.ops.size(), 0.0);
-    for (const OpRecord& record : run.outcome.records) {
-      seconds[static_cast<std::size_t>(record.op)] += record.seconds;
-    }
-    for (const PrologueTiming& prologue : prologue_timings(run)) {
-      seconds[prologue.op] = prologue.seconds;
-    }
-  }
+  const TimedRuns timed = test_case.evaluation
+                              ? time_evaluations(test_case, repetitions, transport, world)
+                              : time_iterations(test_case, repetitions, transport, world, backend);
   const double iteration_seconds = world.max_over_ranks(loop.seconds() / repetitions.timed);
+  const std::vector<std::vector<double>>& run_seconds = timed.seconds;
 
-  const Plan& plan = run.plan;
+  const Plan& plan = timed.plan;
   // The per-op maxima below are one collective per op: every rank must have as many.
   const auto num_ops = static_cast<double>(plan.ops.size());
   if (world.max_over_ranks(num_ops) != -world.max_over_ranks(-num_ops)) {

@@ -38,6 +38,10 @@ struct ComputeCase {
   // The fraction of feature entries that are nonzero: 1, or a bag-of-words-like few percent
   // (dropout skips groups of zeros; these cases tell its hashing and its bytes apart).
   double feature_density = 1;
+  // Times the run's evaluation plan (strategies/inference.hpp: full neighbourhoods, the products
+  // of narrowing layers) instead of a training iteration: its transform, aggregate_transformed
+  // and concat_columns ops appear nowhere else.
+  bool evaluation = false;
 
   std::string describe() const;  // "dgl-pull sage F256 H16 C4 b512 f[15,10]" (+ " d0.02",
                                  // " 2 ranks")
@@ -98,6 +102,15 @@ class OpBenchmark {
   // The workload with `feature_dim` stored features of `density` and `num_classes` classes
   // (labels unchanged).
   const Dataset& dataset(int feature_dim, int num_classes, double density);
+  // The case's timed runs: its plan, and per run every op's seconds on this rank.
+  struct TimedRuns {
+    Plan plan;
+    std::vector<std::vector<double>> seconds;  // [timed run][op]
+  };
+  TimedRuns time_iterations(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
+                            Transport& transport, Transport& world, ComputeBackend& backend);
+  TimedRuns time_evaluations(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
+                             Transport& transport, Transport& world);
 
   Dataset base_;
   std::uint64_t seed_;

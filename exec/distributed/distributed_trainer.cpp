@@ -147,7 +147,7 @@ class DistributedTraining {
         options_(options),
         engine_(config, context, std::move(shard), transport,
                 options.backend != nullptr ? *options.backend : cpu_backend()),
-        evaluator_(context.model, engine_.store(), feature_placements(), transport),
+        evaluator_(context, engine_.store(), transport),
         sent_before_(transport.bytes_sent()),
         received_before_(transport.bytes_received()),
         first_measured_(
@@ -178,14 +178,6 @@ class DistributedTraining {
   }
 
  private:
-  std::vector<FeaturePlacement> feature_placements() const {
-    std::vector<FeaturePlacement> placements;
-    for (int q = 0; q < context_.num_ranks; ++q) {
-      placements.push_back(engine_.strategy().feature_placement(context_, q));
-    }
-    return placements;
-  }
-
   // Collective: one epoch's iterations, then its record over every rank.
   DistributedEpoch train_epoch(int epoch) {
     transport_.barrier();
@@ -240,7 +232,12 @@ class DistributedTraining {
     const bool due = training.eval_every >= 0 &&
                      (last || (training.eval_every > 0 && record.epoch % training.eval_every == 0));
     if (!due) return;
-    const Accuracy accuracy = evaluator_.evaluate(engine_.executor().gather_full_parameters(false));
+    const std::vector<Parameter> parameters = engine_.executor().gather_full_parameters(false);
+    evaluator_.plan();  // built once, before the first evaluation's clock starts
+    transport_.barrier();
+    const Stopwatch clock;
+    const Accuracy accuracy = evaluator_.evaluate(parameters);
+    report_.evaluation_seconds = transport_.max_over_ranks(clock.seconds());
     record.val_accuracy = accuracy.validation;
     if (last) {
       report_.val_accuracy = accuracy.validation;
@@ -392,6 +389,7 @@ nlohmann::json DistributedReport::to_json() const {
   }
   if (val_accuracy >= 0) result["val_accuracy"] = val_accuracy;
   if (test_accuracy >= 0) result["test_accuracy"] = test_accuracy;
+  if (evaluation_seconds >= 0) result["evaluation_seconds"] = evaluation_seconds;
   return result;
 }
 

@@ -70,6 +70,9 @@ struct DistributedReport {
   std::vector<RankReport> ranks;  // every rank's (rank 0 only)
   double val_accuracy = -1;       // after the last epoch (-1 when not evaluated)
   double test_accuracy = -1;
+  // The last evaluation's wall time on the slowest rank (its plan built before, not counted);
+  // -1 when not evaluated.
+  double evaluation_seconds = -1;
   double epoch_seconds = 0;  // slowest rank, mean over epochs after the warm-up ones
   bool bytes_match = true;   // transport counts == plans' on every rank (rank 0)
   nlohmann::json trace;      // Chrome trace events of every rank (rank 0), when requested

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "exec/nn/aggregation.hpp"
 #include "exec/train/trainer.hpp"
 #include "strategies/model_ops.hpp"
 #include "workloads/common/errors.hpp"
@@ -183,6 +184,22 @@ void PlanExecutor::add_weight_row_gradients(const Op& op) {
   }
 }
 
+const Matrix& PlanExecutor::dense(int tensor) const {
+  // A finished plan's storage waits in spare_tensors_ for the next one.
+  if (!pipeline_.empty() || spare_tensors_.empty() || tensor < 0 ||
+      tensor >= static_cast<int>(spare_tensors_.back().size())) {
+    throw Error("no finished plan holds tensor " + std::to_string(tensor));
+  }
+  return spare_tensors_.back()[static_cast<std::size_t>(tensor)].dense;
+}
+
+void PlanExecutor::release_after(int op) {
+  if (op >= static_cast<int>(released_after_.size())) return;
+  for (const int t : released_after_[static_cast<std::size_t>(op)]) {
+    tensors_[static_cast<std::size_t>(t)].dense = Matrix();
+  }
+}
+
 void PlanExecutor::bind_tensors(const Plan& plan) {
   // Dense storage survives from the previous plan: the same tensor ids have similar sizes from
   // one iteration to the next, so outputs reuse their allocations instead of faulting in fresh
@@ -191,6 +208,19 @@ void PlanExecutor::bind_tensors(const Plan& plan) {
   for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
     tensors_[t].index = plan.tensors[t].index.get();
     tensors_[t].block = plan.tensors[t].block.get();
+  }
+  std::vector<int> last_use(plan.tensors.size(), -1);
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    for (const auto* ids : {&plan.ops[i].inputs, &plan.ops[i].outputs}) {
+      for (const int t : *ids) {
+        if (t >= 0) last_use[static_cast<std::size_t>(t)] = static_cast<int>(i);
+      }
+    }
+  }
+  released_after_.assign(plan.ops.size(), {});
+  for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
+    if (plan.tensors[t].transient && last_use[t] >= 0)
+      released_after_[static_cast<std::size_t>(last_use[t])].push_back(static_cast<int>(t));
   }
 }
 
@@ -225,7 +255,9 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
       return;
     case OpKind::gather_rows: {
       const Matrix& source = input(op, 1);
-      backend_.gather_rows(source, node_ids(op.inputs[0]), 0, source.cols(), output(op, 0));
+      const bool all_columns = op.column_begin == 0 && op.column_end == 0;
+      backend_.gather_rows(source, node_ids(op.inputs[0]), op.column_begin,
+                           all_columns ? source.cols() : op.column_end, output(op, 0));
       return;
     }
     case OpKind::scatter_add_rows:
@@ -263,6 +295,15 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
       return;
     case OpKind::optimizer_step:
       optimizer_step(plan, op);
+      return;
+    case OpKind::transform:
+      transform(op);
+      return;
+    case OpKind::aggregate_transformed:
+      aggregate_transformed(op);
+      return;
+    case OpKind::concat_columns:
+      concat_columns(op);
       return;
   }
   throw Error("unknown op kind");
@@ -314,6 +355,63 @@ void PlanExecutor::add_partials(const Op& op) {
   out.copy_from(input(op, 0));
   for (std::size_t i = 1; i < op.inputs.size(); ++i) backend_.add_in_place(out, input(op, i));
   for (const std::string& name : op.parameters) backend_.add_row_vector(out, active(name).value);
+}
+
+void PlanExecutor::transform(const Op& op) {
+  // The weights side by side, each its rows [column_begin, column_end) for a partial op.
+  std::vector<const Matrix*> weights;
+  for (const std::string& name : op.parameters) {
+    weights.push_back(op.partial ? &partial_weight(op, name).value : &active(name).value);
+  }
+  if (weights.empty()) throw Error(op.label + ": a transform multiplies by at least one weight");
+  Matrix& out = output(op, 0);
+  if (weights.size() == 1) {
+    backend_.gemm(input(op, 0), false, *weights[0], false, out);
+    return;
+  }
+  const std::int64_t rows = weights[0]->rows();
+  std::int64_t width = 0;
+  for (const Matrix* w : weights) width += w->cols();
+  Matrix side_by_side(rows, width);
+  std::int64_t column = 0;
+  for (const Matrix* w : weights) {
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::copy_n(w->row(r), w->cols(), side_by_side.row(r) + column);
+    column += w->cols();
+  }
+  backend_.gemm(input(op, 0), false, side_by_side, false, out);
+}
+
+void PlanExecutor::aggregate_transformed(const Op& op) {
+  const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
+  Matrix& out = output(op, 0);
+  if (context_.model.kind() == ModelKind::sage) {
+    if (op.inputs.size() < 3) throw Error(op.label + ": GraphSAGE needs the self products");
+    backend_.spmm(mean_aggregation(block), input(op, 1), out);
+    backend_.add_in_place(out, input(op, 2));
+  } else {
+    backend_.spmm(gcn_aggregation(block), input(op, 1), out);
+  }
+  for (const std::string& name : op.parameters) backend_.add_row_vector(out, active(name).value);
+}
+
+void PlanExecutor::concat_columns(const Op& op) {
+  std::int64_t width = 0;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) width += input(op, i).cols();
+  const std::int64_t rows = op.inputs.empty() ? 0 : input(op, 0).rows();
+  Matrix& out = output(op, 0);
+  out.reshape_for_overwrite(rows, width);
+  std::int64_t column = 0;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const Matrix& part = input(op, i);
+    if (part.rows() != rows) {
+      throw Error(op.label + ": part " + std::to_string(i) + " has " + std::to_string(part.rows()) +
+                  " rows, part 0 " + std::to_string(rows));
+    }
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::copy_n(part.row(r), part.cols(), out.row(r) + column);
+    column += part.cols();
+  }
 }
 
 void PlanExecutor::loss(const Op& op) {
@@ -428,6 +526,7 @@ void PlanExecutor::store_received(const Plan& plan, const Op& op,
 
 void PlanExecutor::swap_state(InFlight& batch) {
   std::swap(tensors_, batch.tensors);
+  std::swap(released_after_, batch.released_after);
   std::swap(layers_, batch.layers);
   std::swap(weight_rows_, batch.weight_rows);
   std::swap(outcome_, batch.outcome);
@@ -539,6 +638,7 @@ void PlanExecutor::run_stage(InFlight& batch, const Stopwatch& clock) {
         run_op(plan, op);
         backend_.synchronize();  // a GPU backend queues kernels: the op's time must include them
         batch.done[i] = 1;
+        release_after(static_cast<int>(i));
       }
       // A transfer's waiting is added where it is finished.
       outcome_.records.push_back({static_cast<int>(i), start, clock.seconds() - start, 0.0});
@@ -620,6 +720,7 @@ void PlanExecutor::finish_transfers(InFlight& batch, const Stopwatch& clock) {
     record.seconds += clock.seconds() - start;
     record.waiting_seconds += timing.waiting_seconds;
     batch.done[static_cast<std::size_t>(pending.op)] = 1;
+    release_after(pending.op);
   }
   batch.pending.clear();
 }

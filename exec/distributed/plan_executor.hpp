@@ -76,6 +76,9 @@ class PlanExecutor {
 
   Parameter& parameter(const std::string& name);
   const std::vector<ParameterSpec>& parameter_specs() const { return specs_; }
+  // A dense tensor of the plan that finished last (its results: evaluation's logits), until the
+  // next plan is admitted.
+  const Matrix& dense(int tensor) const;
 
   // Collective: every parameter as a full tensor (values, or gradients), reassembled from the
   // ranks' rows. For evaluation and for checking against a single-process model.
@@ -99,6 +102,7 @@ class PlanExecutor {
     const Plan* plan = nullptr;
     int next_stage = 0;
     std::vector<TensorValue> tensors;
+    std::vector<std::vector<int>> released_after;
     LayerMap layers;
     WeightRowMap weight_rows;
     std::map<std::string, Parameter> weights;  // its weight version, with its gradients
@@ -131,11 +135,17 @@ class PlanExecutor {
   void layer_forward(const Op& op);
   void layer_backward(const Op& op);
   void add_partials(const Op& op);
+  void transform(const Op& op);
+  void aggregate_transformed(const Op& op);
+  void concat_columns(const Op& op);
   void loss(const Op& op);
   void optimizer_step(const Plan& plan, const Op& op);
   // The parameters ops read and write: the held ones, or an in-flight mini-batch's copy.
   Parameter& active(const std::string& name);
   void bind_tensors(const Plan& plan);
+  // Drops the storage of the plan's transient tensors (TensorSpec::transient) whose last use was
+  // op `op`.
+  void release_after(int op);
   // Swaps the mini-batch's state into the members run_op works on, and back.
   void swap_state(InFlight& batch);
   // The weight version `plan` reads, copied into `batch` (Error naming `where` if not held).
@@ -175,9 +185,10 @@ class PlanExecutor {
   std::vector<Parameter*> ordered_parameters_;  // in specs_ order, for the optimizer
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<TensorValue> tensors_;
-  std::vector<char> written_rows_;  // scatter's, reused
-  LayerMap layers_;                 // (layer, instance)
-  WeightRowMap weight_rows_;        // (layer, instance, name)
+  std::vector<std::vector<int>> released_after_;  // per op of the plan bound last
+  std::vector<char> written_rows_;                // scatter's, reused
+  LayerMap layers_;                               // (layer, instance)
+  WeightRowMap weight_rows_;                      // (layer, instance, name)
   PlanOutcome outcome_;
   // Mini-batches in flight (oldest first), weight versions kept for mini-batches
   // not yet admitted (by the number of steps they include), steps applied so far.

@@ -11,16 +11,6 @@
 namespace gnnbed {
 namespace {
 
-Announcement exchange_announcement(const Announcement& sent, Transport& transport,
-                                   TransferTiming& timing) {
-  std::vector<std::span<const std::byte>> views;
-  for (std::size_t q = 0; q < sent.size(); ++q) views.push_back(as_bytes_span(sent[q]));
-  const auto received = transport.all_to_all(views, Traffic::structure, timing);
-  std::vector<std::vector<std::int32_t>> decoded;
-  for (const auto& bytes : received) decoded.push_back(from_bytes<std::int32_t>(bytes));
-  return Announcement(std::move(decoded));
-}
-
 // The shard, once it is known to hold what the strategy needs on its rank.
 RankShard fitting(RankShard shard, const StrategyContext& context, const Strategy& strategy,
                   int rank) {
@@ -52,6 +42,16 @@ std::vector<std::int64_t> train_counts(const RankShard& shard) {
 }
 
 }  // namespace
+
+Announcement exchange_announcement(const Announcement& sent, Transport& transport,
+                                   TransferTiming& timing) {
+  std::vector<std::span<const std::byte>> views;
+  for (std::size_t q = 0; q < sent.size(); ++q) views.push_back(as_bytes_span(sent[q]));
+  const auto received = transport.all_to_all(views, Traffic::structure, timing);
+  std::vector<std::vector<std::int32_t>> decoded;
+  for (const auto& bytes : received) decoded.push_back(from_bytes<std::int32_t>(bytes));
+  return Announcement(std::move(decoded));
+}
 
 RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& context,
                        const Dataset& dataset, Transport& transport, ComputeBackend& backend)

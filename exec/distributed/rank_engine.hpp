@@ -22,6 +22,11 @@ class OutOfMemoryError : public Error {
   using Error::Error;
 };
 
+// Collective: every rank's announcement to every other (structure traffic); entry [q] of the
+// result is what rank q announced to this one.
+Announcement exchange_announcement(const Announcement& sent, Transport& transport,
+                                   TransferTiming& timing);
+
 struct IterationRun {
   Plan plan;
   PlanOutcome outcome;

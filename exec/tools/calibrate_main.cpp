@@ -337,8 +337,9 @@ void time_network(const Settings& settings, Transport& world, Transport& collect
   }
 }
 
-// Fits every costed op kind to its samples, or keeps scatter_rows from `kept` where one rank ran
-// none; prints the fits.
+// Fits every costed op kind to its samples, or keeps scatter_rows from `kept` where one rank ran:
+// its own assemblies (evaluation's) place local rows only, not rows that arrived from peers out of
+// cache. Prints the fits.
 void fit_compute(const Measurements& measured, const std::optional<Calibration>& kept,
                  const std::string& output, Calibration& calibration) {
   const SamplesByKind& samples = measured.samples;
@@ -347,7 +348,7 @@ void fit_compute(const Measurements& measured, const std::optional<Calibration>&
     const auto kind = static_cast<OpKind>(k);
     if (!is_costed(kind)) continue;
     const std::string name(to_string(kind));
-    if (samples[k].empty() && kept && kind == kKindOnlyPeersRun) {
+    if (kept && kind == kKindOnlyPeersRun) {
       calibration.cost_model.set(kind, *kept->cost_model.cost(kind));
       calibration.fits[name] = kept_fit(*kept, name, output);
       continue;

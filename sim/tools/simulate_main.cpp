@@ -305,6 +305,14 @@ void print_row(const nlohmann::json& doc) {
   double sent = 0;
   for (const auto& rank : r["ranks"]) sent += rank["bytes_sent_per_epoch"]["total"].get<double>();
   std::printf(" %10.1f\n", sent / static_cast<double>(r["ranks"].size()) / 1e6);
+  if (r.contains("evaluation")) {
+    double evaluation_sent = 0;
+    for (const auto& rank : r["evaluation"]["bytes_sent_per_rank"])
+      evaluation_sent += rank["total"].get<double>();
+    std::printf("%-44s evaluation %.3f s, %.1f MB sent per rank\n", "",
+                r["evaluation"]["seconds"].get<double>(),
+                evaluation_sent / static_cast<double>(r["ranks"].size()) / 1e6);
+  }
 }
 
 void print_header() {
@@ -338,6 +346,9 @@ po::options_description simulate_options() {
       "experiment; only cluster fields can be swept")(
       "measured-durations",
       "with --replay-plans: compute ops take their recorded durations, not the cost model's")(
+      "evaluation",
+      "also predict one evaluation after the epoch: the full-neighbourhood inference plans "
+      "run_experiment runs (time and bytes per rank)")(
       "iterations-per-epoch", po::value<int>()->default_value(0),
       "with --replay-plans: scale the recorded iterations to an epoch of this many (0 = as "
       "recorded)")("quiet,q", "no progress");
@@ -393,6 +404,9 @@ void read_run_options(const po::variables_map& vm, Setup& setup) {
   require(setup.options.iterations >= 0, "iterations", "must not be negative");
   require(setup.options.iterations == 0 || setup.replay_plans.empty(), "iterations",
           "does not apply to --replay-plans, which replays every recorded iteration");
+  setup.options.evaluation = vm.count("evaluation") != 0;
+  require(!setup.options.evaluation || setup.replay_plans.empty(), "evaluation",
+          "does not apply to --replay-plans (recorded plans are training's)");
   setup.jobs = vm["jobs"].as<int>();
   require(setup.jobs >= 1, "jobs", "must be at least 1");
 }

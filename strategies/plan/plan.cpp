@@ -21,7 +21,9 @@ constexpr std::array<std::string_view, kNumOpKinds> kOpNames = {
     "relu_backward",    "layer_backward",
     "dropout_backward", "bias_backward",
     "optimizer_step",   "copy_to_device",
-    "gather_rows",      "scatter_add_rows"};
+    "gather_rows",      "scatter_add_rows",
+    "transform",        "aggregate_transformed",
+    "concat_columns"};
 constexpr std::array<std::string_view, 4> kStreamNames = {"sampler", "copy", "compute", "network"};
 constexpr std::array<std::string_view, kNumTimeCategories> kCategoryNames = {
     "sampling", "copy", "compute", "communication"};
@@ -98,6 +100,7 @@ TensorSpec tensor_from_json(const nlohmann::json& object, const std::string& ori
   }
   if (object.contains("block"))
     t.block = std::make_shared<const Block>(block_from_json(object.at("block")));
+  t.transient = object.value("transient", false);
   return t;
 }
 
@@ -165,8 +168,10 @@ bool touches_parameters(const Op& op) {
     case OpKind::bias_backward:
     case OpKind::all_reduce:
     case OpKind::optimizer_step:
+    case OpKind::transform:
       return true;
-    case OpKind::add_partials:  // with the bias it adds
+    case OpKind::aggregate_transformed:  // with the bias it adds
+    case OpKind::add_partials:           // with the bias it adds
       return !op.parameters.empty();
     default:
       return false;
@@ -353,6 +358,7 @@ nlohmann::json Plan::to_json() const {
         {"name", t.name}, {"kind", to_string(t.kind)}, {"rows", t.rows}, {"cols", t.cols}};
     if (t.index) object["index"] = *t.index;
     if (t.block) object["block"] = block_to_json(*t.block);
+    if (t.transient) object["transient"] = true;
     tensor_list.push_back(std::move(object));
   }
   nlohmann::json parameter_list = nlohmann::json::array();

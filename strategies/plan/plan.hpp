@@ -48,12 +48,19 @@ enum class OpKind : std::uint8_t {
   optimizer_step,    // update `parameters` from their gradients
   copy_to_device,    // inputs[0] (= outputs[0]) moves from host to device memory (PCIe); a no-op
                      // where the device is the host's CPU
-  gather_rows,       // outputs[0] = the rows of dense inputs[1] at positions inputs[0] (index)
+  gather_rows,       // outputs[0] = the rows of dense inputs[1] at positions inputs[0] (index),
+                     // columns [column_begin, column_end) of them (every column when both are 0)
   scatter_add_rows,  // outputs[0] (its declared rows, zero elsewhere) = the sum of the rows
                      // inputs[2i + 1] (dense) added at positions inputs[2i] (index); device side,
                      // positions may repeat (halo gradients coming back from several ranks)
+  transform,         // outputs[0] = dense inputs[0] times layer `layer`'s weights `parameters`
+                     // side by side (partial: their rows [column_begin, column_end)), no bias
+  aggregate_transformed,  // outputs[0] = the aggregation of layer `layer` over block inputs[0] of
+                          // transformed source rows inputs[1], plus (GraphSAGE) the destinations'
+                          // transformed self rows inputs[2], plus the bias `parameters` if any
+  concat_columns,         // outputs[0] = the dense inputs side by side, in order
 };
-inline constexpr std::size_t kNumOpKinds = 18;
+inline constexpr std::size_t kNumOpKinds = 21;
 
 // Where an op runs. Engines may overlap ops on different streams; the plan's dependencies say
 // what must finish first.
@@ -86,6 +93,10 @@ struct TensorSpec {
   // Contents carried by the plan (null when an op produces the tensor).
   std::shared_ptr<const std::vector<std::int32_t>> index;
   std::shared_ptr<const Block> block;
+  // The engine may drop the tensor's storage after its last reader. Plans that run once and hold
+  // far more tensors than are alive at a time (evaluation's, a chunk of the graph after another)
+  // set it; training plans leave it unset, so that the next iteration's tensors reuse the storage.
+  bool transient = false;
 
   std::int64_t bytes() const;
 };
