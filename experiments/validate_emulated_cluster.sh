@@ -35,6 +35,8 @@ usage: experiments/validate_emulated_cluster.sh [options]
                       and both ways, through MPI (bench_link_exchange) and plain TCP
                       (tcp_link_exchange.py), through the shaped link at the first rate or at
                       every rate (default first)
+  --evaluation        also measure one evaluation after the last epoch (run_experiment's
+                      evaluation_seconds) and predict it (simulate --evaluation)
   --record            also write each run's first-epoch timeline (runs/LABEL.trace.json, Chrome
                       trace) and its first measured iteration's plans with their measured op
                       durations (runs/LABEL.plans.json, for simulate --replay-plans)
@@ -59,6 +61,7 @@ build="${GNNBED_BUILD_DIR:-$root/build}"
 bandwidth_check="first"
 clean_stale=0
 record=0
+evaluation=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rates) rates="$2"; shift 2 ;;
@@ -73,6 +76,7 @@ while [[ $# -gt 0 ]]; do
     --build) build="$2"; shift 2 ;;
     --bandwidth-check) bandwidth_check="$2"; shift 2 ;;
     --record) record=1; shift ;;
+    --evaluation) evaluation=1; shift ;;
     --clean-stale) clean_stale=1; shift ;;
     --quick) rates="1"; hidden_list="16"; ranks_list="2"; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -311,6 +315,12 @@ simulate_base=("$simulate" --cluster emulated-cluster --cluster-set "shared_core
   "${workload_words[@]}" --epochs "$epochs" --set training.eval_every=-1
   --set "training.warmup_epochs=$warmup_epochs" --quiet)
 [[ -n "$calibration" ]] && simulate_base+=(--calibration "$calibration")
+# An evaluation after the last epoch only (training.eval_every 0), measured and predicted.
+eval_every=-1
+if [[ $evaluation -eq 1 ]]; then
+  eval_every=0
+  simulate_base+=(--evaluation --set training.eval_every=0)
+fi
 [[ -z "$calibration" ]] && echo "note: no --calibration: the preset's cost model, not this machine's"
 "${simulate_base[@]}" --sweep "cluster.nic.bandwidth_gbps=$rates" --sweep "model.hidden=$hidden_list" \
   --sweep "cluster.machines=$ranks_list" --sweep "distribution.strategy=$strategies" \
@@ -365,7 +375,7 @@ for rate in "${rate_values[@]}"; do
           recording=(--trace "$output/runs/$label.trace.json" --plans "$output/runs/$label.plans.json")
         fi
         mpirun_in_cluster "$ranks" "$run_experiment" "${workload_words[@]}" --strategy "$strategy" \
-          --hidden "$hidden" --epochs "$epochs" --set training.eval_every=-1 \
+          --hidden "$hidden" --epochs "$epochs" --set "training.eval_every=$eval_every" \
           --set "training.warmup_epochs=$warmup_epochs" --quiet \
           "${recording[@]}" --output "$result" > "$output/logs/$label.txt" 2>&1 || code=$?
         wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')

@@ -97,6 +97,8 @@ def rows(output, points, probed_points):
                 predicted = source.get(key)
                 if predicted is not None and not predicted["out_of_memory"]:
                     row[f"{prefix}_epoch_seconds"] = predicted["epoch_seconds"]
+                    if "evaluation" in predicted:
+                        row[f"{prefix}_evaluation_seconds"] = predicted["evaluation"]["seconds"]
                     for part in PARTS:
                         row[f"{prefix}_{part}_seconds"] = predicted["breakdown_mean_seconds"][part]
             path = os.path.join(output, entry["result"])
@@ -107,12 +109,20 @@ def rows(output, points, probed_points):
                 for part in PARTS:
                     row[f"measured_{part}_seconds"] = typical["breakdown_mean_seconds"][part]
                 row["measured_mb_sent_per_rank"] = measured_bytes_sent_per_rank(run) / 1e6
+                result = run.get("result", run)
+                if "evaluation_seconds" in result:
+                    row["measured_evaluation_seconds"] = result["evaluation_seconds"]
             if "measured_epoch_seconds" in row:
                 for prefix, error in (("predicted", "relative_error"),
                                       ("probed_predicted", "probed_relative_error")):
                     if f"{prefix}_epoch_seconds" in row:
                         row[error] = (row[f"{prefix}_epoch_seconds"] /
                                       row["measured_epoch_seconds"] - 1)
+                    if (f"{prefix}_evaluation_seconds" in row and
+                            "measured_evaluation_seconds" in row):
+                        row[f"{prefix}_evaluation_error"] = (
+                            row[f"{prefix}_evaluation_seconds"] /
+                            row["measured_evaluation_seconds"] - 1)
             table.append(row)
     return table
 
@@ -138,6 +148,15 @@ def print_table(table):
         if errors:
             print(f"absolute relative error over {len(errors)} configurations at {what}: "
                   f"median {statistics.median(errors):.0%}, worst {max(errors):.0%}")
+    evaluated = [r for r in table if "predicted_evaluation_error" in r]
+    if evaluated:
+        print("evaluation (after the last epoch): measured s, predicted s, error")
+        for r in evaluated:
+            print(f"  {r['strategy']:9} {r['ranks']:2d} ranks h{r['hidden']:<4d} {r['rate_gbps']:g} "
+                  f"Gbit/s  {r['measured_evaluation_seconds']:.3f}  "
+                  f"{r['predicted_evaluation_seconds']:.3f}  {r['predicted_evaluation_error']:+.0%}")
+        errors = [abs(r["predicted_evaluation_error"]) for r in evaluated]
+        print(f"evaluation: median {statistics.median(errors):.0%}, worst {max(errors):.0%}")
     failed = [r for r in table if "measured_epoch_seconds" not in r]
     if failed:
         print(f"{len(failed)} configuration(s) without a measurement (see logs/)")

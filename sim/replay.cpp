@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "sim/platform.hpp"
-#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/model_ops.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -243,8 +243,9 @@ class Replay {
   std::int64_t copied_bytes(int rank, std::int64_t iteration, std::size_t op) {
     const std::vector<DeviceCopy>& copies =
         rank_state(rank).copies[static_cast<std::size_t>(iteration)];
-    return std::lower_bound(copies.begin(), copies.end(), op,
-                            [](const DeviceCopy& copy, std::size_t index) { return copy.op < index; })
+    return std::lower_bound(
+               copies.begin(), copies.end(), op,
+               [](const DeviceCopy& copy, std::size_t index) { return copy.op < index; })
         ->bytes;
   }
   // Structure and features live in host memory; activations, gradients and weights on devices.
@@ -421,8 +422,9 @@ class Replay {
         return {};
       default:
         compute(plan.rank, op.kind,
-                measured(op) ? op.measured_seconds
-                             : cluster_.compute_seconds(op, features_on_device(plan.rank)) * factor);
+                measured(op)
+                    ? op.measured_seconds
+                    : cluster_.compute_seconds(op, features_on_device(plan.rank)) * factor);
         return {};
     }
   }
@@ -668,8 +670,8 @@ std::vector<DeviceCopy> device_copies(const Plan& plan, bool features_on_device)
   for (std::size_t j = 0; j < plan.ops.size(); ++j) {
     const Op& op = plan.ops[j];
     if (op.kind == OpKind::copy_to_device) {
-      copies.push_back({j, features_on_device && !op.inputs.empty()
-                               ? std::min(op.memory_bytes, host_bytes(op.inputs.front()))
+      copies.push_back({j, features_on_device && op.has_input(Input::tensor)
+                               ? std::min(op.memory_bytes, host_bytes(op.input(Input::tensor)))
                                : op.memory_bytes});
     }
     if (!features_on_device) continue;

@@ -322,7 +322,7 @@ int PlanWriter::layer(int l, int input_table) {
       Op relu;
       relu.kind = OpKind::relu;
       relu.label = label + ".relu";
-      relu.inputs = {output};
+      relu.set_input(Input::tensor, output);
       relu.outputs = {output};
       relu.memory_bytes = 2 * builder_.tensor(output).bytes();
       builder_.add_op(std::move(relu));
@@ -429,7 +429,8 @@ int PlanWriter::gather(const InputSource& source, const std::vector<std::int32_t
   Op op;
   op.kind = OpKind::gather_rows;
   op.label = "gather " + name;
-  op.inputs = {index, source.table};
+  op.set_input(Input::positions, index);
+  op.set_input(Input::source, source.table);
   op.outputs = {output};
   op.column_begin = source.column_begin;
   op.column_end = source.column_end;
@@ -457,7 +458,7 @@ int PlanWriter::transform(int l, int input, const std::vector<std::string>& weig
   Op op;
   op.kind = OpKind::transform;
   op.label = name + ".transform";
-  op.inputs = {input};
+  op.set_input(Input::tensor, input);
   op.outputs = {output};
   op.layer = l;
   op.parameters = weights;
@@ -525,7 +526,8 @@ int PlanWriter::partial_products(int l, const std::vector<std::string>& weights,
       Op pick;
       pick.kind = OpKind::gather_rows;
       pick.label = "gather " + builder_.tensor(rows_for_q).name;
-      pick.inputs = {positions, partial};
+      pick.set_input(Input::positions, positions);
+      pick.set_input(Input::source, partial);
       pick.outputs = {rows_for_q};
       pick.memory_bytes = 2 * builder_.tensor(rows_for_q).bytes();
       builder_.add_op(std::move(pick));
@@ -568,14 +570,15 @@ int PlanWriter::combine(int l, std::size_t k, std::size_t c, int input, int prod
   Op op;
   op.kind = OpKind::aggregate_transformed;
   op.label = label + ".aggregate";
-  op.inputs = {block_tensor, input};
+  op.set_input(Input::block, block_tensor);
+  op.set_input(Input::products, input);
   op.layer = l;
   const bool sage = model_.kind() == ModelKind::sage;
   if (sage) {
     std::vector<std::int32_t> own(
         block.src_nodes.begin(),
         block.src_nodes.begin() + static_cast<std::ptrdiff_t>(block.num_dst));
-    op.inputs.push_back(gather({products, 0, shape.out_dim}, own, label + ".self"));
+    op.set_input(Input::self_products, gather({products, 0, shape.out_dim}, own, label + ".self"));
   }
   const int output = transient(label + ".output", block.num_dst, shape.out_dim);
   op.outputs = {output};
@@ -598,7 +601,8 @@ int PlanWriter::forward(int l, std::size_t k, std::size_t c, int input) {
   Op op;
   op.kind = OpKind::layer_forward;
   op.label = label + ".forward";
-  op.inputs = {block_tensor, input};
+  op.set_input(Input::block, block_tensor);
+  op.set_input(Input::tensor, input);
   op.outputs = {output};
   op.layer = l;
   set_layer_work(op, model_.forward_work(l, block.num_dst, block.num_src(), block.num_edges()));

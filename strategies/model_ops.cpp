@@ -59,7 +59,8 @@ int ModelEmitter::dropout_op(OpKind kind, int tensor, int ids, int layer,
   Op op;
   op.kind = kind;
   op.label = "layer" + std::to_string(layer) + "." + std::string(to_string(kind));
-  op.inputs = {tensor, ids};
+  op.set_input(Input::tensor, tensor);
+  op.set_input(Input::ids, ids);
   op.outputs = {tensor};
   op.layer = layer;
   op.key = layer_dropout_key(layer);
@@ -105,7 +106,8 @@ int ModelEmitter::forward_layer(int layer, int block_tensor, int input) {
   Op forward_op;
   forward_op.kind = OpKind::layer_forward;
   forward_op.label = "layer" + std::to_string(layer) + ".forward";
-  forward_op.inputs = {block_tensor, input};
+  forward_op.set_input(Input::block, block_tensor);
+  forward_op.set_input(Input::tensor, input);
   forward_op.outputs = {z};
   forward_op.layer = layer;
   set_layer_work(forward_op,
@@ -120,7 +122,7 @@ int ModelEmitter::relu(int layer, int z) {
   Op op;
   op.kind = OpKind::relu;
   op.label = "layer" + std::to_string(layer) + ".relu";
-  op.inputs = {z};
+  op.set_input(Input::tensor, z);
   op.outputs = {z};
   op.memory_bytes = 2 * builder_.tensor(z).bytes();
   return builder_.add_op(std::move(op));
@@ -130,7 +132,8 @@ int ModelEmitter::relu_backward(int layer, int grad, int z) {
   Op op;
   op.kind = OpKind::relu_backward;
   op.label = "layer" + std::to_string(layer) + ".relu_backward";
-  op.inputs = {grad, z};
+  op.set_input(Input::gradient, grad);
+  op.set_input(Input::relu_output, z);
   op.outputs = {grad};
   op.memory_bytes = 3 * builder_.tensor(grad).bytes();
   return builder_.add_op(std::move(op));
@@ -143,7 +146,8 @@ int ModelEmitter::loss(int logits, int seeds, double scale) {
   Op op;
   op.kind = OpKind::loss;
   op.label = "loss";
-  op.inputs = {logits, seeds};
+  op.set_input(Input::logits, logits);
+  op.set_input(Input::seeds, seeds);
   op.outputs = {grad};
   op.scale = scale;
   op.memory_bytes = 2 * spec.bytes();
@@ -166,7 +170,9 @@ int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
   Op op;
   op.kind = OpKind::layer_backward;
   op.label = "layer" + std::to_string(layer) + ".backward";
-  op.inputs = {grad_output, trace.block, trace.input};
+  op.set_input(Input::gradient, grad_output);
+  op.set_input(Input::block, trace.block);
+  op.set_input(Input::tensor, trace.input);
   op.layer = layer;
   op.input_grad = input_grad;
   set_layer_work(op, spec_.backward_work(layer, block.num_dst, block.num_src(), block.num_edges(),
@@ -193,7 +199,7 @@ int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label) {
   op.kind = OpKind::copy_to_device;
   op.stream = Stream::copy;
   op.label = std::move(label);
-  op.inputs = {tensor};
+  op.set_input(Input::tensor, tensor);
   op.outputs = {tensor};
   op.memory_bytes = builder.tensor(tensor).bytes();
   return builder.add_op(std::move(op));
@@ -205,7 +211,7 @@ Op gather_features_op(std::string label, int ids, int output, std::int64_t colum
   op.kind = OpKind::gather_features;
   op.stream = Stream::copy;
   op.label = std::move(label);
-  op.inputs = {ids};
+  op.set_input(Input::ids, ids);
   op.outputs = {output};
   op.column_begin = column_begin;
   op.column_end = column_end;

@@ -396,7 +396,7 @@ class P3Strategy final : public Strategy {
         gather.kind = OpKind::gather_features;
         gather.stream = Stream::copy;
         gather.label = "gather feature slice for " + batch + part;
-        gather.inputs = {first_blocks[slot]};
+        gather.set_input(Input::ids, first_blocks[slot]);
         gather.outputs = {slice};
         gather.column_begin = range.begin;
         gather.column_end = range.end;
@@ -406,7 +406,8 @@ class P3Strategy final : public Strategy {
                             "copy feature slice for " + batch + part + " to device");
         if (spec.dropout() > 0) model.dropout(slice, first_blocks[slot], 0, range.begin);
         Op forward = partial_layer_op(OpKind::layer_forward, q, j, synced ? "scores" : "forward");
-        forward.inputs = {first_blocks[slot], slice};
+        forward.set_input(Input::block, first_blocks[slot]);
+        forward.set_input(Input::tensor, slice);
         if (synced) {
           forward.sync_step = 1;
           forward.outputs = {builder.add_dense(batch + " partial attention scores" + part,
@@ -443,7 +444,8 @@ class P3Strategy final : public Strategy {
           const Block& block = block_of(q);
           Op attend = partial_layer_op(OpKind::layer_forward, q, j, "attention");
           attend.sync_step = 2;
-          attend.inputs = {first_blocks[slot], scores_for[slot]};
+          attend.set_input(Input::block, first_blocks[slot]);
+          attend.set_input(Input::tensor, scores_for[slot]);
           attend.outputs = {builder.add_dense("rank " + std::to_string(q) + " partial activations" +
                                                   column_suffix(columns[slot], j),
                                               block.num_dst, hidden)};
@@ -487,7 +489,7 @@ class P3Strategy final : public Strategy {
       Op bias_grad;
       bias_grad.kind = OpKind::bias_backward;
       bias_grad.label = "layer0.bias_backward";
-      bias_grad.inputs = {grad_first_out};
+      bias_grad.set_input(Input::gradient, grad_first_out);
       bias_grad.parameters = {bias};
       bias_grad.memory_bytes = builder.tensor(grad_first_out).bytes();
       gradient_ops.push_back(builder.add_op(std::move(bias_grad)));
@@ -511,7 +513,9 @@ class P3Strategy final : public Strategy {
           Op backward = partial_layer_op(OpKind::layer_backward, q, j, "score_backward");
           backward.sync_step = 1;
           backward.input_grad = false;
-          backward.inputs = {pushed[slot], first_blocks[slot], slices[slot][j]};
+          backward.set_input(Input::gradient, pushed[slot]);
+          backward.set_input(Input::block, first_blocks[slot]);
+          backward.set_input(Input::tensor, slices[slot][j]);
           backward.outputs = {builder.add_dense("rank " + std::to_string(q) +
                                                     " partial score gradients" +
                                                     column_suffix(columns[slot], j),
@@ -544,13 +548,17 @@ class P3Strategy final : public Strategy {
         backward.input_grad = false;
         if (synced) {
           backward.sync_step = 2;
-          backward.inputs = {score_grads_for[slot], first_blocks[slot], slices[slot][j]};
+          backward.set_input(Input::gradient, score_grads_for[slot]);
+          backward.set_input(Input::block, first_blocks[slot]);
+          backward.set_input(Input::tensor, slices[slot][j]);
           set_layer_work(backward,
                          spec.split_backward_work(0, block.num_dst, block.num_src(),
                                                   block.num_edges(), false, width_of(q, j))
                              .from_sync);
         } else {
-          backward.inputs = {pushed[slot], first_blocks[slot], slices[slot][j]};
+          backward.set_input(Input::gradient, pushed[slot]);
+          backward.set_input(Input::block, first_blocks[slot]);
+          backward.set_input(Input::tensor, slices[slot][j]);
           set_layer_work(backward, spec.backward_work(0, block.num_dst, block.num_src(),
                                                       block.num_edges(), false, width_of(q, j)));
         }

@@ -86,7 +86,8 @@ int rows_for(PlanBuilder& builder, std::string name, int positions, int source) 
   Op op;
   op.kind = OpKind::gather_rows;
   op.label = "gather " + std::move(name);
-  op.inputs = {positions, source};
+  op.set_input(Input::positions, positions);
+  op.set_input(Input::source, source);
   op.outputs = {output};
   op.memory_bytes = 2 * builder.tensor(output).bytes();
   builder.add_op(std::move(op));

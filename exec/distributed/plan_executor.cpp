@@ -251,12 +251,12 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
       scatter(plan, op, false);
       return;
     case OpKind::copy_to_device:
-      backend_.copy_to_device(input(op, 0));
+      backend_.copy_to_device(input(op, Input::tensor));
       return;
     case OpKind::gather_rows: {
-      const Matrix& source = input(op, 1);
+      const Matrix& source = input(op, Input::source);
       const bool all_columns = op.column_begin == 0 && op.column_end == 0;
-      backend_.gather_rows(source, node_ids(op.inputs[0]), op.column_begin,
+      backend_.gather_rows(source, node_ids(op.input(Input::positions)), op.column_begin,
                            all_columns ? source.cols() : op.column_end, output(op, 0));
       return;
     }
@@ -264,20 +264,21 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
       scatter(plan, op, true);
       return;
     case OpKind::dropout:
-      backend_.dropout_forward(input(op, 0), node_ids(op.inputs[1]), rate, op.key, op.column_begin);
+      backend_.dropout_forward(input(op, Input::tensor), node_ids(op.input(Input::ids)), rate,
+                               op.key, op.column_begin);
       return;
     case OpKind::dropout_backward:
-      backend_.dropout_backward(input(op, 0), node_ids(op.inputs[1]), rate, op.key,
-                                op.column_begin);
+      backend_.dropout_backward(input(op, Input::tensor), node_ids(op.input(Input::ids)), rate,
+                                op.key, op.column_begin);
       return;
     case OpKind::layer_forward:
       layer_forward(op);
       return;
     case OpKind::relu:
-      backend_.relu_forward(input(op, 0));
+      backend_.relu_forward(input(op, Input::tensor));
       return;
     case OpKind::relu_backward:
-      backend_.relu_backward(input(op, 1), input(op, 0));
+      backend_.relu_backward(input(op, Input::relu_output), input(op, Input::gradient));
       return;
     case OpKind::add_partials:
       add_partials(op);
@@ -290,7 +291,7 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
       return;
     case OpKind::bias_backward:
       for (const std::string& name : op.parameters) {
-        backend_.accumulate_column_sums(input(op, 0), active(name).grad);
+        backend_.accumulate_column_sums(input(op, Input::gradient), active(name).grad);
       }
       return;
     case OpKind::optimizer_step:
@@ -309,7 +310,11 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
   throw Error("unknown op kind");
 }
 
-Matrix& PlanExecutor::input(const Op& op, std::size_t i) {
+Matrix& PlanExecutor::input(const Op& op, Input name) {
+  return tensors_[static_cast<std::size_t>(op.input(name))].dense;
+}
+
+Matrix& PlanExecutor::part(const Op& op, std::size_t i) {
   return tensors_[static_cast<std::size_t>(op.inputs[i])].dense;
 }
 
@@ -318,7 +323,7 @@ Matrix& PlanExecutor::output(const Op& op, std::size_t i) {
 }
 
 void PlanExecutor::gather_features(const Op& op) {
-  const auto ids = node_ids(op.inputs[0]);
+  const auto ids = node_ids(op.input(Input::ids));
   Matrix& out = output(op, 0);
   if (device_features_ && gather_on_device(ids, op, out)) return;
   // Gathered every iteration and copied to the GPU, if there is one: page-locked there.
@@ -328,32 +333,34 @@ void PlanExecutor::gather_features(const Op& op) {
 }
 
 void PlanExecutor::layer_forward(const Op& op) {
-  const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
+  const Block& block = *tensors_[static_cast<std::size_t>(op.input(Input::block))].block;
+  Matrix& in = input(op, Input::tensor);
   if (op.sync_step == 0) {
-    output(op, 0) = layer(op, true).forward(block, input(op, 1));
+    output(op, 0) = layer(op, true).forward(block, in);
   } else if (op.sync_step == 1) {
-    output(op, 0) = synced_layer(op, true).forward_to_sync(block, input(op, 1));
+    output(op, 0) = synced_layer(op, true).forward_to_sync(block, in);
   } else {
-    output(op, 0) = synced_layer(op, false).forward_from_sync(input(op, 1));
+    output(op, 0) = synced_layer(op, false).forward_from_sync(in);
   }
 }
 
 void PlanExecutor::layer_backward(const Op& op) {
   if (op.sync_step == 1) {
-    output(op, 0) = synced_layer(op, false).backward_to_sync(input(op, 0));
+    output(op, 0) = synced_layer(op, false).backward_to_sync(input(op, Input::gradient));
     return;
   }
-  Matrix grad_input = op.sync_step == 0
-                          ? layer(op, false).backward(input(op, 0), op.input_grad)
-                          : synced_layer(op, false).backward_from_sync(input(op, 0), op.input_grad);
+  Matrix grad_input =
+      op.sync_step == 0
+          ? layer(op, false).backward(input(op, Input::gradient), op.input_grad)
+          : synced_layer(op, false).backward_from_sync(input(op, Input::gradient), op.input_grad);
   if (op.input_grad) output(op, 0) = std::move(grad_input);
   if (op.partial) add_weight_row_gradients(op);
 }
 
 void PlanExecutor::add_partials(const Op& op) {
   Matrix& out = output(op, 0);
-  out.copy_from(input(op, 0));
-  for (std::size_t i = 1; i < op.inputs.size(); ++i) backend_.add_in_place(out, input(op, i));
+  out.copy_from(part(op, 0));
+  for (std::size_t i = 1; i < op.inputs.size(); ++i) backend_.add_in_place(out, part(op, i));
   for (const std::string& name : op.parameters) backend_.add_row_vector(out, active(name).value);
 }
 
@@ -366,7 +373,7 @@ void PlanExecutor::transform(const Op& op) {
   if (weights.empty()) throw Error(op.label + ": a transform multiplies by at least one weight");
   Matrix& out = output(op, 0);
   if (weights.size() == 1) {
-    backend_.gemm(input(op, 0), false, *weights[0], false, out);
+    backend_.gemm(input(op, Input::tensor), false, *weights[0], false, out);
     return;
   }
   const std::int64_t rows = weights[0]->rows();
@@ -379,44 +386,43 @@ void PlanExecutor::transform(const Op& op) {
       std::copy_n(w->row(r), w->cols(), side_by_side.row(r) + column);
     column += w->cols();
   }
-  backend_.gemm(input(op, 0), false, side_by_side, false, out);
+  backend_.gemm(input(op, Input::tensor), false, side_by_side, false, out);
 }
 
 void PlanExecutor::aggregate_transformed(const Op& op) {
-  const Block& block = *tensors_[static_cast<std::size_t>(op.inputs[0])].block;
+  const Block& block = *tensors_[static_cast<std::size_t>(op.input(Input::block))].block;
   Matrix& out = output(op, 0);
   if (context_.model.kind() == ModelKind::sage) {
-    if (op.inputs.size() < 3) throw Error(op.label + ": GraphSAGE needs the self products");
-    backend_.spmm(mean_aggregation(block), input(op, 1), out);
-    backend_.add_in_place(out, input(op, 2));
+    backend_.spmm(mean_aggregation(block), input(op, Input::products), out);
+    backend_.add_in_place(out, input(op, Input::self_products));
   } else {
-    backend_.spmm(gcn_aggregation(block), input(op, 1), out);
+    backend_.spmm(gcn_aggregation(block), input(op, Input::products), out);
   }
   for (const std::string& name : op.parameters) backend_.add_row_vector(out, active(name).value);
 }
 
 void PlanExecutor::concat_columns(const Op& op) {
   std::int64_t width = 0;
-  for (std::size_t i = 0; i < op.inputs.size(); ++i) width += input(op, i).cols();
-  const std::int64_t rows = op.inputs.empty() ? 0 : input(op, 0).rows();
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) width += part(op, i).cols();
+  const std::int64_t rows = op.inputs.empty() ? 0 : part(op, 0).rows();
   Matrix& out = output(op, 0);
   out.reshape_for_overwrite(rows, width);
   std::int64_t column = 0;
   for (std::size_t i = 0; i < op.inputs.size(); ++i) {
-    const Matrix& part = input(op, i);
-    if (part.rows() != rows) {
-      throw Error(op.label + ": part " + std::to_string(i) + " has " + std::to_string(part.rows()) +
-                  " rows, part 0 " + std::to_string(rows));
+    const Matrix& columns = part(op, i);
+    if (columns.rows() != rows) {
+      throw Error(op.label + ": part " + std::to_string(i) + " has " +
+                  std::to_string(columns.rows()) + " rows, part 0 " + std::to_string(rows));
     }
     for (std::int64_t r = 0; r < rows; ++r)
-      std::copy_n(part.row(r), part.cols(), out.row(r) + column);
-    column += part.cols();
+      std::copy_n(columns.row(r), columns.cols(), out.row(r) + column);
+    column += columns.cols();
   }
 }
 
 void PlanExecutor::loss(const Op& op) {
-  const Matrix& logits = input(op, 0);
-  const auto seeds = node_ids(op.inputs[1]);
+  const Matrix& logits = input(op, Input::logits);
+  const auto seeds = node_ids(op.input(Input::seeds));
   Matrix& grad = output(op, 0);
   if (seeds.empty()) {
     grad.reset(0, logits.cols());

@@ -129,7 +129,8 @@ class PlanExecutor {
 
   // A compute op (communication ops are started and finished by run_stage).
   void run_op(const Plan& plan, const Op& op);
-  Matrix& input(const Op& op, std::size_t i);   // the dense tensor of the op's i-th input
+  Matrix& input(const Op& op, Input name);      // the dense tensor of the op's named input
+  Matrix& part(const Op& op, std::size_t i);    // ... of the i-th of a list of inputs
   Matrix& output(const Op& op, std::size_t i);  // ... and of its i-th output
   void gather_features(const Op& op);
   void layer_forward(const Op& op);

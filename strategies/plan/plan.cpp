@@ -24,6 +24,92 @@ constexpr std::array<std::string_view, kNumOpKinds> kOpNames = {
     "gather_rows",      "scatter_add_rows",
     "transform",        "aggregate_transformed",
     "concat_columns"};
+constexpr std::array<std::string_view, 11> kInputNames = {
+    "tensor", "block",    "ids",         "positions", "source",       "logits",
+    "seeds",  "gradient", "relu_output", "products",  "self_products"};
+
+// A kind's named inputs in the order the plan stores them, and how many must be there; `fixed`
+// false for kinds whose inputs are a list.
+struct Signature {
+  bool fixed = false;
+  std::vector<Input> names;
+  std::size_t required = 0;
+};
+
+const Signature& signature(OpKind kind) {
+  static const std::array<Signature, kNumOpKinds> signatures = [] {
+    std::array<Signature, kNumOpKinds> table{};
+    auto set = [&](OpKind k, std::vector<Input> names, std::size_t required) {
+      table[static_cast<std::size_t>(k)] = {true, std::move(names), required};
+    };
+    using enum Input;
+    set(OpKind::gather_features, {ids}, 1);
+    set(OpKind::dropout, {tensor, ids}, 2);
+    set(OpKind::dropout_backward, {tensor, ids}, 2);
+    set(OpKind::layer_forward, {block, tensor}, 2);
+    set(OpKind::layer_backward, {gradient, block, tensor}, 3);
+    set(OpKind::relu, {tensor}, 1);
+    set(OpKind::copy_to_device, {tensor}, 1);
+    set(OpKind::relu_backward, {gradient, relu_output}, 2);
+    set(OpKind::loss, {logits, seeds}, 2);
+    set(OpKind::bias_backward, {gradient}, 1);
+    set(OpKind::gather_rows, {positions, source}, 2);
+    set(OpKind::transform, {tensor}, 1);
+    set(OpKind::aggregate_transformed, {block, products, self_products}, 2);
+    set(OpKind::optimizer_step, {}, 0);
+    set(OpKind::all_reduce, {}, 0);
+    return table;
+  }();
+  return signatures[static_cast<std::size_t>(kind)];
+}
+
+std::size_t input_position(const Op& op, Input name) {
+  const std::vector<Input>& names = signature(op.kind).names;
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) {
+    throw Error(op.label + ": a " + std::string(to_string(op.kind)) + " op has no " +
+                std::string(to_string(name)) + " input");
+  }
+  return static_cast<std::size_t>(it - names.begin());
+}
+
+// The tensor kinds a named input may hold.
+bool holds(Input name, TensorKind kind) {
+  switch (name) {
+    case Input::block:
+      return kind == TensorKind::block;
+    case Input::ids:
+    case Input::seeds:
+      return kind == TensorKind::index || kind == TensorKind::block;
+    case Input::positions:
+      return kind == TensorKind::index;
+    default:
+      return kind == TensorKind::dense;
+  }
+}
+
+// What is wrong with an op's named inputs (empty when nothing): their count, and the kind of
+// tensor behind each name. Ids are checked to exist before. An op without any input carries its
+// work alone (plans written by hand for the simulator, which needs sizes only); engines that run
+// plans for real read its inputs by name and fail naming the missing one.
+std::string named_input_problem(const Op& op, const std::vector<TensorSpec>& tensors) {
+  const Signature& sig = signature(op.kind);
+  if (!sig.fixed || op.inputs.empty()) return {};
+  if (op.inputs.size() < sig.required || op.inputs.size() > sig.names.size()) {
+    return "has " + std::to_string(op.inputs.size()) + " inputs, a " +
+           std::string(to_string(op.kind)) + " op takes " + std::to_string(sig.required) +
+           (sig.names.size() > sig.required ? " to " + std::to_string(sig.names.size()) : "");
+  }
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const TensorSpec& tensor = tensors[static_cast<std::size_t>(op.inputs[i])];
+    if (!holds(sig.names[i], tensor.kind)) {
+      return "its " + std::string(to_string(sig.names[i])) + " input '" + tensor.name + "' is " +
+             std::string(to_string(tensor.kind)) + ", not what the input takes";
+    }
+  }
+  return {};
+}
+
 constexpr std::array<std::string_view, 4> kStreamNames = {"sampler", "copy", "compute", "network"};
 constexpr std::array<std::string_view, kNumTimeCategories> kCategoryNames = {
     "sampling", "copy", "compute", "communication"};
@@ -193,6 +279,28 @@ int Plan::step_stage() const {
 }
 
 std::string_view to_string(OpKind kind) { return kOpNames[static_cast<std::size_t>(kind)]; }
+std::string_view to_string(Input name) { return kInputNames[static_cast<std::size_t>(name)]; }
+
+int Op::input(Input name) const {
+  const std::size_t at = input_position(*this, name);
+  if (at >= inputs.size()) {
+    throw Error(label + ": this " + std::string(to_string(kind)) + " op has no " +
+                std::string(to_string(name)) + " input");
+  }
+  return inputs[at];
+}
+
+bool Op::has_input(Input name) const {
+  const std::vector<Input>& names = signature(kind).names;
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it != names.end() && static_cast<std::size_t>(it - names.begin()) < inputs.size();
+}
+
+void Op::set_input(Input name, int tensor) {
+  const std::size_t at = input_position(*this, name);
+  if (inputs.size() <= at) inputs.resize(at + 1, -1);
+  inputs[at] = tensor;
+}
 std::string_view to_string(Stream stream) { return kStreamNames[static_cast<std::size_t>(stream)]; }
 std::string_view to_string(TimeCategory category) {
   return kCategoryNames[static_cast<std::size_t>(category)];
@@ -334,6 +442,9 @@ void Plan::validate() const {
         fail(i, "reads tensor '" + tensors[static_cast<std::size_t>(t)].name +
                     "' before any op writes it");
       }
+    }
+    if (const std::string problem = named_input_problem(op, tensors); !problem.empty()) {
+      fail(i, problem);
     }
     for (const int t : op.outputs) {
       if (t == -1 && per_peer) continue;

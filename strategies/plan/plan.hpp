@@ -83,6 +83,34 @@ struct Op;
 // Ops that read or write the model's parameters (values or gradients).
 bool touches_parameters(const Op& op);
 
+// The names of the inputs of ops with a fixed signature. The plan stores an op's inputs as one
+// list (its file format, and what dependencies are computed from); a kind's signature says which
+// position holds which name, and Plan::validate checks the kind of tensor behind each name. Kinds
+// with a variable number of inputs are read as lists: all_to_all (one per peer, -1 for none),
+// scatter_rows and scatter_add_rows ((positions, rows) pairs), add_partials and concat_columns
+// (dense parts), sample (its seeds, then what it derives peers' graphs from); all_reduce and
+// optimizer_step read parameters only.
+//   gather_features {ids}                 dropout, dropout_backward {tensor, ids}
+//   layer_forward {block, tensor}         layer_backward {gradient, block, tensor}
+//   relu, copy_to_device {tensor}         relu_backward {gradient, relu_output}
+//   loss {logits, seeds}                  bias_backward {gradient}
+//   gather_rows {positions, source}       transform {tensor}
+//   aggregate_transformed {block, products, self_products (GraphSAGE only)}
+enum class Input : std::uint8_t {
+  tensor,         // the dense tensor the op works on (in place for dropout, relu, copies)
+  block,          // the block a layer computes on
+  ids,            // node ids: an index tensor, or a block (its sources)
+  positions,      // row positions (index)
+  source,         // the dense table rows are gathered from
+  logits,         // dense
+  seeds,          // the nodes whose labels a loss reads (index or block)
+  gradient,       // dense
+  relu_output,    // the ReLU's output, whose sign masks its gradient (dense)
+  products,       // transformed source rows (dense)
+  self_products,  // transformed destination rows (dense)
+};
+std::string_view to_string(Input name);
+
 struct TensorSpec {
   std::string name;
   TensorKind kind = TensorKind::dense;
@@ -184,6 +212,12 @@ struct Op {
   // all_reduce, add_partials, bias_backward, optimizer_step; partial layer ops: the weights whose
   // rows [column_begin, column_end) they use (the layer's other weights they use whole)
   std::vector<std::string> parameters;
+
+  // The input named `name` (Input): Error when the kind has no such input or the op lacks it.
+  int input(Input name) const;
+  bool has_input(Input name) const;
+  // Sets the named input, growing the list as needed.
+  void set_input(Input name, int tensor);
 
   std::int64_t total_bytes_to() const;
   std::int64_t total_bytes_from() const;

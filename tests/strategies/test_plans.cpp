@@ -10,9 +10,9 @@
 #include <fstream>
 #include <functional>
 
+#include "strategies/p3.hpp"
 #include "strategies/plan/block_codec.hpp"
 #include "strategies/plan/collective_schedule.hpp"
-#include "strategies/p3.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"
 #include "tests/support/test_support.hpp"
@@ -338,6 +338,38 @@ TEST(DglPullPlan, AllReducesEveryParameterOverTheRing) {
 
 // A plan file's integers must be integers in range: nlohmann would cast 1e300 (undefined
 // behaviour) and wrap 2^32 + 1.
+// An op's inputs are named by its kind's signature: builders and engines read them by name, and
+// validation names the input whose tensor is of the wrong kind, or the count that does not fit.
+TEST(PlanOps, InputsAreNamedAndValidationChecksWhatEachNameHolds) {
+  Plan plan = plans_for("dgl-pull", context_for(2, false))[0];
+  const std::size_t forward =
+      static_cast<std::size_t>(&plan.op_labelled("layer0.forward") - plan.ops.data());
+  const Op& op = plan.ops[forward];
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(op.input(Input::block))].kind, TensorKind::block);
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(op.input(Input::tensor))].kind,
+            TensorKind::dense);
+  EXPECT_FALSE(op.has_input(Input::seeds));
+  EXPECT_THROW(static_cast<void>(op.input(Input::seeds)), Error);
+
+  Plan swapped = plan;
+  std::swap(swapped.ops[forward].inputs[0], swapped.ops[forward].inputs[1]);
+  try {
+    swapped.validate();
+    ADD_FAILURE() << "a layer_forward reading a dense tensor as its block was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("its block input"), std::string::npos) << error.what();
+  }
+  Plan short_of_one = plan;
+  ASSERT_GT(short_of_one.ops[forward].inputs.size(), 1U);
+  short_of_one.ops[forward].inputs.pop_back();
+  try {
+    short_of_one.validate();
+    ADD_FAILURE() << "a layer_forward without its input was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("takes 2"), std::string::npos) << error.what();
+  }
+}
+
 TEST(PlanFiles, NumbersBeyondAFieldsTypeAreNamed) {
   const auto plans = plans_for("p3", context_for(2, false));
   const testing::TemporaryDirectory dir;
