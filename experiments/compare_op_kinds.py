@@ -6,7 +6,9 @@ kind the measured seconds per epoch beside what the cost model gives for the sam
 Communication ops are not costed by the cost model (the simulator moves their bytes); they are
 listed with their measured time only.
 
-  compare_op_kinds.py RESULT.json CALIBRATION.json [--csv OUT.csv]
+  compare_op_kinds.py RESULT.json CALIBRATION.json [--csv OUT.csv] [--evaluation]
+
+--evaluation reads the last evaluation's ops ("evaluation_ops_by_kind") instead of training's.
 """
 import argparse
 import csv
@@ -42,13 +44,17 @@ def main():
     parser.add_argument("result")
     parser.add_argument("calibration")
     parser.add_argument("--csv", help="also write the rows here")
+    parser.add_argument("--evaluation", action="store_true",
+                        help="the last evaluation's ops instead of a training epoch's")
     args = parser.parse_args()
 
     result = json.load(open(args.result))
-    if "ops_by_kind" not in result:
-        sys.exit(f"{args.result}: no \"ops_by_kind\" field (a run_experiment result of a "
-                 "distributed run is expected)")
-    kinds = result["ops_by_kind"]["kinds"]
+    field = "evaluation_ops_by_kind" if args.evaluation else "ops_by_kind"
+    if field not in result:
+        sys.exit(f"{args.result}: no \"{field}\" field (a run_experiment result of a "
+                 "distributed run" + (" that evaluated" if args.evaluation else "") +
+                 " is expected)")
+    kinds = result[field]["kinds"]
     model = cost_model_of(json.load(open(args.calibration)), args.calibration)
 
     rows = []

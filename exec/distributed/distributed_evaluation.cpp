@@ -1,7 +1,5 @@
 #include "exec/distributed/distributed_evaluation.hpp"
 
-#include <algorithm>
-
 #include "exec/distributed/global_degrees.hpp"
 #include "exec/distributed/rank_engine.hpp"
 #include "strategies/inference.hpp"
@@ -16,13 +14,6 @@ std::vector<NodeId> evaluation_targets(const Split& split) {
   std::vector<NodeId> targets = split.val;
   targets.insert(targets.end(), split.test.begin(), split.test.end());
   return targets;
-}
-
-// Rows [begin, end) of `m`.
-Matrix rows_of(const Matrix& m, std::int64_t begin, std::int64_t end) {
-  Matrix slice(end - begin, m.cols());
-  std::copy(m.row(begin), m.row(end), slice.data());
-  return slice;
 }
 
 }  // namespace
@@ -65,13 +56,12 @@ const Plan& DistributedEvaluator::plan() {
 
 Accuracy DistributedEvaluator::evaluate(const std::vector<Parameter>& parameters) {
   const Split& split = store_.shard().split;
-  const Matrix out = logits(parameters);
+  const Matrix& out = logits(parameters);
   auto correct = [&](const std::vector<NodeId>& nodes, std::size_t begin) {
     std::vector<std::int32_t> labels;
+    labels.reserve(nodes.size());
     for (const NodeId v : nodes) labels.push_back(store_.label(v));
-    return cpu::count_correct(rows_of(out, static_cast<std::int64_t>(begin),
-                                      static_cast<std::int64_t>(begin + nodes.size())),
-                              labels);
+    return cpu::count_correct(out, static_cast<std::int64_t>(begin), labels);
   };
   const std::int64_t val_correct = transport_.sum_over_ranks(correct(split.val, 0));
   const std::int64_t test_correct =
@@ -86,7 +76,7 @@ Accuracy DistributedEvaluator::evaluate(const std::vector<Parameter>& parameters
   return {ratio(val_correct, val_count), ratio(test_correct, test_count)};
 }
 
-Matrix DistributedEvaluator::logits(const std::vector<Parameter>& parameters) {
+const Matrix& DistributedEvaluator::logits(const std::vector<Parameter>& parameters) {
   const Plan& evaluation = plan();
   for (const Parameter& given : parameters) {
     Parameter& held = executor_->parameter(given.name);

@@ -31,8 +31,9 @@ class DistributedEvaluator {
   // Collective. Validation and test accuracy over every rank's nodes, on every rank.
   Accuracy evaluate(const std::vector<Parameter>& parameters);
 
-  // Collective. The logits of this rank's validation nodes, then its test nodes, one row each.
-  Matrix logits(const std::vector<Parameter>& parameters);
+  // Collective. The logits of this rank's validation nodes, then its test nodes, one row each
+  // (valid until the next evaluation).
+  const Matrix& logits(const std::vector<Parameter>& parameters);
 
   // Collective the first time: the rank's evaluation plan (built on first use).
   const Plan& plan();

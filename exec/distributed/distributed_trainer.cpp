@@ -238,6 +238,16 @@ class DistributedTraining {
     const Stopwatch clock;
     const Accuracy accuracy = evaluator_.evaluate(parameters);
     report_.evaluation_seconds = transport_.max_over_ranks(clock.seconds());
+    OpKindTable evaluation_ops;
+    for (const OpRecord& ran : evaluator_.last_outcome().records) {
+      evaluation_ops.add(evaluator_.plan().ops[static_cast<std::size_t>(ran.op)], ran.seconds,
+                         ran.waiting_seconds);
+    }
+    std::vector<OpKindTable> tables;
+    for (const std::string& text : transport_.gather_to_root(evaluation_ops.to_json().dump())) {
+      tables.push_back(OpKindTable::from_json(nlohmann::json::parse(text)));
+    }
+    if (transport_.rank() == 0) report_.evaluation_op_kinds = op_kinds_json(tables, 1);
     record.val_accuracy = accuracy.validation;
     if (last) {
       report_.val_accuracy = accuracy.validation;
@@ -390,6 +400,9 @@ nlohmann::json DistributedReport::to_json() const {
   if (val_accuracy >= 0) result["val_accuracy"] = val_accuracy;
   if (test_accuracy >= 0) result["test_accuracy"] = test_accuracy;
   if (evaluation_seconds >= 0) result["evaluation_seconds"] = evaluation_seconds;
+  if (!evaluation_op_kinds.is_null()) {
+    result["evaluation_ops_by_kind"] = {{"measured_epochs", 1}, {"kinds", evaluation_op_kinds}};
+  }
   return result;
 }
 

@@ -73,6 +73,9 @@ struct DistributedReport {
   // The last evaluation's wall time on the slowest rank (its plan built before, not counted);
   // -1 when not evaluated.
   double evaluation_seconds = -1;
+  // The last evaluation's ops per kind (rank 0), as op_kinds for one epoch; null when not
+  // evaluated.
+  nlohmann::json evaluation_op_kinds;
   double epoch_seconds = 0;  // slowest rank, mean over epochs after the warm-up ones
   bool bytes_match = true;   // transport counts == plans' on every rank (rank 0)
   nlohmann::json trace;      // Chrome trace events of every rank (rank 0), when requested

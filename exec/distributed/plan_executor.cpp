@@ -365,26 +365,40 @@ void PlanExecutor::add_partials(const Op& op) {
 }
 
 void PlanExecutor::transform(const Op& op) {
-  // The weights side by side, each its rows [column_begin, column_end) for a partial op.
-  std::vector<const Matrix*> weights;
-  for (const std::string& name : op.parameters) {
-    weights.push_back(op.partial ? &partial_weight(op, name).value : &active(name).value);
+  if (op.parameters.empty()) {
+    throw Error(op.label + ": a transform multiplies by at least one weight");
   }
-  if (weights.empty()) throw Error(op.label + ": a transform multiplies by at least one weight");
+  // A partial op multiplies a slice of the input columns by the weights' rows
+  // [column_begin, column_end), of which this rank holds rows [row_begin, row_end).
+  std::int64_t first_row = 0;
+  std::int64_t rows = active(op.parameters.front()).value.rows();
+  if (op.partial) {
+    const ParameterSpec& spec =
+        *std::find_if(specs_.begin(), specs_.end(),
+                      [&](const ParameterSpec& p) { return p.name == op.parameters.front(); });
+    first_row = op.column_begin - spec.row_begin;
+    rows = op.column_end - op.column_begin;
+    if (first_row < 0 || op.column_end > spec.row_end || rows <= 0) {
+      throw Error(op.label + " uses rows [" + std::to_string(op.column_begin) + ", " +
+                  std::to_string(op.column_end) + ") of " + spec.name + ", this rank holds [" +
+                  std::to_string(spec.row_begin) + ", " + std::to_string(spec.row_end) + ")");
+    }
+  }
   Matrix& out = output(op, 0);
-  if (weights.size() == 1) {
-    backend_.gemm(input(op, Input::tensor), false, *weights[0], false, out);
+  const Matrix& only = active(op.parameters.front()).value;
+  if (op.parameters.size() == 1 && first_row == 0 && rows == only.rows()) {
+    backend_.gemm(input(op, Input::tensor), false, only, false, out);
     return;
   }
-  const std::int64_t rows = weights[0]->rows();
   std::int64_t width = 0;
-  for (const Matrix* w : weights) width += w->cols();
+  for (const std::string& name : op.parameters) width += active(name).value.cols();
   Matrix side_by_side(rows, width);
   std::int64_t column = 0;
-  for (const Matrix* w : weights) {
+  for (const std::string& name : op.parameters) {
+    const Matrix& w = active(name).value;
     for (std::int64_t r = 0; r < rows; ++r)
-      std::copy_n(w->row(r), w->cols(), side_by_side.row(r) + column);
-    column += w->cols();
+      std::copy_n(w.row(first_row + r), w.cols(), side_by_side.row(r) + column);
+    column += w.cols();
   }
   backend_.gemm(input(op, Input::tensor), false, side_by_side, false, out);
 }

@@ -131,10 +131,15 @@ double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t>
 }
 
 std::int64_t count_correct(const Matrix& logits, std::span<const std::int32_t> labels) {
+  return count_correct(logits, 0, labels);
+}
+
+std::int64_t count_correct(const Matrix& logits, std::int64_t first_row,
+                           std::span<const std::int32_t> labels) {
   std::int64_t hits = 0;
-  for (std::int64_t i = 0; i < logits.rows(); ++i) {
-    const float* z = logits.row(i);
-    if (std::max_element(z, z + logits.cols()) - z == labels[static_cast<std::size_t>(i)]) ++hits;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const float* z = logits.row(first_row + static_cast<std::int64_t>(i));
+    if (std::max_element(z, z + logits.cols()) - z == labels[i]) ++hits;
   }
   return hits;
 }

@@ -105,6 +105,9 @@ double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t>
 
 // Number of rows whose arg-max equals the label.
 std::int64_t count_correct(const Matrix& logits, std::span<const std::int32_t> labels);
+// The same over rows [first_row, first_row + labels.size()) of `logits`.
+std::int64_t count_correct(const Matrix& logits, std::int64_t first_row,
+                           std::span<const std::int32_t> labels);
 
 // One optimiser update of one parameter (spans of equal length; ComputeBackend documents them).
 // check_lengths is their check: `what` ("sgd_step") names the kernel in the error.

@@ -29,6 +29,13 @@ const Dataset& narrow() {
   return dataset;
 }
 
+// More nodes than the 16,384 a first layer multiplies at a time: P3's partial products come in
+// several slices.
+const Dataset& large() {
+  static const Dataset dataset = testing::csbm_workload(20000, 3, 64);
+  return dataset;
+}
+
 ExperimentConfig experiment(const std::string& strategy, const std::string& structure,
                             const std::string& model, int num_layers) {
   ExperimentConfig config;
@@ -51,7 +58,9 @@ class DistributedEvaluation
 
 TEST_P(DistributedEvaluation, GivesTheSingleProcessFullGraphLogitsAndAccuracy) {
   const auto& [strategy, structure, model_kind, num_layers, dataset_name] = GetParam();
-  const Dataset& dataset = dataset_name == "cora" ? cora() : narrow();
+  const Dataset& dataset = dataset_name == "cora"    ? cora()
+                           : dataset_name == "large" ? large()
+                                                     : narrow();
   MpiTransport transport;
   const int rank = transport.rank();
   const ExperimentConfig config = experiment(strategy, structure, model_kind, num_layers);
@@ -145,6 +154,13 @@ INSTANTIATE_TEST_SUITE_P(OtherModels, DistributedEvaluation,
                                             ::testing::Values("partitioned"),
                                             ::testing::Values("gat", "sgc"), ::testing::Values(2),
                                             ::testing::Values("cora", "narrow")),
+                         evaluation_name);
+
+INSTANTIATE_TEST_SUITE_P(ManyNodes, DistributedEvaluation,
+                         ::testing::Combine(::testing::Values("p3"),
+                                            ::testing::Values("partitioned"),
+                                            ::testing::Values("sage", "gcn"), ::testing::Values(2),
+                                            ::testing::Values("large")),
                          evaluation_name);
 
 class TrainingFromShards : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
