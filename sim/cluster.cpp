@@ -13,7 +13,6 @@ namespace {
 
 constexpr double kBitsPerByte = 8;
 constexpr double kGiga = 1e9;
-constexpr double kLargestRankSpeedSpread = 0.25;
 // A log-sd of 0.5 already makes one op in twenty 2.3 times its mean; beyond it, a model of
 // per-op noise is no longer what the cluster needs.
 constexpr double kLargestComputeJitter = 0.5;
@@ -105,7 +104,6 @@ void validate(const ClusterSpec& cluster) {
   require(cluster.ranks_per_machine >= 1, "ranks_per_machine", "must be at least 1");
   require(cluster.host_cores >= 1, "host.cores", "must be at least 1");
   require(cluster.shared_cores >= 0, "shared_cores", "must be 0 (none) or a number of cores");
-  // At 1024 ranks the fastest is 3.2 standard deviations below the mean: 0.25 leaves it 0.2.
   require(cluster.rank_speed_spread >= 0 && cluster.rank_speed_spread <= kLargestRankSpeedSpread,
           "rank_speed_spread", "must be between 0 (identical ranks) and 0.25");
   require(cluster.compute_time_factor > 0 && cluster.compute_time_factor <= kLargestTimeFactor,
@@ -189,8 +187,8 @@ double ClusterSpec::compute_seconds(const Op& op, bool features_on_device) const
   };
   const std::optional<OpCost>& cost = model.cost(kind);
   if (!cost) {
-    throw ConfigError(field(), "is missing: the plans have " + std::string(to_string(op.kind)) +
-                                   " ops");
+    throw ConfigError(field(),
+                      "is missing: the plans have " + std::string(to_string(op.kind)) + " ops");
   }
   try {
     return cost->seconds(work_of(op));

@@ -373,6 +373,14 @@ void fit_variation(const Measurements& measured, int num_ranks, Calibration& cal
     std::printf(
         "\nrank speed spread (the ranks' compute times, %zu cases of %d ranks): median %.3f\n",
         measured.rank_speed_spreads.size(), num_ranks, calibration.rank_speed_spread);
+    if (calibration.rank_speed_spread > kLargestRankSpeedSpread) {
+      std::printf(
+          "warning: a rank speed spread of %.3f is wider than the simulator models (%.2f): other "
+          "work loaded the machine while it calibrated; recorded as %.2f, the measurement is in "
+          "fits.rank_speed_spread\n",
+          calibration.rank_speed_spread, kLargestRankSpeedSpread, kLargestRankSpeedSpread);
+      calibration.rank_speed_spread = kLargestRankSpeedSpread;
+    }
   }
   if (!measured.compute_jitters.empty()) {
     calibration.compute_jitter =

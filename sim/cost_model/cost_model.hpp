@@ -1,9 +1,9 @@
 #pragma once
 // The cost model of compute ops: for each op kind, time = fixed cost + sum over its kinds of work
-// of work / rate (docs/design.md, "The fidelity loop"). The work of an op is what the plan says about
-// it: dense and sparse FLOPs, bytes moved through memory, sampled edges, nodes planned. Cluster
-// presets give rates for their devices; calibration fits them on the machine at hand. Communication
-// ops are not costed here: the simulator moves their bytes over modelled links.
+// of work / rate (docs/design.md, "The fidelity loop"). The work of an op is what the plan says
+// about it: dense and sparse FLOPs, bytes moved through memory, sampled edges, nodes planned.
+// Cluster presets give rates for their devices; calibration fits them on the machine at hand.
+// Communication ops are not costed here: the simulator moves their bytes over modelled links.
 #include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -76,11 +76,17 @@ struct NetworkCalibration {
   static NetworkCalibration from_json(const nlohmann::json& object, const std::string& where);
 };
 
+// The widest rank speed spread the simulator models (ClusterSpec::rank_speed_spread): at 1024
+// ranks the fastest is 3.2 standard deviations below the mean, and 0.25 leaves it 0.2.
+inline constexpr double kLargestRankSpeedSpread = 0.25;
+
 struct Calibration {
   CostModel cost_model;
   NetworkCalibration network;
   // How much the calibrating ranks' compute times differed in the iterations they ran together
-  // (the simulator's ClusterSpec::rank_speed_spread); 0 when calibration ran one rank.
+  // (the simulator's ClusterSpec::rank_speed_spread); 0 when calibration ran one rank. At most
+  // kLargestRankSpeedSpread: a wider spread measured (a machine loaded by other work while it
+  // calibrated) is recorded at that edge, the measurement kept in `fits`.
   double rank_speed_spread = 0;
   // How much one op's time varied from run to run on one rank, beyond what all ranks shared (the
   // simulator's ClusterSpec::compute_jitter); 0 when calibration ran one rank.
