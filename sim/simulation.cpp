@@ -110,19 +110,21 @@ std::vector<Plan> plan_evaluation(const StrategyContext& context, const Dataset&
   std::vector<FeaturePlacement> placements;
   for (int q = 0; q < context.num_ranks; ++q)
     placements.push_back(context.strategy->feature_placement(context, q));
+  // Every rank's nodes and its validation then test nodes, in one pass over each.
+  const auto num_ranks = static_cast<std::size_t>(context.num_ranks);
+  std::vector<std::vector<NodeId>> owned(num_ranks);
+  std::vector<std::vector<NodeId>> targets(num_ranks);
+  for (NodeId v = 0; v < dataset.num_nodes(); ++v)
+    owned[static_cast<std::size_t>(context.partition.owner(v))].push_back(v);
+  for (const auto* split : {&dataset.split.val, &dataset.split.test}) {
+    for (const NodeId v : *split)
+      targets[static_cast<std::size_t>(context.partition.owner(v))].push_back(v);
+  }
   std::vector<std::unique_ptr<EvaluationPlanner>> planners;
-  for (int r = 0; r < context.num_ranks; ++r) {
-    EvaluationShare share{r,  context.model, context.partition, placements, &dataset.graph, {},
-                          {}, degrees};
-    for (NodeId v = 0; v < dataset.num_nodes(); ++v) {
-      if (context.partition.owner(v) == r) share.owned.push_back(v);
-    }
-    for (const auto* split : {&dataset.split.val, &dataset.split.test}) {
-      for (const NodeId v : *split) {
-        if (context.partition.owner(v) == r) share.targets.push_back(v);
-      }
-    }
-    planners.push_back(std::make_unique<EvaluationPlanner>(std::move(share)));
+  for (std::size_t r = 0; r < num_ranks; ++r) {
+    planners.push_back(std::make_unique<EvaluationPlanner>(
+        EvaluationShare{static_cast<int>(r), context.model, context.partition, placements,
+                        &dataset.graph, std::move(owned[r]), std::move(targets[r]), degrees}));
   }
   std::vector<Plan> plans;
   for (int r = 0; r < context.num_ranks; ++r) {

@@ -27,13 +27,19 @@ constexpr std::size_t kNumChunkings = 2;
 std::string chunking_name(std::size_t k) { return k == kOwnedChunks ? "owned" : "targets"; }
 
 // A chunk of destinations with its block of full in-neighbourhoods, and the sources each rank
-// owns (in block order) with their block positions.
+// owns (in block order) with their block positions, which every layer's plan shares.
 struct Chunk {
   std::int64_t begin = 0;  // in the destination list
   std::int64_t end = 0;
   std::shared_ptr<const Block> block = std::make_shared<const Block>();
-  std::vector<std::vector<std::int32_t>> owned_by;   // per rank
-  std::vector<std::vector<std::int32_t>> positions;  // per rank
+  std::vector<std::vector<std::int32_t>> owned_by;                          // per rank
+  std::vector<std::shared_ptr<const std::vector<std::int32_t>>> positions;  // per rank
+
+  // A chunk of no destinations (a rank that has run out of its own still serves its peers).
+  explicit Chunk(int num_ranks)
+      : owned_by(static_cast<std::size_t>(num_ranks)),
+        positions(static_cast<std::size_t>(num_ranks),
+                  std::make_shared<const std::vector<std::int32_t>>()) {}
 };
 
 // Whether layer l multiplies by its weights before it aggregates, so that products travel.
@@ -54,7 +60,7 @@ std::vector<Chunk> cut_chunks(const EvaluationShare& share, std::span<const Node
   std::size_t begin = 0;
   std::int64_t edges = 0;
   auto close = [&](std::size_t end) {
-    Chunk chunk;
+    Chunk chunk(num_ranks);
     chunk.begin = static_cast<std::int64_t>(begin);
     chunk.end = static_cast<std::int64_t>(end);
     Block block = blocks.build(nodes.subspan(begin, end - begin));
@@ -62,12 +68,15 @@ std::vector<Chunk> cut_chunks(const EvaluationShare& share, std::span<const Node
       for (const NodeId v : block.src_nodes)
         block.source_degrees.push_back((*share.gcn_degrees)[static_cast<std::size_t>(v)]);
     }
-    chunk.owned_by.resize(static_cast<std::size_t>(num_ranks));
-    chunk.positions.resize(static_cast<std::size_t>(num_ranks));
+    std::vector<std::vector<std::int32_t>> positions(static_cast<std::size_t>(num_ranks));
     for (std::size_t i = 0; i < block.src_nodes.size(); ++i) {
       const auto owner = static_cast<std::size_t>(share.partition.owner(block.src_nodes[i]));
       chunk.owned_by[owner].push_back(block.src_nodes[i]);
-      chunk.positions[owner].push_back(static_cast<std::int32_t>(i));
+      positions[owner].push_back(static_cast<std::int32_t>(i));
+    }
+    for (std::size_t q = 0; q < positions.size(); ++q) {
+      chunk.positions[q] =
+          std::make_shared<const std::vector<std::int32_t>>(std::move(positions[q]));
     }
     chunk.block = std::make_shared<const Block>(std::move(block));
     chunks.push_back(std::move(chunk));
@@ -136,11 +145,15 @@ void check_evaluation_placements(const std::vector<FeaturePlacement>& placements
 }
 
 struct EvaluationPlanner::State {
-  explicit State(EvaluationShare from) : share(std::move(from)) {}
+  explicit State(EvaluationShare from)
+      : share(std::move(from)),
+        num_ranks(static_cast<int>(share.placements.size())),
+        no_chunk(num_ranks) {}
 
   EvaluationShare share;
-  int num_ranks = 1;
+  int num_ranks;
   std::array<std::vector<Chunk>, kNumChunkings> chunks;
+  Chunk no_chunk;  // what a rank plans once its chunks have run out
   // Whether a chunking's announcements name every source rather than the peer's own: the first
   // layer reads column-sliced features row by row (it does not multiply first), so every rank
   // sends its slice of every source.
@@ -177,7 +190,6 @@ void EvaluationPlanner::State::announce() {
 EvaluationPlanner::EvaluationPlanner(EvaluationShare share)
     : state_(std::make_unique<State>(std::move(share))) {
   State& s = *state_;
-  s.num_ranks = static_cast<int>(s.share.placements.size());
   check_evaluation_placements(s.share.placements, s.share.model.layer(0).in_dim);
   if (s.share.structure == nullptr) throw Error("evaluation planning needs the rank's structure");
   if (s.share.model.gcn_normalised() && !s.share.gcn_degrees) {
@@ -237,8 +249,7 @@ class PlanWriter {
 
  private:
   const Chunk& chunk(std::size_t k, std::size_t c) const {
-    static const Chunk empty;
-    return c < s_.chunks[k].size() ? s_.chunks[k][c] : empty;
+    return c < s_.chunks[k].size() ? s_.chunks[k][c] : s_.no_chunk;
   }
   std::int64_t width_of(const InputSource& source, int q) const {
     if (source.all_sources) {
@@ -363,19 +374,14 @@ int PlanWriter::chunk_input(std::size_t k, std::size_t c, const InputSource& sou
     const std::vector<std::int32_t> serve = served(k, c, q, source.all_sources);
     exchange.inputs[slot] = gather(source, serve, label + ".for_rank" + std::to_string(q));
     exchange.bytes_to[slot] = builder_.tensor(exchange.inputs[slot]).bytes();
-    const auto asked =
-        static_cast<std::int64_t>(source.all_sources      ? part.block->src_nodes.size()
-                                  : part.owned_by.empty() ? 0
-                                                          : part.owned_by[slot].size());
+    const auto asked = static_cast<std::int64_t>(source.all_sources ? part.block->src_nodes.size()
+                                                                    : part.owned_by[slot].size());
     exchange.outputs[slot] =
         transient(label + ".from_rank" + std::to_string(q), asked, width_of(source, q));
     exchange.bytes_from[slot] = builder_.tensor(exchange.outputs[slot]).bytes();
   }
-  const std::vector<std::int32_t> own =
-      source.all_sources
-          ? part.block->src_nodes
-          : (part.owned_by.empty() ? std::vector<std::int32_t>() : part.owned_by[me]);
-  const int local = gather(source, own, label + ".local");
+  const int local = gather(source, source.all_sources ? part.block->src_nodes : part.owned_by[me],
+                           label + ".local");
   std::vector<int> received = exchange.outputs;
   builder_.add_op(std::move(exchange));
   received[me] = local;
@@ -391,9 +397,8 @@ int PlanWriter::chunk_input(std::size_t k, std::size_t c, const InputSource& sou
     assemble.kind = OpKind::scatter_rows;
     for (int q = 0; q < s_.num_ranks; ++q) {
       const auto slot = static_cast<std::size_t>(q);
-      assemble.inputs.push_back(builder_.add_index(
-          label + ".positions" + std::to_string(q),
-          part.positions.empty() ? std::vector<std::int32_t>() : part.positions[slot]));
+      assemble.inputs.push_back(
+          builder_.add_index(label + ".positions" + std::to_string(q), part.positions[slot]));
       assemble.inputs.push_back(received[slot]);
     }
   }
@@ -426,16 +431,8 @@ int PlanWriter::gather(const InputSource& source, const std::vector<std::int32_t
   }
   const int index = builder_.add_index(name + ".positions", std::move(positions));
   const int output = transient(name, rows, source.column_end - source.column_begin);
-  Op op;
-  op.kind = OpKind::gather_rows;
-  op.label = "gather " + name;
-  op.set_input(Input::positions, index);
-  op.set_input(Input::source, source.table);
-  op.outputs = {output};
-  op.column_begin = source.column_begin;
-  op.column_end = source.column_end;
-  op.memory_bytes = 2 * builder_.tensor(output).bytes();
-  builder_.add_op(std::move(op));
+  builder_.add_op(gather_rows_op(builder_, "gather " + name, index, source.table, output,
+                                 source.column_begin, source.column_end));
   return output;
 }
 
@@ -523,14 +520,8 @@ int PlanWriter::partial_products(int l, const std::vector<std::string>& weights,
           builder_.add_index(name + ".owned_by" + std::to_string(q), at_owner[slot]);
       const int rows_for_q = transient(name + ".for_rank" + std::to_string(q),
                                        static_cast<std::int64_t>(at_owner[slot].size()), width);
-      Op pick;
-      pick.kind = OpKind::gather_rows;
-      pick.label = "gather " + builder_.tensor(rows_for_q).name;
-      pick.set_input(Input::positions, positions);
-      pick.set_input(Input::source, partial);
-      pick.outputs = {rows_for_q};
-      pick.memory_bytes = 2 * builder_.tensor(rows_for_q).bytes();
-      builder_.add_op(std::move(pick));
+      builder_.add_op(gather_rows_op(builder_, "gather " + builder_.tensor(rows_for_q).name,
+                                     positions, partial, rows_for_q));
       if (q == rank_) {
         sums.push_back(rows_for_q);
         continue;

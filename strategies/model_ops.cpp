@@ -219,6 +219,20 @@ Op gather_features_op(std::string label, int ids, int output, std::int64_t colum
   return op;
 }
 
+Op gather_rows_op(const PlanBuilder& builder, std::string label, int positions, int source,
+                  int output, std::int64_t column_begin, std::int64_t column_end) {
+  Op op;
+  op.kind = OpKind::gather_rows;
+  op.label = std::move(label);
+  op.set_input(Input::positions, positions);
+  op.set_input(Input::source, source);
+  op.outputs = {output};
+  op.column_begin = column_begin;
+  op.column_end = column_end;
+  op.memory_bytes = 2 * builder.tensor(output).bytes();  // read and written
+  return op;
+}
+
 Op exchange_op(std::string label, Traffic traffic, int num_ranks) {
   Op op;
   op.kind = OpKind::all_to_all;

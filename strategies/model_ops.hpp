@@ -94,6 +94,11 @@ int emit_copy_to_device(PlanBuilder& builder, int tensor, std::string label);
 Op gather_features_op(std::string label, int ids, int output, std::int64_t column_begin,
                       std::int64_t column_end, std::int64_t rows);
 
+// gather_rows of the rows of the dense `source` at `positions` (an index tensor) into `output`,
+// columns [column_begin, column_end) of them (every column when both are 0).
+Op gather_rows_op(const PlanBuilder& builder, std::string label, int positions, int source,
+                  int output, std::int64_t column_begin = 0, std::int64_t column_end = 0);
+
 // An empty all-to-all (every slot -1, no bytes) for the caller to fill per peer.
 Op exchange_op(std::string label, Traffic traffic, int num_ranks);
 

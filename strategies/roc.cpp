@@ -83,14 +83,7 @@ Op scatter_add_op(const PlanBuilder& builder, std::string label, std::vector<int
 int rows_for(PlanBuilder& builder, std::string name, int positions, int source) {
   const int output =
       builder.add_dense(name, builder.tensor(positions).rows, builder.tensor(source).cols);
-  Op op;
-  op.kind = OpKind::gather_rows;
-  op.label = "gather " + std::move(name);
-  op.set_input(Input::positions, positions);
-  op.set_input(Input::source, source);
-  op.outputs = {output};
-  op.memory_bytes = 2 * builder.tensor(output).bytes();
-  builder.add_op(std::move(op));
+  builder.add_op(gather_rows_op(builder, "gather " + name, positions, source, output));
   return output;
 }
 

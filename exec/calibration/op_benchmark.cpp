@@ -241,6 +241,13 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double den
   return datasets_.emplace(key, std::move(dataset)).first->second;
 }
 
+std::vector<double>& OpBenchmark::TimedRuns::add_run(const std::vector<OpRecord>& records,
+                                                     std::size_t num_ops) {
+  std::vector<double>& run = seconds.emplace_back(num_ops, 0.0);
+  for (const OpRecord& record : records) run[static_cast<std::size_t>(record.op)] += record.seconds;
+  return run;
+}
+
 OpBenchmark::TimedRuns OpBenchmark::time_iterations(const ComputeCase& test_case,
                                                     const ComputeRepetitions& repetitions,
                                                     Transport& transport, Transport& world,
@@ -254,17 +261,16 @@ OpBenchmark::TimedRuns OpBenchmark::time_iterations(const ComputeCase& test_case
   for (int w = 0; w < repetitions.warmup; ++w) engine.run_iteration(1, 0, clock);
   world.barrier();
   TimedRuns timed;
+  const Stopwatch loop;
   for (int k = 0; k < repetitions.timed; ++k) {
     IterationRun run = engine.run_iteration(1, 0, clock);
-    std::vector<double>& seconds = timed.seconds.emplace_back(run.plan.ops.size(), 0.0);
-    for (const OpRecord& record : run.outcome.records) {
-      seconds[static_cast<std::size_t>(record.op)] += record.seconds;
-    }
+    std::vector<double>& seconds = timed.add_run(run.outcome.records, run.plan.ops.size());
     for (const PrologueTiming& prologue : prologue_timings(run)) {
       seconds[prologue.op] = prologue.seconds;
     }
     timed.plan = std::move(run.plan);
   }
+  timed.loop_seconds = loop.seconds();
   return timed;
 }
 
@@ -285,13 +291,12 @@ OpBenchmark::TimedRuns OpBenchmark::time_evaluations(const ComputeCase& test_cas
   world.barrier();
   TimedRuns timed;
   timed.plan = evaluator.plan();
+  const Stopwatch loop;
   for (int k = 0; k < repetitions.timed; ++k) {
     evaluator.logits(values);
-    std::vector<double>& seconds = timed.seconds.emplace_back(timed.plan.ops.size(), 0.0);
-    for (const OpRecord& record : evaluator.last_outcome().records) {
-      seconds[static_cast<std::size_t>(record.op)] += record.seconds;
-    }
+    timed.add_run(evaluator.last_outcome().records, timed.plan.ops.size());
   }
+  timed.loop_seconds = loop.seconds();
   return timed;
 }
 
@@ -304,11 +309,10 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
                 std::to_string(world.size()) + " calibrating");
   }
   Transport& transport = test_case.ranks == 1 ? local : world;
-  const Stopwatch loop;
   const TimedRuns timed = test_case.evaluation
                               ? time_evaluations(test_case, repetitions, transport, world)
                               : time_iterations(test_case, repetitions, transport, world, backend);
-  const double iteration_seconds = world.max_over_ranks(loop.seconds() / repetitions.timed);
+  const double iteration_seconds = world.max_over_ranks(timed.loop_seconds / repetitions.timed);
   const std::vector<std::vector<double>>& run_seconds = timed.seconds;
 
   const Plan& plan = timed.plan;

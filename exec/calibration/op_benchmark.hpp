@@ -22,6 +22,8 @@
 
 namespace gnnbed {
 
+struct OpRecord;  // exec/distributed/plan_executor.hpp
+
 struct ComputeCase {
   std::string strategy;  // "dgl-pull" (whole layers), "p3" (partial first layer) or "roc"
                          // (full graph: batch_size 0)
@@ -106,6 +108,9 @@ class OpBenchmark {
   struct TimedRuns {
     Plan plan;
     std::vector<std::vector<double>> seconds;  // [timed run][op]
+    double loop_seconds = 0;                   // the timed runs together, on this rank
+    // Adds a timed run: its records' seconds per op of `plan`.
+    std::vector<double>& add_run(const std::vector<OpRecord>& records, std::size_t num_ops);
   };
   TimedRuns time_iterations(const ComputeCase& test_case, const ComputeRepetitions& repetitions,
                             Transport& transport, Transport& world, ComputeBackend& backend);

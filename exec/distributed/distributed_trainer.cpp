@@ -135,6 +135,15 @@ RankReport decode_rank_report(const std::string& text, int rank) {
   return r;
 }
 
+// Collective: every rank's table, on rank 0 (control plane; empty elsewhere).
+std::vector<OpKindTable> gather_op_tables(const OpKindTable& mine, Transport& transport) {
+  std::vector<OpKindTable> tables;
+  for (const std::string& text : transport.gather_to_root(mine.to_json().dump())) {
+    tables.push_back(OpKindTable::from_json(nlohmann::json::parse(text)));
+  }
+  return tables;
+}
+
 // One run of distributed training on this rank: the epochs, each followed by the sums over
 // ranks, evaluation when due, and at the end every rank's report gathered on rank 0.
 class DistributedTraining {
@@ -238,21 +247,23 @@ class DistributedTraining {
     const Stopwatch clock;
     const Accuracy accuracy = evaluator_.evaluate(parameters);
     report_.evaluation_seconds = transport_.max_over_ranks(clock.seconds());
+    record.val_accuracy = accuracy.validation;
+    if (last) {
+      report_.val_accuracy = accuracy.validation;
+      report_.test_accuracy = accuracy.test;
+      record_evaluation_ops();
+    }
+  }
+
+  // Collective: the last evaluation's ops per kind, over every rank (rank 0).
+  void record_evaluation_ops() {
     OpKindTable evaluation_ops;
     for (const OpRecord& ran : evaluator_.last_outcome().records) {
       evaluation_ops.add(evaluator_.plan().ops[static_cast<std::size_t>(ran.op)], ran.seconds,
                          ran.waiting_seconds);
     }
-    std::vector<OpKindTable> tables;
-    for (const std::string& text : transport_.gather_to_root(evaluation_ops.to_json().dump())) {
-      tables.push_back(OpKindTable::from_json(nlohmann::json::parse(text)));
-    }
+    const std::vector<OpKindTable> tables = gather_op_tables(evaluation_ops, transport_);
     if (transport_.rank() == 0) report_.evaluation_op_kinds = op_kinds_json(tables, 1);
-    record.val_accuracy = accuracy.validation;
-    if (last) {
-      report_.val_accuracy = accuracy.validation;
-      report_.test_accuracy = accuracy.test;
-    }
   }
 
   RankReport this_rank_report() {
@@ -293,10 +304,7 @@ class DistributedTraining {
         for (auto& event : nlohmann::json::parse(text)) report_.trace.push_back(std::move(event));
       }
     }
-    std::vector<OpKindTable> op_tables;
-    for (const std::string& text : transport_.gather_to_root(measured_ops_.to_json().dump())) {
-      op_tables.push_back(OpKindTable::from_json(nlohmann::json::parse(text)));
-    }
+    const std::vector<OpKindTable> op_tables = gather_op_tables(measured_ops_, transport_);
     if (transport_.rank() == 0) {
       report_.measured_epochs = config_.training.epochs - first_measured_ + 1;
       report_.op_kinds = op_kinds_json(op_tables, report_.measured_epochs);

@@ -14,6 +14,22 @@ std::span<const std::byte> dense_bytes(const Matrix& m) {
   return std::as_bytes(std::span<const float>(m.data(), static_cast<std::size_t>(m.size())));
 }
 
+// Rows [first_row, first_row + rows) of `parts`, side by side.
+Matrix side_by_side(const std::vector<const Matrix*>& parts, std::int64_t first_row,
+                    std::int64_t rows) {
+  std::int64_t width = 0;
+  for (const Matrix* part : parts) width += part->cols();
+  Matrix out;
+  out.reshape_for_overwrite(rows, width);
+  std::int64_t column = 0;
+  for (const Matrix* part : parts) {
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::copy_n(part->row(first_row + r), part->cols(), out.row(r) + column);
+    column += part->cols();
+  }
+  return out;
+}
+
 }  // namespace
 
 PlanExecutor::PlanExecutor(const StrategyContext& context, std::vector<ParameterSpec> parameters,
@@ -390,17 +406,10 @@ void PlanExecutor::transform(const Op& op) {
     backend_.gemm(input(op, Input::tensor), false, only, false, out);
     return;
   }
-  std::int64_t width = 0;
-  for (const std::string& name : op.parameters) width += active(name).value.cols();
-  Matrix side_by_side(rows, width);
-  std::int64_t column = 0;
-  for (const std::string& name : op.parameters) {
-    const Matrix& w = active(name).value;
-    for (std::int64_t r = 0; r < rows; ++r)
-      std::copy_n(w.row(first_row + r), w.cols(), side_by_side.row(r) + column);
-    column += w.cols();
-  }
-  backend_.gemm(input(op, Input::tensor), false, side_by_side, false, out);
+  std::vector<const Matrix*> weights;
+  for (const std::string& name : op.parameters) weights.push_back(&active(name).value);
+  backend_.gemm(input(op, Input::tensor), false, side_by_side(weights, first_row, rows), false,
+                out);
 }
 
 void PlanExecutor::aggregate_transformed(const Op& op) {
@@ -416,22 +425,16 @@ void PlanExecutor::aggregate_transformed(const Op& op) {
 }
 
 void PlanExecutor::concat_columns(const Op& op) {
-  std::int64_t width = 0;
-  for (std::size_t i = 0; i < op.inputs.size(); ++i) width += part(op, i).cols();
   const std::int64_t rows = op.inputs.empty() ? 0 : part(op, 0).rows();
-  Matrix& out = output(op, 0);
-  out.reshape_for_overwrite(rows, width);
-  std::int64_t column = 0;
+  std::vector<const Matrix*> parts;
   for (std::size_t i = 0; i < op.inputs.size(); ++i) {
-    const Matrix& columns = part(op, i);
-    if (columns.rows() != rows) {
+    parts.push_back(&part(op, i));
+    if (parts.back()->rows() != rows) {
       throw Error(op.label + ": part " + std::to_string(i) + " has " +
-                  std::to_string(columns.rows()) + " rows, part 0 " + std::to_string(rows));
+                  std::to_string(parts.back()->rows()) + " rows, part 0 " + std::to_string(rows));
     }
-    for (std::int64_t r = 0; r < rows; ++r)
-      std::copy_n(columns.row(r), columns.cols(), out.row(r) + column);
-    column += columns.cols();
   }
+  output(op, 0) = side_by_side(parts, 0, rows);
 }
 
 void PlanExecutor::loss(const Op& op) {
