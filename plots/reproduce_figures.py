@@ -18,7 +18,7 @@ PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
 # Minor ticks of a log axis: only 2 and 5 between the decades (all of them crowd the axis).
 SPARSE = FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else "")
 
-COLOURS = {"dgl-pull": "tab:blue", "p3": "tab:orange", "roc": "tab:green"}
+COLOURS = {"dgl-pull": "tab:blue", "p3": "tab:orange", "roc": "tab:green", "sancus": "tab:purple"}
 PART_COLOURS = {"sampling": "#4c72b0", "copy": "#dd8452", "compute": "#55a868",
                 "communication": "#c44e52", "waiting": "#8c8c8c"}
 QUANTITY_LABELS = {

@@ -94,6 +94,28 @@ double student_t_975(int degrees) {
   return z + (z * z * z + z) / (4.0 * degrees);
 }
 
+EpochSample over_epochs(const EpochSample& sample, int epochs) {
+  if (epochs < 1) throw Error("over_epochs: " + std::to_string(epochs) + " epochs");
+  if (epochs == 1) return sample;
+  if (!sample.whole_epoch()) {
+    throw Error("plans that repeat every " + std::to_string(epochs) +
+                " epochs are replayed in whole epochs, not a sample of one");
+  }
+  EpochSample cycle = sample;
+  cycle.epochs = epochs;
+  cycle.iterations.clear();
+  cycle.weights.clear();
+  cycle.strata.clear();
+  for (int e = 0; e < epochs; ++e) {
+    for (std::size_t i = 0; i < sample.iterations.size(); ++i) {
+      cycle.iterations.push_back(sample.iterations[i]);
+      cycle.weights.push_back(sample.weights[i] / epochs);
+      cycle.strata.push_back(-1);
+    }
+  }
+  return cycle;
+}
+
 EpochEstimate estimate_epoch(const EpochSample& sample, std::span<const double> seconds) {
   if (seconds.size() != sample.iterations.size()) {
     throw Error("estimate_epoch: " + std::to_string(seconds.size()) + " iteration times for " +

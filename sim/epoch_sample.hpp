@@ -26,13 +26,23 @@ struct EpochSample {
   std::vector<int> strata;      // per replayed iteration: its stratum, or -1 (first, last, or all)
   int num_strata = 0;
   std::int64_t stratified_iterations = 0;  // iterations the strata cover
+  // Consecutive epochs the iterations are replayed in, each epoch's in turn (over_epochs).
+  int epochs = 1;
 
-  bool whole_epoch() const { return static_cast<int>(iterations.size()) == iterations_per_epoch; }
+  bool whole_epoch() const {
+    return static_cast<std::int64_t>(iterations.size()) ==
+           static_cast<std::int64_t>(iterations_per_epoch) * epochs;
+  }
 };
 
 // `sample_size` iterations of an epoch of `iterations_per_epoch` (0 or >= the epoch: all of
 // them). Fewer than 4 leave fewer than 2 strata, so no interval (EpochEstimate says so).
 EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::uint64_t seed);
+
+// Whole epochs replayed `epochs` times in a row (a strategy whose plans repeat every few epochs,
+// Strategy::epoch_cycle): each replayed iteration stands for 1 / epochs of itself, so the estimate
+// is the mean epoch of the cycle. Error for a sample of part of an epoch.
+EpochSample over_epochs(const EpochSample& sample, int epochs);
 
 // Per replayed iteration, the time it added to the replay: the replay's clock at the end of each
 // iteration (a running maximum, so pipelined iterations that end out of order add nothing

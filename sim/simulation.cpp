@@ -202,9 +202,11 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   const BatchSchedule schedule(dataset.split.train, context.partition, config.training.batch_size,
                                sampler_seed(config.training));
   result.iterations_per_epoch = schedule.iterations_per_epoch();
+  // Strategies whose plans change from epoch to epoch are replayed over a cycle of epochs.
   const EpochSample sample =
-      design_epoch_sample(result.iterations_per_epoch, options.iterations,
-                          hash_mix(sampler_seed(config.training), kEpochSampleStream));
+      over_epochs(design_epoch_sample(result.iterations_per_epoch, options.iterations,
+                                      hash_mix(sampler_seed(config.training), kEpochSampleStream)),
+                  strategy.epoch_cycle());
   result.iterations_simulated = static_cast<int>(sample.iterations.size());
   // The first epoch run_experiment measures (after its warm-up epochs; epochs count from 1).
   const int epoch = config.training.warmup_epochs + 1;
@@ -219,10 +221,11 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
   result.feature_group_size = context.feature_replicas.group_size(num_ranks);
   std::vector<std::vector<Plan>> iterations;
   std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
+  const std::size_t per_epoch = sample.iterations.size() / static_cast<std::size_t>(sample.epochs);
   for (std::size_t k = 0; k < sample.iterations.size(); ++k) {
     iterations.push_back(
         plan_iteration(strategy, context, dataset.graph, schedule, sampler_seed(config.training),
-                       epoch, sample.iterations[k],
+                       epoch + static_cast<int>(k / per_epoch), sample.iterations[k],
                        [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
     if (options.progress) options.progress(static_cast<int>(k) + 1, result.iterations_simulated);
   }

@@ -112,22 +112,17 @@ class DglPullStrategy final : public Strategy {
     if (options_.prefetch) builder.set_stage(1);
     if (all_local) return finish_plan(builder, context, iteration, own, parameters, local_features);
     const int input = builder.add_dense("input features", num_inputs, dim);
-    Op assemble;
-    assemble.kind = OpKind::scatter_rows;
-    assemble.stream = Stream::copy;
-    assemble.label = "assemble input features";
-    assemble.inputs = {builder.add_index("local input positions", std::move(local_positions)),
-                       local_features};
+    std::vector<int> pairs = {
+        builder.add_index("local input positions", std::move(local_positions)), local_features};
     for (int q = 0; q < num_ranks; ++q) {
       if (q == rank) continue;
       const auto slot = static_cast<std::size_t>(q);
-      assemble.inputs.push_back(builder.add_index("input positions from rank " + std::to_string(q),
-                                                  std::move(remote_positions[slot])));
-      assemble.inputs.push_back(pulled_features[slot]);
+      pairs.push_back(builder.add_index("input positions from rank " + std::to_string(q),
+                                        std::move(remote_positions[slot])));
+      pairs.push_back(pulled_features[slot]);
     }
-    assemble.outputs = {input};
-    assemble.memory_bytes = 2 * num_inputs * dim * kFloatBytes;
-    builder.add_op(std::move(assemble));
+    builder.add_op(
+        scatter_rows_op(builder, "assemble input features", std::move(pairs), input, Stream::copy));
     return finish_plan(builder, context, iteration, own, parameters, input);
   }
 

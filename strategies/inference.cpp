@@ -604,13 +604,8 @@ int PlanWriter::forward(int l, std::size_t k, std::size_t c, int input) {
 int PlanWriter::scatter(const std::string& name, std::int64_t rows, std::int64_t cols,
                         std::vector<int> pairs, bool keep) {
   const int output = keep ? builder_.add_dense(name, rows, cols) : transient(name, rows, cols);
-  Op op;
-  op.kind = OpKind::scatter_rows;
-  op.label = "assemble " + name;
-  op.inputs = std::move(pairs);
-  op.outputs = {output};
-  op.memory_bytes = 2 * builder_.tensor(output).bytes();
-  builder_.add_op(std::move(op));
+  builder_.add_op(
+      scatter_rows_op(builder_, "assemble " + name, std::move(pairs), output, Stream::compute));
   return output;
 }
 

@@ -233,6 +233,33 @@ Op gather_rows_op(const PlanBuilder& builder, std::string label, int positions, 
   return op;
 }
 
+Op scatter_rows_op(const PlanBuilder& builder, std::string label, std::vector<int> pairs,
+                   int output, Stream stream) {
+  Op op;
+  op.kind = OpKind::scatter_rows;
+  op.stream = stream;
+  op.label = std::move(label);
+  op.inputs = std::move(pairs);
+  op.outputs = {output};
+  op.memory_bytes = 2 * builder.tensor(output).bytes();  // every row read and written once
+  return op;
+}
+
+Op scatter_add_op(const PlanBuilder& builder, std::string label, std::vector<int> pairs,
+                  int output) {
+  Op op;
+  op.kind = OpKind::scatter_add_rows;
+  op.label = std::move(label);
+  op.inputs = std::move(pairs);
+  op.outputs = {output};
+  // The output written once; every added row read, with its target read and written.
+  op.memory_bytes = builder.tensor(output).bytes();
+  for (std::size_t i = 1; i < op.inputs.size(); i += 2) {
+    op.memory_bytes += 3 * builder.tensor(op.inputs[i]).bytes();
+  }
+  return op;
+}
+
 Op exchange_op(std::string label, Traffic traffic, int num_ranks) {
   Op op;
   op.kind = OpKind::all_to_all;

@@ -99,6 +99,15 @@ Op gather_features_op(std::string label, int ids, int output, std::int64_t colum
 Op gather_rows_op(const PlanBuilder& builder, std::string label, int positions, int source,
                   int output, std::int64_t column_begin = 0, std::int64_t column_end = 0);
 
+// scatter_rows of (positions, rows) pairs that write every row of `output`, on `stream` (the copy
+// stream for host-side input features, compute for tensors on the device).
+Op scatter_rows_op(const PlanBuilder& builder, std::string label, std::vector<int> pairs,
+                   int output, Stream stream);
+
+// scatter_add_rows of (positions, rows) pairs into `output` (zero where no row is added).
+Op scatter_add_op(const PlanBuilder& builder, std::string label, std::vector<int> pairs,
+                  int output);
+
 // An empty all-to-all (every slot -1, no bytes) for the caller to fill per peer.
 Op exchange_op(std::string label, Traffic traffic, int num_ranks);
 

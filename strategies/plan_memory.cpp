@@ -39,6 +39,10 @@ std::int64_t plan_peak_bytes(const Plan& plan) {
   std::vector<std::vector<std::size_t>> freed_after(plan.ops.size());
   std::vector<std::vector<std::size_t>> allocated_at(plan.ops.size());
   for (std::size_t t = 0; t < num_tensors; ++t) {
+    if (plan.tensors[t].persistent) {
+      live += plan.tensors[t].bytes();  // held from one plan to the next
+      continue;
+    }
     if (last_use[t] < 0) continue;
     if (first_write[t] < 0) {
       live += plan.tensors[t].bytes();  // carried by the plan: there from the start

@@ -9,8 +9,9 @@
 
 namespace gnnbed {
 
-// Peak bytes of the tensors a plan keeps alive at once (in plan order) plus its parameters with
-// their gradients and Adam's two moments. Needs the plan's index data.
+// Peak bytes of the tensors a plan keeps alive at once (in plan order; its persistent tensors
+// throughout) plus its parameters with their gradients and Adam's two moments. Needs the plan's
+// index data.
 std::int64_t plan_peak_bytes(const Plan& plan);
 
 // A plan's parameters with their gradients and Adam's two moments.

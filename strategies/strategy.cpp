@@ -9,6 +9,7 @@
 #include "strategies/full_graph.hpp"
 #include "strategies/p3.hpp"
 #include "strategies/roc_partition.hpp"
+#include "strategies/sancus.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -33,6 +34,8 @@ const std::map<std::string, StrategyMaker, std::less<>>& registry() {
                  "mini-batch to fetch ahead");
          return make_roc_strategy();
        }},
+      {"sancus",
+       [](const DistributionConfig& d) { return make_sancus_strategy(sancus_options(d)); }},
   };
   return known;
 }
@@ -46,7 +49,7 @@ void check_fits(const Strategy& strategy, const ExperimentConfig& config, std::i
   } else {
     require(config.training.batch_size > 0, "training.batch_size",
             "distributed training with " + name +
-                " runs mini-batches: set a batch size (roc trains full-graph)");
+                " runs mini-batches: set a batch size (roc and sancus train full-graph)");
   }
   require(num_ranks <= num_nodes, "ranks",
           std::to_string(num_ranks) + " ranks for " + std::to_string(num_nodes) +

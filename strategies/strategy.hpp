@@ -18,9 +18,9 @@
 #include "strategies/batch_schedule.hpp"
 #include "strategies/config/experiment_config.hpp"
 #include "strategies/config/model_spec.hpp"
+#include "strategies/config/training_config.hpp"
 #include "strategies/plan/plan.hpp"
 #include "strategies/replication.hpp"
-#include "strategies/config/training_config.hpp"
 #include "workloads/partition.hpp"
 #include "workloads/rank_shard.hpp"  // FeaturePlacement
 #include "workloads/sampler.hpp"
@@ -98,6 +98,11 @@ class Strategy {
   // (`context.feature_replicas`); without, features are never cached for it.
   virtual bool uses_feature_replicas() const { return false; }
 
+  // How many epochs the plans take to repeat: those of epochs e and e + epoch_cycle() do the same
+  // work (SANCUS broadcasts every few epochs and reuses what it received in between). The
+  // simulator replays that many epochs and reports their mean.
+  virtual int epoch_cycle() const { return 1; }
+
   // The depth of the pipeline its plans form (Plan::pipeline_depth; P3's pipelining), 0: none.
   virtual int pipeline_depth() const { return 0; }
   // Whether a rank's engine samples the first-layer graphs of its peers' mini-batches again from
@@ -133,8 +138,8 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartit
                                       int feature_dim, int num_classes);
 
 // The strategy `distribution` names, with the options it sets for it (P3's pipelining and
-// first-layer graphs). Known names: "dgl-pull", "p3", "roc". Throws ConfigError listing them for
-// any other name, and naming the field for an option the strategy does not take.
+// first-layer graphs). Known names: "dgl-pull", "p3", "roc", "sancus". Throws ConfigError listing
+// them for any other name, and naming the field for an option the strategy does not take.
 std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution);
 // The named strategy with its default options.
 std::unique_ptr<Strategy> make_strategy(std::string_view name);

@@ -238,6 +238,28 @@ void PlanExecutor::bind_tensors(const Plan& plan) {
     if (plan.tensors[t].transient && last_use[t] >= 0)
       released_after_[static_cast<std::size_t>(last_use[t])].push_back(static_cast<int>(t));
   }
+  take_persistent(plan);
+}
+
+void PlanExecutor::take_persistent(const Plan& plan) {
+  for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
+    const TensorSpec& spec = plan.tensors[t];
+    if (!spec.persistent) continue;
+    Matrix& held = persistent_[spec.name];
+    if (held.size() == 0) held = Matrix(spec.rows, spec.cols);
+    if (held.rows() != spec.rows || held.cols() != spec.cols) {
+      throw Error("persistent tensor '" + spec.name + "' holds " + std::to_string(held.rows()) +
+                  " x " + std::to_string(held.cols()) + " values, the plan declares " +
+                  std::to_string(spec.rows) + " x " + std::to_string(spec.cols));
+    }
+    tensors_[t].dense = std::move(held);
+  }
+}
+
+void PlanExecutor::keep_persistent(const Plan& plan, std::vector<TensorValue>& tensors) {
+  for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
+    if (plan.tensors[t].persistent) persistent_[plan.tensors[t].name] = std::move(tensors[t].dense);
+  }
 }
 
 PlanOutcome PlanExecutor::run(const Plan& plan, const Stopwatch& clock) {
@@ -619,6 +641,7 @@ std::vector<PlanOutcome> PlanExecutor::run_round(const Stopwatch& clock) {
   while (!pipeline_.empty() &&
          pipeline_.front().next_stage > pipeline_.front().plan->pipeline_depth) {
     finished.push_back(std::move(pipeline_.front().outcome));
+    keep_persistent(*pipeline_.front().plan, pipeline_.front().tensors);
     spare_tensors_.push_back(std::move(pipeline_.front().tensors));
     pipeline_.pop_front();
   }

@@ -45,7 +45,8 @@ struct PlanOutcome {
 // communication thread would spin on a core the ranks share), are tested between ops so that
 // transfers proceed while this rank computes, and are waited for where an op depends on one, at
 // the start of the mini-batch's next stage, or at the end of its last: in the same order on
-// every rank. A mini-batch of a deeper pipeline reads its own copy of the weight version its
+// every rank. A plan's persistent tensors keep their contents from one plan to the next. A
+// mini-batch of a deeper pipeline reads its own copy of the weight version its
 // plan names (weight stashing) and accumulates its own gradients; its optimizer step applies
 // them to the current weights.
 class PlanExecutor {
@@ -144,6 +145,10 @@ class PlanExecutor {
   // The parameters ops read and write: the held ones, or an in-flight mini-batch's copy.
   Parameter& active(const std::string& name);
   void bind_tensors(const Plan& plan);
+  // The plan's persistent tensors (TensorSpec::persistent) into the bound tensors (zero the first
+  // time), and back into persistent_ when the plan retires.
+  void take_persistent(const Plan& plan);
+  void keep_persistent(const Plan& plan, std::vector<TensorValue>& tensors);
   // Drops the storage of the plan's transient tensors (TensorSpec::transient) whose last use was
   // op `op`.
   void release_after(int op);
@@ -198,6 +203,7 @@ class PlanExecutor {
   std::int64_t steps_done_ = 0;
   std::int64_t stash_peak_bytes_ = 0;
   std::vector<std::vector<TensorValue>> spare_tensors_;  // storage of retired mini-batches
+  std::map<std::string, Matrix> persistent_;             // by name, between the plans using them
   std::optional<DeviceFeatures> device_features_;
 };
 

@@ -52,6 +52,7 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("pipeline", config.pipeline);
   reader.read("prefetch", config.prefetch);
   reader.read("p3_first_layer", config.p3_first_layer);
+  reader.read("sancus_staleness_epochs", config.sancus_staleness_epochs);
   reader.read("device_memory_bytes", config.device_memory_bytes);
   reader.read("progress_timeout_seconds", config.progress_timeout_seconds);
   reader.finish();
@@ -68,6 +69,11 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
           where + ".p3_first_layer",
           "'derive' samples every rank's first-layer graph from a whole copy of the structure: it "
           "needs structure replicated");
+  require(config.sancus_staleness_epochs >= 0, where + ".sancus_staleness_epochs",
+          "must be at least 0 (0 = broadcast every epoch), not " +
+              std::to_string(config.sancus_staleness_epochs));
+  require(config.sancus_staleness_epochs == 0 || config.strategy == "sancus",
+          where + ".sancus_staleness_epochs", "is SANCUS's bound: set strategy sancus");
   require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
           "must be at least 0 (0 = no limit), not " + std::to_string(config.device_memory_bytes));
   require(std::isfinite(config.progress_timeout_seconds) && config.progress_timeout_seconds >= 0,
@@ -86,6 +92,7 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"pipeline", config.pipeline},
           {"prefetch", config.prefetch},
           {"p3_first_layer", config.p3_first_layer},
+          {"sancus_staleness_epochs", config.sancus_staleness_epochs},
           {"device_memory_bytes", config.device_memory_bytes},
           {"progress_timeout_seconds", config.progress_timeout_seconds}};
 }
@@ -110,7 +117,7 @@ const std::vector<ConfigOption>& experiment_options() {
              "neighbours sampled per hop from the seeds, e.g. 25,10"},
             {"seed", "training.seed", "seed for weights, dropout, shuffling and sampling"},
             {"strategy", "distribution.strategy",
-             "dgl-pull, p3 or roc (full-graph: --batch-size 0)"},
+             "dgl-pull, p3, roc or sancus (roc and sancus are full-graph: --batch-size 0)"},
             {"partitioner", "distribution.partitioner",
              "hash, metis, contiguous or cost-balanced (node owners)"},
             {"partition-costs", "distribution.partition_costs",
@@ -127,6 +134,8 @@ const std::vector<ConfigOption>& experiment_options() {
             {"p3-first-layer", "distribution.p3_first_layer",
              "p3: push (the owner sends each batch's first-layer graph) or derive (it sends its "
              "seeds and every rank samples the graph itself; structure replicated)"},
+            {"sancus-staleness", "distribution.sancus_staleness_epochs",
+             "sancus: epochs ranks go on with their peers' last broadcast (SCS-E; 0 = none)"},
             {"device-memory", "distribution.device_memory_bytes",
              "bytes of the modelled device per rank: an iteration that needs more is reported as "
              "out of memory (0 = no limit)"},

@@ -42,6 +42,10 @@ struct DistributionConfig {
   // pure function of the seeds and the shared sampling seed), which trades the network for
   // (ranks - 1) times the sampling work and needs the structure replicated (docs/plans.md).
   std::string p3_first_layer = "push";
+  // SANCUS's skip-broadcast with the SCS-E bound (strategies/sancus.hpp): the epochs a rank's
+  // peers may go on with its embeddings and gradients from its last broadcast; the ranks broadcast
+  // every sancus_staleness_epochs + 1 epochs. 0: every epoch (no staleness). sancus only.
+  int sancus_staleness_epochs = 0;
   // The modelled device's memory per rank (0 = no limit): run_experiment stops every rank, and
   // reports the run as out of memory, before an iteration whose tensors (with parameters and
   // stashed weights, strategies/plan_memory.hpp) would not fit, as simulate does for its

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "workloads/common/errors.hpp"
@@ -187,6 +188,7 @@ TensorSpec tensor_from_json(const nlohmann::json& object, const std::string& ori
   if (object.contains("block"))
     t.block = std::make_shared<const Block>(block_from_json(object.at("block")));
   t.transient = object.value("transient", false);
+  t.persistent = object.value("persistent", false);
   return t;
 }
 
@@ -239,6 +241,23 @@ Op op_from_json(const nlohmann::json& object, const std::string& origin) {
           {json_integer<int>(dep.at("back"), "back"), json_integer<int>(dep.at("op"), "op")});
   }
   return op;
+}
+
+// Persistent tensors are dense state kept by name across a rank's plans: one tensor per name,
+// never dropped after use, and only in plans that run alone (two plans in flight would both
+// hold the state).
+void validate_persistent_tensors(const Plan& plan) {
+  std::set<std::string_view> names;
+  for (const TensorSpec& tensor : plan.tensors) {
+    if (!tensor.persistent) continue;
+    const std::string where =
+        "plan of rank " + std::to_string(plan.rank) + ": persistent tensor '" + tensor.name + "' ";
+    if (tensor.kind != TensorKind::dense || tensor.index || tensor.block)
+      throw Error(where + "is not a dense tensor an op writes");
+    if (tensor.transient) throw Error(where + "is also transient");
+    if (!names.insert(tensor.name).second) throw Error(where + "is declared twice");
+    if (plan.pipeline_depth > 0) throw Error(where + "in a pipelined plan");
+  }
 }
 
 }  // namespace
@@ -387,9 +406,10 @@ void Plan::validate() const {
   std::vector<int> written_by(tensors.size(), -1);
   for (std::size_t t = 0; t < tensors.size(); ++t) {
     const TensorSpec& tensor = tensors[t];
-    const bool carried = tensor.index != nullptr || tensor.block != nullptr;
+    const bool carried = tensor.index != nullptr || tensor.block != nullptr || tensor.persistent;
     if (carried) written_by[t] = -2;
   }
+  validate_persistent_tensors(*this);
   auto fail = [&](std::size_t op, const std::string& problem) {
     throw Error("plan of rank " + std::to_string(rank) + ", op " + std::to_string(op) + " (" +
                 (op < ops.size() ? ops[op].label : std::string("?")) + "): " + problem);
@@ -470,6 +490,7 @@ nlohmann::json Plan::to_json() const {
     if (t.index) object["index"] = *t.index;
     if (t.block) object["block"] = block_to_json(*t.block);
     if (t.transient) object["transient"] = true;
+    if (t.persistent) object["persistent"] = true;
     tensor_list.push_back(std::move(object));
   }
   nlohmann::json parameter_list = nlohmann::json::array();

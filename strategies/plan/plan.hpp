@@ -125,6 +125,11 @@ struct TensorSpec {
   // far more tensors than are alive at a time (evaluation's, a chunk of the graph after another)
   // set it; training plans leave it unset, so that the next iteration's tensors reuse the storage.
   bool transient = false;
+  // State that outlives the plan (dense only): the engine keeps the tensor's contents under its
+  // name from one plan of the rank to the next, zero before any plan writes it, so a plan may read
+  // it before writing it (SANCUS's copies of its peers' embeddings, reused between broadcasts).
+  // Names are unique among a plan's persistent tensors; plans that hold one are not pipelined.
+  bool persistent = false;
 
   std::int64_t bytes() const;
 };

@@ -23,7 +23,7 @@ std::vector<std::string> fuzz_seed_inputs() {
   std::vector<std::string> seeds;
   for (const std::string& strategy : strategy_names()) {
     ExperimentConfig config;
-    const bool full_graph = strategy == "roc";
+    const bool full_graph = make_strategy(strategy)->full_graph();
     config.training.batch_size = full_graph ? 0 : 4;
     config.training.fanouts = {3, 2};
     config.distribution.strategy = strategy;

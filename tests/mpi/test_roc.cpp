@@ -13,6 +13,7 @@
 #include "exec/mpi/mpi_transport.hpp"
 #include "exec/nn/model.hpp"
 #include "tests/support/bundled_workload.hpp"
+#include "tests/support/full_graph_reference.hpp"
 #include "tests/support/reference_step.hpp"
 
 namespace gnnbed {
@@ -31,37 +32,6 @@ ExperimentConfig roc_experiment(const std::string& model, int num_layers,
   config.distribution.partitioner = partitioner;
   config.distribution.structure = structure;
   return config;
-}
-
-// One full-graph step of the single-process model: forward on the whole graph with the epoch's
-// dropout masks, the mean loss of the training nodes, backward. Returns the loss.
-double reference_step(Model& model, const TrainingConfig& training, int epoch) {
-  const Block block = full_graph_block(cora().graph);
-  const std::vector<const Block*> blocks(static_cast<std::size_t>(model.spec().num_layers()),
-                                         &block);
-  Matrix features(cora().num_nodes(), cora().feature_dim());
-  cora().features->gather(block.src_nodes, features.data());
-  const NodePartition one = NodePartition::hashed(cora().num_nodes(), 1, 1);
-  const BatchSchedule schedule(cora().split.train, one, 0, training.seed);
-  const Matrix logits = model.forward(blocks, features, true, schedule.dropout_key(epoch, 0));
-  const std::vector<NodeId>& train = cora().split.train;
-  Matrix train_logits(static_cast<std::int64_t>(train.size()), logits.cols());
-  std::vector<std::int32_t> labels;
-  for (std::size_t i = 0; i < train.size(); ++i) {
-    std::copy_n(logits.row(train[i]), logits.cols(),
-                train_logits.row(static_cast<std::int64_t>(i)));
-    labels.push_back(cora().labels[static_cast<std::size_t>(train[i])]);
-  }
-  Matrix grad_train;
-  std::int64_t correct = 0;
-  const double loss = cpu::softmax_cross_entropy(train_logits, labels, grad_train, correct);
-  Matrix grad(logits.rows(), logits.cols());
-  for (std::size_t i = 0; i < train.size(); ++i) {
-    std::copy_n(grad_train.row(static_cast<std::int64_t>(i)), grad.cols(), grad.row(train[i]));
-  }
-  model.zero_grad();
-  model.backward(grad);
-  return loss;
 }
 
 class RocOneEpoch
@@ -86,13 +56,7 @@ TEST_P(RocOneEpoch, GivesTheSingleProcessLossAndGradientsAndThePlannedBytes) {
         << "halo activations move before every layer but the first";
   }
 
-  const double loss = transport.sum_over_ranks(run.outcome.loss);
-  const std::vector<Parameter> gradients = engine.executor().gather_full_parameters(true);
-  const std::vector<Parameter> weights = engine.executor().gather_full_parameters(false);
-  Model reference(context.model, model_seed(config.training));
-  const double reference_loss = reference_step(reference, config.training, kEpoch);
-  EXPECT_NEAR(loss, reference_loss, 1e-5 * reference_loss);
-  testing::expect_same_step(gradients, weights, reference.parameters(), config.training);
+  testing::expect_full_graph_step(engine, transport, run.outcome, config, context, cora(), kEpoch);
 }
 
 std::string roc_name(const ::testing::TestParamInfo<RocOneEpoch::ParamType>& info) {

@@ -336,8 +336,6 @@ TEST(DglPullPlan, AllReducesEveryParameterOverTheRing) {
   }
 }
 
-// A plan file's integers must be integers in range: nlohmann would cast 1e300 (undefined
-// behaviour) and wrap 2^32 + 1.
 // An op's inputs are named by its kind's signature: builders and engines read them by name, and
 // validation names the input whose tensor is of the wrong kind, or the count that does not fit.
 TEST(PlanOps, InputsAreNamedAndValidationChecksWhatEachNameHolds) {
@@ -370,6 +368,8 @@ TEST(PlanOps, InputsAreNamedAndValidationChecksWhatEachNameHolds) {
   }
 }
 
+// A plan file's integers must be integers in range: nlohmann would cast 1e300 (undefined
+// behaviour) and wrap 2^32 + 1.
 TEST(PlanFiles, NumbersBeyondAFieldsTypeAreNamed) {
   const auto plans = plans_for("p3", context_for(2, false));
   const testing::TemporaryDirectory dir;
@@ -475,7 +475,7 @@ TEST(StrategyChecks, RejectWhatTheyCannotRun) {
     EXPECT_EQ(error.field(), "workload.features");
   }
   EXPECT_THROW(make_strategy("neutronstar"), ConfigError);
-  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"dgl-pull", "p3", "roc"}));
+  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"dgl-pull", "p3", "roc", "sancus"}));
 }
 
 TEST(BlockCodec, RoundTripsAndRejectsMalformedStreams) {
