@@ -97,6 +97,15 @@ OwnerRows owner_rows(const NodePartition& partition) {
   return rows;
 }
 
+void refuse_mini_batch_options(const DistributionConfig& distribution,
+                               const std::string& strategy) {
+  require(!distribution.pipeline, "distribution.pipeline",
+          "pipelining is P3's: " + strategy + " has no pipelined plans");
+  require(!distribution.prefetch, "distribution.prefetch",
+          "prefetching is dgl-pull's: " + strategy +
+              " trains on the full graph, with no next mini-batch to fetch ahead");
+}
+
 std::string peer_name(int q) { return "rank " + std::to_string(q); }
 
 HaloPlanner::HaloPlanner(const StrategyContext& context, const RankIteration& iteration,

@@ -47,6 +47,10 @@ class HaloStrategy : public Strategy {
                         const RankIteration& iteration) const override;
 };
 
+// ConfigError for the mini-batch strategies' options (P3's pipelining, dgl-pull's prefetching),
+// which full-graph `strategy` does not take.
+void refuse_mini_batch_options(const DistributionConfig& distribution, const std::string& strategy);
+
 // One rank's plan for one epoch of a HaloStrategy: the prologue (sample, announcement), the row
 // positions every layer reuses, the own features, every layer's forward on the rank's share, the
 // loss of its training nodes, every layer's backward and the all-reduce and step. What moves

@@ -155,11 +155,7 @@ class SancusStrategy final : public HaloStrategy {
 }  // namespace
 
 SancusOptions sancus_options(const DistributionConfig& distribution) {
-  require(!distribution.pipeline, "distribution.pipeline",
-          "pipelining is P3's: sancus has no pipelined plans");
-  require(!distribution.prefetch, "distribution.prefetch",
-          "prefetching is dgl-pull's: sancus trains on the full graph, with no next mini-batch "
-          "to fetch ahead");
+  refuse_mini_batch_options(distribution, "sancus");
   return {distribution.sancus_staleness_epochs};
 }
 

@@ -7,6 +7,8 @@
 #include "strategies/caching.hpp"
 #include "strategies/dgl_pull.hpp"
 #include "strategies/full_graph.hpp"
+#include "strategies/halo.hpp"
+#include "strategies/neutronstar.hpp"
 #include "strategies/p3.hpp"
 #include "strategies/roc_partition.hpp"
 #include "strategies/sancus.hpp"
@@ -24,14 +26,14 @@ const std::map<std::string, StrategyMaker, std::less<>>& registry() {
   static const std::map<std::string, StrategyMaker, std::less<>> known = {
       {"dgl-pull",
        [](const DistributionConfig& d) { return make_dgl_pull_strategy(dgl_pull_options(d)); }},
+      {"neutronstar",
+       [](const DistributionConfig& d) {
+         return make_neutronstar_strategy(neutronstar_options(d));
+       }},
       {"p3", [](const DistributionConfig& d) { return make_p3_strategy(p3_options(d)); }},
       {"roc",
        [](const DistributionConfig& d) {
-         require(!d.pipeline, "distribution.pipeline",
-                 "pipelining is P3's: roc has no pipelined plans");
-         require(!d.prefetch, "distribution.prefetch",
-                 "prefetching is dgl-pull's: roc trains on the full graph, with no next "
-                 "mini-batch to fetch ahead");
+         refuse_mini_batch_options(d, "roc");
          return make_roc_strategy();
        }},
       {"sancus",
@@ -47,9 +49,10 @@ void check_fits(const Strategy& strategy, const ExperimentConfig& config, std::i
     require(config.training.batch_size == 0, "training.batch_size",
             name + " trains on the full graph: set it to 0 (--batch-size 0)");
   } else {
-    require(config.training.batch_size > 0, "training.batch_size",
-            "distributed training with " + name +
-                " runs mini-batches: set a batch size (roc and sancus train full-graph)");
+    require(
+        config.training.batch_size > 0, "training.batch_size",
+        "distributed training with " + name +
+            " runs mini-batches: set a batch size (roc, sancus and neutronstar train full-graph)");
   }
   require(num_ranks <= num_nodes, "ranks",
           std::to_string(num_ranks) + " ranks for " + std::to_string(num_nodes) +
@@ -185,6 +188,10 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
   const std::vector<std::shared_ptr<const Block>> local_blocks =
       full_graph ? local_graph_blocks(structure, context.partition)
                  : std::vector<std::shared_ptr<const Block>>{};
+  const auto degrees =
+      full_graph && !context.structure_partitioned
+          ? std::make_shared<const std::vector<std::int32_t>>(gcn_degrees(structure))
+          : nullptr;
   std::vector<RankIteration> iterations(static_cast<std::size_t>(num_ranks));
   std::vector<MiniBatch> batches;
   for (int r = 0; r < num_ranks; ++r) {
@@ -200,6 +207,10 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
     if (full_graph) {
       it.batch.seeds = seeds;
       it.local_block = local_blocks[static_cast<std::size_t>(r)];
+      if (degrees) {
+        it.structure = &structure;
+        it.gcn_degrees = degrees;
+      }
       continue;
     }
     it.batch = sampler.sample(seeds, schedule.batch_key(epoch, iteration));

@@ -72,6 +72,11 @@ struct RankIteration {
   // their in-edges, the whole graph's GCN degrees); batch.seeds are then all of the rank's
   // training nodes and batch.blocks is empty.
   std::shared_ptr<const Block> local_block;
+  // Full-graph strategies with the structure replicated: the whole graph, and every node's GCN
+  // degree in it, for strategies that compute beyond the rank's own nodes (NeutronStar's cached
+  // dependencies); null where the structure is partitioned.
+  const Graph* structure = nullptr;
+  std::shared_ptr<const std::vector<std::int32_t>> gcn_degrees;
   // Traffic and work of sampling over partitioned structure (one entry per hop; empty when the
   // structure is replicated), as sampling_traffic() computes it.
   std::vector<SamplingHop> sampling_hops;
@@ -138,8 +143,9 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartit
                                       int feature_dim, int num_classes);
 
 // The strategy `distribution` names, with the options it sets for it (P3's pipelining and
-// first-layer graphs). Known names: "dgl-pull", "p3", "roc", "sancus". Throws ConfigError listing
-// them for any other name, and naming the field for an option the strategy does not take.
+// first-layer graphs). Known names: "dgl-pull", "neutronstar", "p3", "roc", "sancus". Throws
+// ConfigError listing them for any other name, and naming the field for an option the strategy does
+// not take.
 std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution);
 // The named strategy with its default options.
 std::unique_ptr<Strategy> make_strategy(std::string_view name);

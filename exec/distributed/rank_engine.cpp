@@ -73,8 +73,10 @@ RankEngine::RankEngine(const ExperimentConfig& config, const StrategyContext& co
                 backend),
       device_memory_bytes_(config.distribution.device_memory_bytes) {
   if (context.strategy->full_graph()) {
-    local_block_ = std::make_shared<const Block>(local_graph_block(
-        store_.structure(), store_.owned_nodes(), global_gcn_degrees(store_, transport)));
+    gcn_degrees_ =
+        std::make_shared<const std::vector<std::int32_t>>(global_gcn_degrees(store_, transport));
+    local_block_ = std::make_shared<const Block>(
+        local_graph_block(store_.structure(), store_.owned_nodes(), *gcn_degrees_));
   }
 }
 
@@ -119,6 +121,10 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   if (local_block_) {
     it.batch.seeds = seeds;
     it.local_block = local_block_;
+    if (!context_.structure_partitioned) {
+      it.structure = &store_.structure();
+      it.gcn_degrees = gcn_degrees_;
+    }
   } else {
     it.batch = sampler_.sample(seeds, schedule_.batch_key(epoch, iteration), transport_,
                                it.sampling_hops, sample_timing);

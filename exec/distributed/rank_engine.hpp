@@ -76,7 +76,8 @@ class RankEngine {
   PlanExecutor executor_;
   // Full-graph strategies: the rank's share of the graph, cut once (full_graph.hpp).
   std::shared_ptr<const Block> local_block_;
-  std::int64_t device_memory_bytes_ = 0;  // 0: no limit
+  std::shared_ptr<const std::vector<std::int32_t>> gcn_degrees_;  // full graph only
+  std::int64_t device_memory_bytes_ = 0;                          // 0: no limit
   DeviceMemory device_memory_;
 };
 

@@ -53,6 +53,10 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("prefetch", config.prefetch);
   reader.read("p3_first_layer", config.p3_first_layer);
   reader.read("sancus_staleness_epochs", config.sancus_staleness_epochs);
+  reader.read("neutronstar_dependencies", config.neutronstar_dependencies);
+  reader.read("neutronstar_vertex_seconds", config.neutronstar_vertex_seconds);
+  reader.read("neutronstar_edge_seconds", config.neutronstar_edge_seconds);
+  reader.read("neutronstar_transfer_seconds", config.neutronstar_transfer_seconds);
   reader.read("device_memory_bytes", config.device_memory_bytes);
   reader.read("progress_timeout_seconds", config.progress_timeout_seconds);
   reader.finish();
@@ -74,6 +78,15 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
               std::to_string(config.sancus_staleness_epochs));
   require(config.sancus_staleness_epochs == 0 || config.strategy == "sancus",
           where + ".sancus_staleness_epochs", "is SANCUS's bound: set strategy sancus");
+  require_one_of(where + ".neutronstar_dependencies", config.neutronstar_dependencies,
+                 {"cache", "communicate", "hybrid"});
+  for (const auto& [field, seconds] :
+       {std::pair{"neutronstar_vertex_seconds", config.neutronstar_vertex_seconds},
+        std::pair{"neutronstar_edge_seconds", config.neutronstar_edge_seconds},
+        std::pair{"neutronstar_transfer_seconds", config.neutronstar_transfer_seconds}}) {
+    require(std::isfinite(seconds) && seconds > 0, where + "." + field,
+            "must be a positive number of seconds per value");
+  }
   require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
           "must be at least 0 (0 = no limit), not " + std::to_string(config.device_memory_bytes));
   require(std::isfinite(config.progress_timeout_seconds) && config.progress_timeout_seconds >= 0,
@@ -93,6 +106,10 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"prefetch", config.prefetch},
           {"p3_first_layer", config.p3_first_layer},
           {"sancus_staleness_epochs", config.sancus_staleness_epochs},
+          {"neutronstar_dependencies", config.neutronstar_dependencies},
+          {"neutronstar_vertex_seconds", config.neutronstar_vertex_seconds},
+          {"neutronstar_edge_seconds", config.neutronstar_edge_seconds},
+          {"neutronstar_transfer_seconds", config.neutronstar_transfer_seconds},
           {"device_memory_bytes", config.device_memory_bytes},
           {"progress_timeout_seconds", config.progress_timeout_seconds}};
 }
@@ -117,7 +134,8 @@ const std::vector<ConfigOption>& experiment_options() {
              "neighbours sampled per hop from the seeds, e.g. 25,10"},
             {"seed", "training.seed", "seed for weights, dropout, shuffling and sampling"},
             {"strategy", "distribution.strategy",
-             "dgl-pull, p3, roc or sancus (roc and sancus are full-graph: --batch-size 0)"},
+             "dgl-pull, p3, roc, sancus or neutronstar (the last three full-graph: --batch-size "
+             "0)"},
             {"partitioner", "distribution.partitioner",
              "hash, metis, contiguous or cost-balanced (node owners)"},
             {"partition-costs", "distribution.partition_costs",
@@ -136,6 +154,8 @@ const std::vector<ConfigOption>& experiment_options() {
              "seeds and every rank samples the graph itself; structure replicated)"},
             {"sancus-staleness", "distribution.sancus_staleness_epochs",
              "sancus: epochs ranks go on with their peers' last broadcast (SCS-E; 0 = none)"},
+            {"neutronstar", "distribution.neutronstar_dependencies",
+             "neutronstar: cache (DepCache), communicate (DepComm) or hybrid"},
             {"device-memory", "distribution.device_memory_bytes",
              "bytes of the modelled device per rank: an iteration that needs more is reported as "
              "out of memory (0 = no limit)"},

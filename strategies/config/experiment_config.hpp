@@ -46,6 +46,12 @@ struct DistributionConfig {
   // peers may go on with its embeddings and gradients from its last broadcast; the ranks broadcast
   // every sancus_staleness_epochs + 1 epochs. 0: every epoch (no staleness). sancus only.
   int sancus_staleness_epochs = 0;
+  // NeutronStar's dependency management (strategies/neutronstar.hpp): "cache" (DepCache),
+  // "communicate" (DepComm) or "hybrid", and its cost model's Tv, Te and Tc in seconds per value.
+  std::string neutronstar_dependencies = "hybrid";
+  double neutronstar_vertex_seconds = 2.5e-11;
+  double neutronstar_edge_seconds = 1.0e-11;
+  double neutronstar_transfer_seconds = 3.2e-9;
   // The modelled device's memory per rank (0 = no limit): run_experiment stops every rank, and
   // reports the run as out of memory, before an iteration whose tensors (with parameters and
   // stashed weights, strategies/plan_memory.hpp) would not fit, as simulate does for its

@@ -66,16 +66,15 @@ inline double full_graph_step(Model& model, const Dataset& dataset, const Traini
 }
 
 // Collective: the distributed step `engine` just ran (`outcome`, of epoch `epoch`) against the
-// single-process full-graph step: the loss over every rank, every gradient and every weight after
-// the step.
+// single-process full-graph step of `reference` (the model as the ranks held it before the step):
+// the loss over every rank, every gradient and every weight after the step. Leaves `reference`
+// stepped, for the next epoch (with an optimizer that keeps no state between steps).
 inline void expect_full_graph_step(RankEngine& engine, Transport& transport,
                                    const PlanOutcome& outcome, const ExperimentConfig& config,
-                                   const StrategyContext& context, const Dataset& dataset,
-                                   int epoch) {
+                                   Model& reference, const Dataset& dataset, int epoch) {
   const double loss = transport.sum_over_ranks(outcome.loss);
   const std::vector<Parameter> gradients = engine.executor().gather_full_parameters(true);
   const std::vector<Parameter> weights = engine.executor().gather_full_parameters(false);
-  Model reference(context.model, model_seed(config.training));
   const double reference_loss = full_graph_step(reference, dataset, config.training, epoch);
   EXPECT_NEAR(loss, reference_loss, 1e-5 * reference_loss);
   expect_same_step(gradients, weights, reference.parameters(), config.training);

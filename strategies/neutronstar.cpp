@@ -1,0 +1,470 @@
+// NeutronStar's hybrid dependency management [Wang et al., SIGMOD 2022; ALGORITHMS.md]: full-graph
+// training in which every rank computes its own nodes at every layer, as ROC does, but decides for
+// each remote dependency (a node of a peer whose embedding one of its layers reads) whether to
+// fetch the embedding from its owner every layer (DepComm: ROC's halo exchange, with the
+// gradients sent back) or to compute it again itself from a copy of the dependency's
+// neighbourhood (DepCache: redundant computation, nothing moves during the epoch). The hybrid
+// chooses per layer and dependency with NeutronStar's cost model and greedy order: recomputing u
+// costs d (Tv |V(u)| + Te |E(u)|) for the vertices V(u) it needs that the layer below does not
+// compute anyway and its in-edges E(u), fetching it costs Tc d; the cheapest to recompute go
+// first, each making its neighbours available to the next.
+//
+// A rank's layer l computes its own nodes, then the remote ones it recomputes for layer l + 1
+// (increasing ids), from every in-neighbour of those (full_graph.hpp's numbering, the whole
+// graph's GCN degrees). The features of every remote node its first layer reads are copied from
+// their owners in the first epoch into persistent tensors (plan.hpp) and read from there after:
+// features never change, so a copy is NeutronStar's replicated dependency and costs nothing after
+// the first epoch, in every mode (DepComm included, unlike roc, which pulls them every epoch).
+// Gradients flow back only along what was fetched; what a rank recomputed it differentiates
+// itself, so the sum over ranks of the weight gradients is the single-process one.
+//
+// Not modelled: ring-ordered sends, overlap of communication with compute and the lock-free
+// queues are the engines' business (the plans' dependencies allow the overlap); Tv, Te and Tc are
+// options (NeutronStarOptions), not probed on the machine.
+#include "strategies/neutronstar.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "strategies/full_graph.hpp"
+#include "strategies/halo.hpp"
+#include "strategies/model_ops.hpp"
+#include "strategies/strategy_common.hpp"
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+using PeerIds = std::vector<std::vector<std::int32_t>>;  // [peer]: node ids
+
+// Which nodes a rank computes at every layer and where every remote source comes from.
+struct Dependencies {
+  std::vector<std::shared_ptr<const Block>> blocks;  // [layer]: own nodes, then recomputed ones
+  std::vector<PeerIds> fetched;  // [layer][peer]: its nodes whose layer input is fetched
+                                 // (layer 0: whose features are copied), in source order
+};
+
+class DependencyPlanner {
+ public:
+  DependencyPlanner(const StrategyContext& context, const RankIteration& iteration,
+                    const NeutronStarOptions& options)
+      : context_(context), iteration_(iteration), options_(options) {}
+
+  Dependencies plan() const;
+
+ private:
+  // The remote sources of `block` that layer - 1 computes again; the rest are fetched.
+  std::vector<NodeId> recomputed(int layer, const Block& block) const;
+  std::vector<NodeId> cheapest_to_recompute(int layer, std::span<const NodeId> remote) const;
+
+  const StrategyContext& context_;
+  const RankIteration& iteration_;
+  const NeutronStarOptions& options_;
+};
+
+Dependencies DependencyPlanner::plan() const {
+  const int num_layers = context_.model.num_layers();
+  const Block& own_block = local_block(iteration_);
+  const std::vector<NodeId> own(own_block.dst_nodes().begin(), own_block.dst_nodes().end());
+  Dependencies dependencies;
+  dependencies.blocks.resize(static_cast<std::size_t>(num_layers));
+  dependencies.fetched.resize(static_cast<std::size_t>(num_layers));
+  std::vector<NodeId> destinations = own;
+  for (int l = num_layers - 1; l >= 0; --l) {
+    const auto slot = static_cast<std::size_t>(l);
+    dependencies.blocks[slot] =
+        destinations.size() == own.size()
+            ? iteration_.local_block
+            : std::make_shared<const Block>(
+                  local_graph_block(*iteration_.structure, destinations, *iteration_.gcn_degrees));
+    const Block& block = *dependencies.blocks[slot];
+    const std::vector<NodeId> again = l > 0 ? recomputed(l, block) : std::vector<NodeId>{};
+    PeerIds& fetched = dependencies.fetched[slot];
+    fetched.assign(static_cast<std::size_t>(context_.num_ranks), {});
+    const std::unordered_set<NodeId> chosen(again.begin(), again.end());
+    for (const NodeId v : block.src_nodes) {
+      const int owner = context_.partition.owner(v);
+      if (owner != iteration_.rank && !chosen.contains(v))
+        fetched[static_cast<std::size_t>(owner)].push_back(v);
+    }
+    destinations = own;
+    destinations.insert(destinations.end(), again.begin(), again.end());
+  }
+  return dependencies;
+}
+
+std::vector<NodeId> DependencyPlanner::recomputed(int layer, const Block& block) const {
+  std::vector<NodeId> remote;
+  for (const NodeId v : block.src_nodes) {
+    if (context_.partition.owner(v) != iteration_.rank) remote.push_back(v);
+  }
+  if (options_.dependencies == "communicate" || remote.empty()) return {};
+  std::vector<NodeId> chosen =
+      options_.dependencies == "cache" ? remote : cheapest_to_recompute(layer, remote);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+std::vector<NodeId> DependencyPlanner::cheapest_to_recompute(int layer,
+                                                             std::span<const NodeId> remote) const {
+  const Graph& graph = *iteration_.structure;
+  // What layer - 1 computes anyway: the own nodes' layer inputs, their own and their neighbours'.
+  const Block& own = local_block(iteration_);
+  std::unordered_set<NodeId> available(own.src_nodes.begin(), own.src_nodes.end());
+  const double below = context_.model.layer(layer - 1).in_dim;
+  const auto recompute_cost = [&](NodeId u) {
+    std::int64_t missing = available.contains(u) ? 0 : 1;
+    for (const NodeId w : graph.in_neighbors(u)) missing += available.contains(w) ? 0 : 1;
+    return below * (options_.vertex_seconds * static_cast<double>(missing) +
+                    options_.edge_seconds * static_cast<double>(graph.in_neighbors(u).size()));
+  };
+  const double fetch_cost = options_.transfer_seconds * context_.model.layer(layer).in_dim;
+  std::vector<std::pair<double, NodeId>> order;
+  order.reserve(remote.size());
+  for (const NodeId u : remote) order.emplace_back(recompute_cost(u), u);
+  std::sort(order.begin(), order.end());
+  std::vector<NodeId> chosen;
+  // A cost only falls as more becomes available, so each is looked at again when its turn comes.
+  for (const auto& entry : order) {
+    const NodeId u = entry.second;
+    if (recompute_cost(u) >= fetch_cost) continue;
+    chosen.push_back(u);
+    available.insert(u);
+    for (const NodeId w : graph.in_neighbors(u)) available.insert(w);
+  }
+  return chosen;
+}
+
+// A peer's announcement: for every layer, how many of this rank's nodes it fetches, then their
+// ids (layer 0: whose features it copies).
+std::vector<std::int32_t> encode_fetched(const Dependencies& dependencies, int peer) {
+  std::vector<std::int32_t> payload;
+  for (const PeerIds& layer : dependencies.fetched) {
+    const std::vector<std::int32_t>& ids = layer[static_cast<std::size_t>(peer)];
+    payload.push_back(static_cast<std::int32_t>(ids.size()));
+    payload.insert(payload.end(), ids.begin(), ids.end());
+  }
+  return payload;
+}
+
+std::vector<std::vector<std::int32_t>> decode_fetched(const std::vector<std::int32_t>& payload,
+                                                      int num_layers, int peer) {
+  std::vector<std::vector<std::int32_t>> layers;
+  std::size_t at = 0;
+  for (int l = 0; l < num_layers; ++l) {
+    if (at >= payload.size() || payload[at] < 0 ||
+        static_cast<std::size_t>(payload[at]) > payload.size() - at - 1) {
+      throw Error("neutronstar: the announcement of rank " + std::to_string(peer) +
+                  " ends before layer " + std::to_string(l) + "'s dependencies");
+    }
+    const auto count = static_cast<std::size_t>(payload[at]);
+    const auto first = payload.begin() + static_cast<std::ptrdiff_t>(at + 1);
+    layers.emplace_back(first, first + static_cast<std::ptrdiff_t>(count));
+    at += count + 1;
+  }
+  return layers;
+}
+
+// Source positions by node id, of one layer's block.
+std::unordered_map<NodeId, std::int32_t> source_positions(const Block& block) {
+  std::unordered_map<NodeId, std::int32_t> positions;
+  positions.reserve(block.src_nodes.size());
+  for (std::size_t s = 0; s < block.src_nodes.size(); ++s) {
+    positions.emplace(block.src_nodes[s], static_cast<std::int32_t>(s));
+  }
+  return positions;
+}
+
+std::vector<std::int32_t> positions_of(const std::unordered_map<NodeId, std::int32_t>& positions,
+                                       std::span<const std::int32_t> ids) {
+  std::vector<std::int32_t> out;
+  out.reserve(ids.size());
+  for (const std::int32_t v : ids) out.push_back(positions.at(v));
+  return out;
+}
+
+// One rank's plan for one epoch, from its dependencies and what every peer fetches from it.
+class NeutronStarPlanner {
+ public:
+  NeutronStarPlanner(const StrategyContext& context, const RankIteration& iteration,
+                     Dependencies dependencies, const Announcement& received)
+      : context_(context),
+        iteration_(iteration),
+        rank_(iteration.rank),
+        num_ranks_(context.num_ranks),
+        dependencies_(std::move(dependencies)),
+        builder_("neutronstar", iteration.rank, context.num_ranks, iteration.epoch,
+                 iteration.iteration),
+        model_(builder_, context.model, iteration.dropout_key) {
+    served_.resize(static_cast<std::size_t>(num_ranks_));
+    for (int q = 0; q < num_ranks_; ++q) {
+      if (q == rank_) continue;
+      served_[static_cast<std::size_t>(q)] =
+          decode_fetched(received[static_cast<std::size_t>(q)], context.model.num_layers(), q);
+    }
+  }
+
+  Plan build(const Announcement& requests, const Announcement& received);
+
+ private:
+  const Block& block(int layer) const {
+    return *dependencies_.blocks[static_cast<std::size_t>(layer)];
+  }
+  const std::vector<std::int32_t>& fetched(int layer, int q) const {
+    return dependencies_.fetched[static_cast<std::size_t>(layer)][static_cast<std::size_t>(q)];
+  }
+  const std::vector<std::int32_t>& served(int layer, int q) const {
+    return served_[static_cast<std::size_t>(q)][static_cast<std::size_t>(layer)];
+  }
+  // Where the own nodes a peer fetches sit among every layer's destinations (the own prefix).
+  int served_positions(int layer, int q);
+  int first_layer_input();
+  // Layer `layer`'s input over its sources, from the layer below's output `below` and what
+  // the owners of the fetched dependencies send.
+  int layer_input(int layer, int below);
+  // The gradient of the layer below's output, from the gradient of layer `layer`'s input.
+  int output_gradient(int layer, int grad_input);
+  // (source positions, destination-below positions) of the sources the layer below computes.
+  std::pair<int, int> local_rows(int layer);
+
+  const StrategyContext& context_;
+  const RankIteration& iteration_;
+  const int rank_;
+  const int num_ranks_;
+  const Dependencies dependencies_;
+  PlanBuilder builder_;
+  ModelEmitter model_;
+  std::vector<std::vector<std::vector<std::int32_t>>> served_;  // [peer][layer]
+  std::vector<int> graphs_;                                     // block tensor per layer
+};
+
+Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement& received) {
+  const std::vector<ParameterSpec> parameters = full_model_parameters(context_.model);
+  for (const ParameterSpec& p : parameters) builder_.add_parameter(p);
+  const OwnBatchTensors own = add_own_batch(builder_, context_, iteration_);
+  for (int l = 0; l < context_.model.num_layers(); ++l) {
+    TensorSpec shared;
+    shared.name = "layer" + std::to_string(l) + " block";
+    shared.kind = TensorKind::block;
+    shared.rows = block(l).num_dst;
+    shared.cols = block(l).num_src();
+    shared.block = dependencies_.blocks[static_cast<std::size_t>(l)];
+    graphs_.push_back(builder_.add_tensor(std::move(shared)));
+  }
+  add_announcement(builder_, requests, received, rank_);
+  builder_.end_prologue();
+
+  const int input = first_layer_input();
+  emit_copy_to_device(builder_, input, "copy layer0 input to device");
+  int output = model_.forward_layer(0, graphs_.front(), input);
+  const int last = context_.model.num_layers() - 1;
+  for (int l = 1; l <= last; ++l) {
+    output = model_.forward_layer(l, graphs_[static_cast<std::size_t>(l)], layer_input(l, output));
+  }
+  // The loss of the rank's training nodes (in the own prefix of the last layer's destinations).
+  const int train_rows = builder_.add_index(
+      "training positions", own_positions(local_block(iteration_), iteration_.batch.seeds,
+                                          "neutronstar: the training nodes"));
+  const int train_logits = rows_for(builder_, "training logits", train_rows, output);
+  const int grad_train = model_.loss(train_logits, own.seeds, iteration_.loss_scale);
+  int grad = builder_.add_dense("layer" + std::to_string(last) + ".out.grad", block(last).num_dst,
+                                builder_.tensor(output).cols);
+  builder_.add_op(
+      scatter_add_op(builder_, "scatter training gradients", {train_rows, grad_train}, grad));
+  for (int l = last; l > 0; --l) grad = output_gradient(l, model_.backward_layer(l, grad, true));
+  model_.backward_layer(0, grad, false);
+  emit_all_reduce_and_step(builder_, parameters, rank_, num_ranks_, model_.gradient_ops());
+  return builder_.finish();
+}
+
+int NeutronStarPlanner::served_positions(int layer, int q) {
+  return builder_.add_index(
+      "layer" + std::to_string(layer) + " positions fetched by " + peer_name(q),
+      own_positions(local_block(iteration_), served(layer, q),
+                    "neutronstar: the dependencies announced by " + peer_name(q)));
+}
+
+int NeutronStarPlanner::first_layer_input() {
+  const Block& first = block(0);
+  const int dim = context_.feature_dim;
+  std::vector<std::int32_t> own_ids;
+  std::vector<std::int32_t> own_rows;
+  for (std::size_t s = 0; s < first.src_nodes.size(); ++s) {
+    if (context_.partition.owner(first.src_nodes[s]) != rank_) continue;
+    own_ids.push_back(first.src_nodes[s]);
+    own_rows.push_back(static_cast<std::int32_t>(s));
+  }
+  const auto num_own = static_cast<std::int64_t>(own_ids.size());
+  const bool all_own = num_own == first.num_src();
+  const int own_features =
+      builder_.add_dense(all_own ? "layer0 input" : "own features", num_own, dim);
+  builder_.add_op(gather_features_op("gather own features",
+                                     builder_.add_index("own source nodes", std::move(own_ids)),
+                                     own_features, 0, dim, num_own));
+  if (all_own) return own_features;
+  // The dependencies' features: copied from their owners in the first epoch, kept after.
+  Op copy = exchange_op("copy dependency features", Traffic::features, num_ranks_);
+  const auto positions = source_positions(first);
+  std::vector<int> pairs = {builder_.add_index("own source positions", std::move(own_rows)),
+                            own_features};
+  for (int q = 0; q < num_ranks_; ++q) {
+    if (q == rank_) continue;
+    const auto slot = static_cast<std::size_t>(q);
+    TensorSpec kept;
+    kept.name = "dependency features of " + peer_name(q);
+    kept.rows = static_cast<std::int64_t>(fetched(0, q).size());
+    kept.cols = dim;
+    kept.persistent = true;
+    copy.outputs[slot] = builder_.add_tensor(std::move(kept));
+    const auto rows = static_cast<std::int64_t>(served(0, q).size());
+    copy.inputs[slot] = builder_.add_dense("dependency features for " + peer_name(q), rows, dim);
+    builder_.add_op(
+        gather_features_op("gather dependency features for " + peer_name(q),
+                           builder_.add_index("dependencies of " + peer_name(q), served(0, q)),
+                           copy.inputs[slot], 0, dim, rows));
+    copy.bytes_to[slot] = builder_.tensor(copy.inputs[slot]).bytes();
+    copy.bytes_from[slot] = builder_.tensor(copy.outputs[slot]).bytes();
+    pairs.push_back(builder_.add_index("dependency positions of " + peer_name(q),
+                                       positions_of(positions, fetched(0, q))));
+    pairs.push_back(copy.outputs[slot]);
+  }
+  if (iteration_.epoch <= 1) builder_.add_op(std::move(copy));
+  const int input = builder_.add_dense("layer0 input", first.num_src(), dim);
+  builder_.add_op(
+      scatter_rows_op(builder_, "assemble layer0 input", std::move(pairs), input, Stream::copy));
+  return input;
+}
+
+std::pair<int, int> NeutronStarPlanner::local_rows(int layer) {
+  const Block& here = block(layer);
+  const auto below = source_positions(block(layer - 1));
+  std::vector<std::int32_t> sources;
+  std::vector<std::int32_t> destinations;
+  for (std::size_t s = 0; s < here.src_nodes.size(); ++s) {
+    const auto it = below.find(here.src_nodes[s]);
+    if (it == below.end() || it->second >= block(layer - 1).num_dst) continue;
+    sources.push_back(static_cast<std::int32_t>(s));
+    destinations.push_back(it->second);
+  }
+  const std::string name = "layer" + std::to_string(layer);
+  return {builder_.add_index(name + " sources computed below", std::move(sources)),
+          builder_.add_index(name + " their rows below", std::move(destinations))};
+}
+
+int NeutronStarPlanner::layer_input(int layer, int below) {
+  const std::string name = "layer" + std::to_string(layer);
+  const auto [sources, rows_below] = local_rows(layer);
+  std::vector<int> pairs = {sources,
+                            rows_for(builder_, name + " computed rows", rows_below, below)};
+  if (num_ranks_ > 1) {
+    const auto positions = source_positions(block(layer));
+    Op fetch = exchange_op(name + " fetch dependencies", Traffic::activations, num_ranks_);
+    for (int q = 0; q < num_ranks_; ++q) {
+      if (q == rank_) continue;
+      const auto slot = static_cast<std::size_t>(q);
+      fetch.inputs[slot] =
+          rows_for(builder_, name + " rows for " + peer_name(q), served_positions(layer, q), below);
+      fetch.outputs[slot] = builder_.add_dense(name + " rows from " + peer_name(q),
+                                               static_cast<std::int64_t>(fetched(layer, q).size()),
+                                               builder_.tensor(below).cols);
+      fetch.bytes_to[slot] = builder_.tensor(fetch.inputs[slot]).bytes();
+      fetch.bytes_from[slot] = builder_.tensor(fetch.outputs[slot]).bytes();
+      pairs.push_back(builder_.add_index(name + " positions fetched from " + peer_name(q),
+                                         positions_of(positions, fetched(layer, q))));
+      pairs.push_back(fetch.outputs[slot]);
+    }
+    builder_.add_op(std::move(fetch));
+  }
+  const int input =
+      builder_.add_dense(name + " input", block(layer).num_src(), builder_.tensor(below).cols);
+  builder_.add_op(scatter_add_op(builder_, "assemble " + name + " input", std::move(pairs), input));
+  return input;
+}
+
+int NeutronStarPlanner::output_gradient(int layer, int grad_input) {
+  const std::string name = "layer" + std::to_string(layer);
+  const auto [sources, rows_below] = local_rows(layer);
+  std::vector<int> pairs = {rows_below,
+                            rows_for(builder_, name + " computed gradients", sources, grad_input)};
+  if (num_ranks_ > 1) {
+    const auto positions = source_positions(block(layer));
+    Op back = exchange_op(name + " dependency gradients", Traffic::gradients, num_ranks_);
+    for (int q = 0; q < num_ranks_; ++q) {
+      if (q == rank_) continue;
+      const auto slot = static_cast<std::size_t>(q);
+      const int fetched_rows = builder_.add_index(name + " gradient positions for " + peer_name(q),
+                                                  positions_of(positions, fetched(layer, q)));
+      back.inputs[slot] =
+          rows_for(builder_, name + " gradients for " + peer_name(q), fetched_rows, grad_input);
+      back.outputs[slot] = builder_.add_dense(name + " gradients from " + peer_name(q),
+                                              static_cast<std::int64_t>(served(layer, q).size()),
+                                              builder_.tensor(grad_input).cols);
+      back.bytes_to[slot] = builder_.tensor(back.inputs[slot]).bytes();
+      back.bytes_from[slot] = builder_.tensor(back.outputs[slot]).bytes();
+      pairs.push_back(served_positions(layer, q));
+      pairs.push_back(back.outputs[slot]);
+    }
+    builder_.add_op(std::move(back));
+  }
+  const int grad = builder_.add_dense("layer" + std::to_string(layer - 1) + ".out.grad",
+                                      block(layer - 1).num_dst, builder_.tensor(grad_input).cols);
+  builder_.add_op(scatter_add_op(builder_, "add " + name + " gradients", std::move(pairs), grad));
+  return grad;
+}
+
+class NeutronStarStrategy final : public HaloStrategy {
+ public:
+  explicit NeutronStarStrategy(NeutronStarOptions options) : options_(std::move(options)) {}
+
+  std::string name() const override { return "neutronstar"; }
+
+  void check(const StrategyContext& context) const override {
+    HaloStrategy::check(context);
+    require(options_.dependencies == "communicate" || !context.structure_partitioned,
+            "distribution.structure",
+            "neutronstar with dependencies '" + options_.dependencies +
+                "' computes remote nodes from their neighbourhoods: it needs the structure "
+                "replicated");
+  }
+
+  Announcement announce(const StrategyContext& context,
+                        const RankIteration& iteration) const override {
+    const Dependencies dependencies = DependencyPlanner(context, iteration, options_).plan();
+    std::vector<std::vector<std::int32_t>> payloads(static_cast<std::size_t>(context.num_ranks));
+    for (int q = 0; q < context.num_ranks; ++q) {
+      if (q != iteration.rank)
+        payloads[static_cast<std::size_t>(q)] = encode_fetched(dependencies, q);
+    }
+    return Announcement(std::move(payloads));
+  }
+
+  Plan plan(const StrategyContext& context, const RankIteration& iteration,
+            const Announcement& requests, const Announcement& received) const override {
+    return NeutronStarPlanner(context, iteration,
+                              DependencyPlanner(context, iteration, options_).plan(), received)
+        .build(requests, received);
+  }
+
+ private:
+  NeutronStarOptions options_;
+};
+
+}  // namespace
+
+NeutronStarOptions neutronstar_options(const DistributionConfig& distribution) {
+  refuse_mini_batch_options(distribution, "neutronstar");
+  NeutronStarOptions options;
+  options.dependencies = distribution.neutronstar_dependencies;
+  options.vertex_seconds = distribution.neutronstar_vertex_seconds;
+  options.edge_seconds = distribution.neutronstar_edge_seconds;
+  options.transfer_seconds = distribution.neutronstar_transfer_seconds;
+  return options;
+}
+
+std::unique_ptr<Strategy> make_neutronstar_strategy(const NeutronStarOptions& options) {
+  return std::make_unique<NeutronStarStrategy>(options);
+}
+
+}  // namespace gnnbed

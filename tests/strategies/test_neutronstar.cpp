@@ -1,0 +1,118 @@
+// NeutronStar's dependency management, checked on its plans: fetching every remote dependency
+// (DepComm) moves exactly ROC's halo; computing them again (DepCache) gives every layer below the
+// top the closure of the own nodes' in-neighbourhoods and moves nothing but the all-reduce once
+// the features are copied; the hybrid's cost model falls back to one or the other at its extremes
+// and mixes them in between.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "strategies/config/experiment_config.hpp"
+#include "strategies/model_ops.hpp"
+#include "strategies/plan/collective_schedule.hpp"
+#include "strategies/strategy.hpp"
+#include "tests/support/bundled_workload.hpp"
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+const Dataset& cora() { return testing::bundled_workload("cora"); }
+
+constexpr int kRanks = 3;
+
+ExperimentConfig full_graph_config(const std::string& strategy, const std::string& dependencies,
+                                   double transfer_seconds = 3.2e-9) {
+  ExperimentConfig config;
+  config.workload.source = "cora";
+  config.model = ModelConfig{"gcn", 2, 16, 0.5};
+  config.training.batch_size = 0;
+  config.distribution.strategy = strategy;
+  config.distribution.neutronstar_dependencies = dependencies;
+  config.distribution.neutronstar_transfer_seconds = transfer_seconds;
+  return config;
+}
+
+std::vector<Plan> plans(const ExperimentConfig& config, int epoch) {
+  const StrategyContext context = make_strategy_context(config, cora(), kRanks);
+  const BatchSchedule schedule(cora().split.train, context.partition, 0, 5);
+  return plan_iteration(*context.strategy, context, cora().graph, schedule, 9, epoch, 0);
+}
+
+TEST(NeutronStarPlans, FetchingEveryDependencyMovesRocsHalo) {
+  const std::vector<Plan> roc = plans(full_graph_config("roc", "hybrid"), 2);
+  const std::vector<Plan> first = plans(full_graph_config("neutronstar", "communicate"), 1);
+  const std::vector<Plan> later = plans(full_graph_config("neutronstar", "communicate"), 2);
+  for (int r = 0; r < kRanks; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto slot = static_cast<std::size_t>(r);
+    const TrafficBytes halo = roc[slot].bytes_sent();
+    EXPECT_EQ(first[slot].bytes_sent()[Traffic::features], halo[Traffic::features]);
+    EXPECT_EQ(later[slot].bytes_sent()[Traffic::features], 0) << "the copies serve";
+    EXPECT_EQ(later[slot].bytes_sent()[Traffic::activations], halo[Traffic::activations]);
+    EXPECT_EQ(later[slot].bytes_sent()[Traffic::gradients], halo[Traffic::gradients]);
+    EXPECT_NO_THROW(later[slot].validate());
+  }
+}
+
+TEST(NeutronStarPlans, ComputingEveryDependencyAgainMovesOnlyTheAllReduce) {
+  const ExperimentConfig config = full_graph_config("neutronstar", "cache");
+  const StrategyContext context = make_strategy_context(config, cora(), kRanks);
+  std::int64_t parameters = 0;
+  for (const ParameterSpec& p : full_model_parameters(context.model))
+    parameters += p.local_elements();
+  const Graph& graph = cora().graph;
+  for (const Plan& plan : plans(config, 2)) {
+    SCOPED_TRACE("rank " + std::to_string(plan.rank));
+    const TrafficBytes sent = plan.bytes_sent();
+    EXPECT_EQ(sent[Traffic::features] + sent[Traffic::activations], 0);
+    EXPECT_EQ(sent[Traffic::gradients],
+              4 * ring_all_reduce_elements_sent(plan.rank, kRanks, parameters));
+    // Layer 0 computes the own nodes and their in-neighbours, from their in-neighbours in turn.
+    std::set<NodeId> closure;
+    for (const NodeId v : context.partition.nodes_of(plan.rank)) {
+      closure.insert(v);
+      for (const NodeId u : graph.in_neighbors(v)) closure.insert(u);
+    }
+    const Op& forward = plan.op_labelled("layer0.forward");
+    const Block& first = *plan.tensors[static_cast<std::size_t>(forward.input(Input::block))].block;
+    const std::set<NodeId> computed(first.dst_nodes().begin(), first.dst_nodes().end());
+    EXPECT_EQ(computed, closure);
+    EXPECT_NO_THROW(plan.validate());
+  }
+}
+
+TEST(NeutronStarPlans, TheHybridFollowsItsCostModelBetweenTheExtremes) {
+  const auto activations = [](const ExperimentConfig& config) {
+    std::int64_t bytes = 0;
+    for (const Plan& plan : plans(config, 2)) bytes += plan.bytes_sent()[Traffic::activations];
+    return bytes;
+  };
+  const std::int64_t fetching = activations(full_graph_config("neutronstar", "communicate"));
+  ASSERT_GT(fetching, 0);
+  EXPECT_EQ(activations(full_graph_config("neutronstar", "hybrid", 1e-15)), fetching)
+      << "a free network: fetch everything";
+  EXPECT_EQ(activations(full_graph_config("neutronstar", "hybrid", 1.0)), 0)
+      << "a dear network: compute everything again";
+  // Fetching 16 hidden values against aggregating 1433 features over an edge or two.
+  const std::int64_t mixed = activations(full_graph_config("neutronstar", "hybrid", 2e-9));
+  EXPECT_GT(mixed, 0);
+  EXPECT_LT(mixed, fetching);
+}
+
+TEST(NeutronStarConfig, ModesCostsAndStructureAreChecked) {
+  nlohmann::json document = {
+      {"distribution", {{"strategy", "neutronstar"}, {"neutronstar_dependencies", "both"}}}};
+  EXPECT_THROW(experiment_config_from_json(document), ConfigError);
+  document["distribution"]["neutronstar_dependencies"] = "cache";
+  document["distribution"]["neutronstar_edge_seconds"] = 0;
+  EXPECT_THROW(experiment_config_from_json(document), ConfigError);
+  ExperimentConfig partitioned = full_graph_config("neutronstar", "cache");
+  partitioned.distribution.structure = "partitioned";
+  EXPECT_THROW(make_strategy_context(partitioned, cora(), 2), ConfigError);
+  partitioned.distribution.neutronstar_dependencies = "communicate";
+  EXPECT_NO_THROW(make_strategy_context(partitioned, cora(), 2));
+}
+
+}  // namespace
+}  // namespace gnnbed
