@@ -24,6 +24,7 @@
 #include "strategies/neutronstar.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
@@ -189,7 +190,7 @@ std::vector<std::int32_t> positions_of(const std::unordered_map<NodeId, std::int
 class NeutronStarPlanner {
  public:
   NeutronStarPlanner(const StrategyContext& context, const RankIteration& iteration,
-                     Dependencies dependencies, const Announcement& received)
+                     std::shared_ptr<const Dependencies> dependencies, const Announcement& received)
       : context_(context),
         iteration_(iteration),
         rank_(iteration.rank),
@@ -210,10 +211,10 @@ class NeutronStarPlanner {
 
  private:
   const Block& block(int layer) const {
-    return *dependencies_.blocks[static_cast<std::size_t>(layer)];
+    return *dependencies_->blocks[static_cast<std::size_t>(layer)];
   }
   const std::vector<std::int32_t>& fetched(int layer, int q) const {
-    return dependencies_.fetched[static_cast<std::size_t>(layer)][static_cast<std::size_t>(q)];
+    return dependencies_->fetched[static_cast<std::size_t>(layer)][static_cast<std::size_t>(q)];
   }
   const std::vector<std::int32_t>& served(int layer, int q) const {
     return served_[static_cast<std::size_t>(q)][static_cast<std::size_t>(layer)];
@@ -227,17 +228,21 @@ class NeutronStarPlanner {
   // The gradient of the layer below's output, from the gradient of layer `layer`'s input.
   int output_gradient(int layer, int grad_input);
   // (source positions, destination-below positions) of the sources the layer below computes.
+  // Built once per layer and shared by forward and backward.
   std::pair<int, int> local_rows(int layer);
+  const std::unordered_map<NodeId, std::int32_t>& positions(int layer);
 
   const StrategyContext& context_;
   const RankIteration& iteration_;
   const int rank_;
   const int num_ranks_;
-  const Dependencies dependencies_;
+  const std::shared_ptr<const Dependencies> dependencies_;
   PlanBuilder builder_;
   ModelEmitter model_;
-  std::vector<std::vector<std::vector<std::int32_t>>> served_;  // [peer][layer]
-  std::vector<int> graphs_;                                     // block tensor per layer
+  std::vector<std::vector<std::vector<std::int32_t>>> served_;       // [peer][layer]
+  std::vector<int> graphs_;                                          // block tensor per layer
+  std::vector<std::unordered_map<NodeId, std::int32_t>> positions_;  // [layer], when built
+  std::vector<std::pair<int, int>> local_rows_;                      // [layer], when built
 };
 
 Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement& received) {
@@ -250,7 +255,7 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
     shared.kind = TensorKind::block;
     shared.rows = block(l).num_dst;
     shared.cols = block(l).num_src();
-    shared.block = dependencies_.blocks[static_cast<std::size_t>(l)];
+    shared.block = dependencies_->blocks[static_cast<std::size_t>(l)];
     graphs_.push_back(builder_.add_tensor(std::move(shared)));
   }
   add_announcement(builder_, requests, received, rank_);
@@ -306,7 +311,7 @@ int NeutronStarPlanner::first_layer_input() {
   if (all_own) return own_features;
   // The dependencies' features: copied from their owners in the first epoch, kept after.
   Op copy = exchange_op("copy dependency features", Traffic::features, num_ranks_);
-  const auto positions = source_positions(first);
+  const auto& positions = this->positions(0);
   std::vector<int> pairs = {builder_.add_index("own source positions", std::move(own_rows)),
                             own_features};
   for (int q = 0; q < num_ranks_; ++q) {
@@ -337,9 +342,19 @@ int NeutronStarPlanner::first_layer_input() {
   return input;
 }
 
+const std::unordered_map<NodeId, std::int32_t>& NeutronStarPlanner::positions(int layer) {
+  positions_.resize(dependencies_->blocks.size());
+  auto& built = positions_[static_cast<std::size_t>(layer)];
+  if (built.empty()) built = source_positions(block(layer));
+  return built;
+}
+
 std::pair<int, int> NeutronStarPlanner::local_rows(int layer) {
+  local_rows_.resize(dependencies_->blocks.size(), {-1, -1});
+  auto& built = local_rows_[static_cast<std::size_t>(layer)];
+  if (built.first >= 0) return built;
   const Block& here = block(layer);
-  const auto below = source_positions(block(layer - 1));
+  const auto& below = positions(layer - 1);
   std::vector<std::int32_t> sources;
   std::vector<std::int32_t> destinations;
   for (std::size_t s = 0; s < here.src_nodes.size(); ++s) {
@@ -349,8 +364,9 @@ std::pair<int, int> NeutronStarPlanner::local_rows(int layer) {
     destinations.push_back(it->second);
   }
   const std::string name = "layer" + std::to_string(layer);
-  return {builder_.add_index(name + " sources computed below", std::move(sources)),
-          builder_.add_index(name + " their rows below", std::move(destinations))};
+  built = {builder_.add_index(name + " sources computed below", std::move(sources)),
+           builder_.add_index(name + " their rows below", std::move(destinations))};
+  return built;
 }
 
 int NeutronStarPlanner::layer_input(int layer, int below) {
@@ -359,7 +375,7 @@ int NeutronStarPlanner::layer_input(int layer, int below) {
   std::vector<int> pairs = {sources,
                             rows_for(builder_, name + " computed rows", rows_below, below)};
   if (num_ranks_ > 1) {
-    const auto positions = source_positions(block(layer));
+    const auto& positions = this->positions(layer);
     Op fetch = exchange_op(name + " fetch dependencies", Traffic::activations, num_ranks_);
     for (int q = 0; q < num_ranks_; ++q) {
       if (q == rank_) continue;
@@ -389,7 +405,7 @@ int NeutronStarPlanner::output_gradient(int layer, int grad_input) {
   std::vector<int> pairs = {rows_below,
                             rows_for(builder_, name + " computed gradients", sources, grad_input)};
   if (num_ranks_ > 1) {
-    const auto positions = source_positions(block(layer));
+    const auto& positions = this->positions(layer);
     Op back = exchange_op(name + " dependency gradients", Traffic::gradients, num_ranks_);
     for (int q = 0; q < num_ranks_; ++q) {
       if (q == rank_) continue;
@@ -431,24 +447,50 @@ class NeutronStarStrategy final : public HaloStrategy {
 
   Announcement announce(const StrategyContext& context,
                         const RankIteration& iteration) const override {
-    const Dependencies dependencies = DependencyPlanner(context, iteration, options_).plan();
+    const std::shared_ptr<const Dependencies> dependencies = dependencies_of(context, iteration);
     std::vector<std::vector<std::int32_t>> payloads(static_cast<std::size_t>(context.num_ranks));
     for (int q = 0; q < context.num_ranks; ++q) {
       if (q != iteration.rank)
-        payloads[static_cast<std::size_t>(q)] = encode_fetched(dependencies, q);
+        payloads[static_cast<std::size_t>(q)] = encode_fetched(*dependencies, q);
     }
     return Announcement(std::move(payloads));
   }
 
   Plan plan(const StrategyContext& context, const RankIteration& iteration,
             const Announcement& requests, const Announcement& received) const override {
-    return NeutronStarPlanner(context, iteration,
-                              DependencyPlanner(context, iteration, options_).plan(), received)
+    return NeutronStarPlanner(context, iteration, dependencies_of(context, iteration), received)
         .build(requests, received);
   }
 
  private:
+  // A rank's dependencies are the same every epoch (its share of the graph, the partition and the
+  // model do not change), and NeutronStar works them out once, before training: the last rank's
+  // are kept, so that a rank's engine computes them once per run and its announcement and plan
+  // share them. A process runs one rank; the simulator, planning the ranks in turn, keeps one at
+  // a time (not every rank's blocks at once).
+  std::shared_ptr<const Dependencies> dependencies_of(const StrategyContext& context,
+                                                      const RankIteration& iteration) const {
+    const std::lock_guard<std::mutex> lock(kept_.mutex);
+    if (kept_.dependencies == nullptr || kept_.context != &context ||
+        kept_.rank != iteration.rank || kept_.share != iteration.local_block) {
+      kept_.dependencies = std::make_shared<const Dependencies>(
+          DependencyPlanner(context, iteration, options_).plan());
+      kept_.context = &context;
+      kept_.rank = iteration.rank;
+      kept_.share = iteration.local_block;
+    }
+    return kept_.dependencies;
+  }
+
   NeutronStarOptions options_;
+  struct Kept {
+    std::mutex mutex;
+    std::shared_ptr<const Dependencies> dependencies;
+    const StrategyContext* context = nullptr;
+    int rank = -1;
+    std::shared_ptr<const Block> share;  // held, so that its address names it
+  };
+  mutable Kept kept_;
 };
 
 }  // namespace

@@ -88,8 +88,11 @@ std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution) 
     for (const auto& entry : registry()) known += (known.empty() ? "" : ", ") + entry.first;
     throw ConfigError("strategy", "'" + distribution.strategy + "' is not one of: " + known);
   }
-  std::unique_ptr<Strategy> strategy = it->second(distribution);
-  return strategy;
+  // Checked here rather than where the configuration is read: a sweep may set the strategy after.
+  require(distribution.sancus_staleness_epochs == 0 || distribution.strategy == "sancus",
+          "distribution.sancus_staleness_epochs",
+          "is SANCUS's staleness bound: " + distribution.strategy + " does not take it");
+  return it->second(distribution);
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name) {

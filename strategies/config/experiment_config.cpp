@@ -76,8 +76,6 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   require(config.sancus_staleness_epochs >= 0, where + ".sancus_staleness_epochs",
           "must be at least 0 (0 = broadcast every epoch), not " +
               std::to_string(config.sancus_staleness_epochs));
-  require(config.sancus_staleness_epochs == 0 || config.strategy == "sancus",
-          where + ".sancus_staleness_epochs", "is SANCUS's bound: set strategy sancus");
   require_one_of(where + ".neutronstar_dependencies", config.neutronstar_dependencies,
                  {"cache", "communicate", "hybrid"});
   for (const auto& [field, seconds] :

@@ -172,7 +172,7 @@ TEST(SancusPlans, OneRankMovesNothingAndKeepsNoCopies) {
 TEST(SancusConfig, TheBoundIsSancusOnlyAndNotNegative) {
   nlohmann::json document = {
       {"distribution", {{"strategy", "roc"}, {"sancus_staleness_epochs", 1}}}};
-  EXPECT_THROW(experiment_config_from_json(document), ConfigError);
+  EXPECT_THROW(make_strategy(experiment_config_from_json(document).distribution), ConfigError);
   document["distribution"]["strategy"] = "sancus";
   document["distribution"]["sancus_staleness_epochs"] = -1;
   EXPECT_THROW(experiment_config_from_json(document), ConfigError);
