@@ -24,6 +24,7 @@
 #include "strategies/neutronstar.hpp"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
@@ -219,8 +220,11 @@ class NeutronStarPlanner {
   const std::vector<std::int32_t>& served(int layer, int q) const {
     return served_[static_cast<std::size_t>(q)][static_cast<std::size_t>(layer)];
   }
-  // Where the own nodes a peer fetches sit among every layer's destinations (the own prefix).
+  // Where the own nodes a peer fetches sit among every layer's destinations (the own prefix); one
+  // index tensor per layer and peer, shared by forward and backward.
   int served_positions(int layer, int q);
+  // Where the dependencies fetched from a peer sit among a layer's sources; likewise shared.
+  int fetched_positions(int layer, int q);
   int first_layer_input();
   // Layer `layer`'s input over its sources, from the layer below's output `below` and what
   // the owners of the fetched dependencies send.
@@ -243,6 +247,8 @@ class NeutronStarPlanner {
   std::vector<int> graphs_;                                          // block tensor per layer
   std::vector<std::unordered_map<NodeId, std::int32_t>> positions_;  // [layer], when built
   std::vector<std::pair<int, int>> local_rows_;                      // [layer], when built
+  std::map<std::pair<int, int>, int> served_positions_;              // (layer, peer) -> index
+  std::map<std::pair<int, int>, int> fetched_positions_;             // (layer, peer) -> index
 };
 
 Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement& received) {
@@ -284,11 +290,23 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
   return builder_.finish();
 }
 
+int NeutronStarPlanner::fetched_positions(int layer, int q) {
+  const auto key = std::pair{layer, q};
+  if (const auto it = fetched_positions_.find(key); it != fetched_positions_.end()) {
+    return it->second;
+  }
+  return fetched_positions_[key] = builder_.add_index(
+             "layer" + std::to_string(layer) + " positions fetched from " + peer_name(q),
+             positions_of(positions(layer), fetched(layer, q)));
+}
+
 int NeutronStarPlanner::served_positions(int layer, int q) {
-  return builder_.add_index(
-      "layer" + std::to_string(layer) + " positions fetched by " + peer_name(q),
-      own_positions(local_block(iteration_), served(layer, q),
-                    "neutronstar: the dependencies announced by " + peer_name(q)));
+  const auto key = std::pair{layer, q};
+  if (const auto it = served_positions_.find(key); it != served_positions_.end()) return it->second;
+  return served_positions_[key] = builder_.add_index(
+             "layer" + std::to_string(layer) + " positions fetched by " + peer_name(q),
+             own_positions(local_block(iteration_), served(layer, q),
+                           "neutronstar: the dependencies announced by " + peer_name(q)));
 }
 
 int NeutronStarPlanner::first_layer_input() {
@@ -375,7 +393,6 @@ int NeutronStarPlanner::layer_input(int layer, int below) {
   std::vector<int> pairs = {sources,
                             rows_for(builder_, name + " computed rows", rows_below, below)};
   if (num_ranks_ > 1) {
-    const auto& positions = this->positions(layer);
     Op fetch = exchange_op(name + " fetch dependencies", Traffic::activations, num_ranks_);
     for (int q = 0; q < num_ranks_; ++q) {
       if (q == rank_) continue;
@@ -387,8 +404,7 @@ int NeutronStarPlanner::layer_input(int layer, int below) {
                                                builder_.tensor(below).cols);
       fetch.bytes_to[slot] = builder_.tensor(fetch.inputs[slot]).bytes();
       fetch.bytes_from[slot] = builder_.tensor(fetch.outputs[slot]).bytes();
-      pairs.push_back(builder_.add_index(name + " positions fetched from " + peer_name(q),
-                                         positions_of(positions, fetched(layer, q))));
+      pairs.push_back(fetched_positions(layer, q));
       pairs.push_back(fetch.outputs[slot]);
     }
     builder_.add_op(std::move(fetch));
@@ -405,13 +421,11 @@ int NeutronStarPlanner::output_gradient(int layer, int grad_input) {
   std::vector<int> pairs = {rows_below,
                             rows_for(builder_, name + " computed gradients", sources, grad_input)};
   if (num_ranks_ > 1) {
-    const auto& positions = this->positions(layer);
     Op back = exchange_op(name + " dependency gradients", Traffic::gradients, num_ranks_);
     for (int q = 0; q < num_ranks_; ++q) {
       if (q == rank_) continue;
       const auto slot = static_cast<std::size_t>(q);
-      const int fetched_rows = builder_.add_index(name + " gradient positions for " + peer_name(q),
-                                                  positions_of(positions, fetched(layer, q)));
+      const int fetched_rows = fetched_positions(layer, q);
       back.inputs[slot] =
           rows_for(builder_, name + " gradients for " + peer_name(q), fetched_rows, grad_input);
       back.outputs[slot] = builder_.add_dense(name + " gradients from " + peer_name(q),
