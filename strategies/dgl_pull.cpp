@@ -30,10 +30,7 @@ class DglPullStrategy final : public Strategy {
   int pipeline_depth() const override { return options_.prefetch ? 1 : 0; }
 
   void check(const StrategyContext& context) const override {
-    require(context.feature_dim >= 1, "workload.features", "dgl-pull needs node features");
-    require(context.partition.num_parts() == context.num_ranks, "partition",
-            "has " + std::to_string(context.partition.num_parts()) + " parts for " +
-                std::to_string(context.num_ranks) + " ranks");
+    check_features_and_parts(context, name());
   }
 
   FeaturePlacement feature_placement(const StrategyContext& context, int /*rank*/) const override {

@@ -60,9 +60,9 @@ Block local_graph_block(const Graph& structure, std::span<const NodeId> owned,
   return with_degrees(NeighbourhoodBlockBuilder(structure).build(owned), degrees);
 }
 
-std::vector<std::shared_ptr<const Block>> local_graph_blocks(const Graph& graph,
-                                                             const NodePartition& partition) {
-  const std::vector<std::int32_t> degrees = gcn_degrees(graph);
+std::vector<std::shared_ptr<const Block>> local_graph_blocks(
+    const Graph& graph, const NodePartition& partition, std::span<const std::int32_t> degrees) {
+  check_degrees(graph, degrees);
   std::vector<std::vector<NodeId>> owned(static_cast<std::size_t>(partition.num_parts()));
   for (NodeId v = 0; v < graph.num_nodes(); ++v) {
     owned[static_cast<std::size_t>(partition.owner(v))].push_back(v);

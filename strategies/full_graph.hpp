@@ -39,8 +39,10 @@ std::vector<std::int32_t> gcn_degrees(const Graph& graph);
 Block local_graph_block(const Graph& structure, std::span<const NodeId> owned,
                         std::span<const std::int32_t> degrees);
 
-// Every rank's share of `graph` (the whole graph), in rank order.
+// Every rank's share of `graph` (the whole graph), in rank order; `degrees` are the graph's GCN
+// degrees (gcn_degrees).
 std::vector<std::shared_ptr<const Block>> local_graph_blocks(const Graph& graph,
-                                                             const NodePartition& partition);
+                                                             const NodePartition& partition,
+                                                             std::span<const std::int32_t> degrees);
 
 }  // namespace gnnbed

@@ -48,21 +48,12 @@ const Block& local_block(const RankIteration& iteration) {
 }
 
 int add_local_block(PlanBuilder& builder, const RankIteration& iteration) {
-  const Block& block = local_block(iteration);
-  TensorSpec shared;
-  shared.name = "local block";
-  shared.kind = TensorKind::block;
-  shared.rows = block.num_dst;
-  shared.cols = block.num_src();
-  shared.block = iteration.local_block;
-  return builder.add_tensor(std::move(shared));
+  local_block(iteration);  // Error naming what is missing when the engine gave no share
+  return builder.add_block("local block", iteration.local_block);
 }
 
 void HaloStrategy::check(const StrategyContext& context) const {
-  require(context.feature_dim >= 1, "workload.features", name() + " needs node features");
-  require(context.partition.num_parts() == context.num_ranks, "partition",
-          "has " + std::to_string(context.partition.num_parts()) + " parts for " +
-              std::to_string(context.num_ranks) + " ranks");
+  check_features_and_parts(context, name());
 }
 
 FeaturePlacement HaloStrategy::feature_placement(const StrategyContext& context,
@@ -85,6 +76,29 @@ int rows_for(PlanBuilder& builder, std::string name, int positions, int source) 
       builder.add_dense(name, builder.tensor(positions).rows, builder.tensor(source).cols);
   builder.add_op(gather_rows_op(builder, "gather " + name, positions, source, output));
   return output;
+}
+
+std::vector<int> exchange_rows(PlanBuilder& builder, const std::string& label, Traffic traffic,
+                               int rank, const std::vector<int>& send,
+                               const std::vector<int>& receive, int source,
+                               std::vector<int> pairs) {
+  const int num_ranks = static_cast<int>(send.size());
+  Op op = exchange_op(label, traffic, num_ranks);
+  for (int q = 0; q < num_ranks; ++q) {
+    if (q == rank) continue;
+    const auto slot = static_cast<std::size_t>(q);
+    op.inputs[slot] =
+        rows_for(builder, label + " for rank " + std::to_string(q), send[slot], source);
+    op.outputs[slot] =
+        builder.add_dense(label + " from rank " + std::to_string(q),
+                          builder.tensor(receive[slot]).rows, builder.tensor(source).cols);
+    op.bytes_to[slot] = builder.tensor(op.inputs[slot]).bytes();
+    op.bytes_from[slot] = builder.tensor(op.outputs[slot]).bytes();
+    pairs.push_back(receive[slot]);
+    pairs.push_back(op.outputs[slot]);
+  }
+  builder.add_op(std::move(op));
+  return pairs;
 }
 
 OwnerRows owner_rows(const NodePartition& partition) {
@@ -186,19 +200,26 @@ int HaloPlanner::assemble(const std::string& name, int layer, std::vector<int> p
   return output;
 }
 
+int emit_training_loss(PlanBuilder& builder, ModelEmitter& model, const RankIteration& iteration,
+                       int seeds, int logits, std::int64_t rows, const std::string& strategy) {
+  const int last = model.num_layers() - 1;
+  const int train_rows = builder.add_index(
+      "training positions", own_positions(local_block(iteration), iteration.batch.seeds,
+                                          strategy + ": the training nodes"));
+  const int train_logits = rows_for(builder, "training logits", train_rows, logits);
+  const int grad_train = model.loss(train_logits, seeds, iteration.loss_scale);
+  const int grad = builder.add_dense("layer" + std::to_string(last) + ".out.grad", rows,
+                                     builder.tensor(logits).cols);
+  builder.add_op(
+      scatter_add_op(builder, "scatter training gradients", {train_rows, grad_train}, grad));
+  return grad;
+}
+
 void HaloPlanner::backward_and_step(int output, int seeds,
                                     const std::vector<ParameterSpec>& parameters) {
-  // The loss of the rank's training nodes; their gradient back among all its nodes.
   const int last = context_.model.num_layers() - 1;
-  const int train_rows = builder_.add_index(
-      "training positions",
-      own_positions(block_, iteration_.batch.seeds, strategy_ + ": the training nodes"));
-  const int train_logits = rows_for(builder_, "training logits", train_rows, output);
-  const int grad_train = model_.loss(train_logits, seeds, iteration_.loss_scale);
-  int grad = builder_.add_dense("layer" + std::to_string(last) + ".out.grad", block_.num_dst,
-                                builder_.tensor(output).cols);
-  builder_.add_op(
-      scatter_add_op(builder_, "scatter training gradients", {train_rows, grad_train}, grad));
+  int grad =
+      emit_training_loss(builder_, model_, iteration_, seeds, output, block_.num_dst, strategy_);
   for (int l = last; l > 0; --l) {
     const int grad_input = model_.backward_layer(l, grad, true);
     grad = num_ranks_ == 1 ? grad_input : own_input_gradient(l, grad_input);

@@ -1,7 +1,7 @@
 #pragma once
-// Plan pieces the full-graph strategies share (roc, sancus): a rank computes its own nodes at every
-// layer on its share of the graph (full_graph.hpp), whose sources beyond its own nodes are the
-// halo, owned by its peers.
+// Plan pieces the full-graph strategies share (roc, sancus, neutronstar): a rank computes its own
+// nodes at every layer on its share of the graph (full_graph.hpp), whose sources beyond its own
+// nodes are the halo, owned by its peers.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -106,6 +106,20 @@ std::string peer_name(int q);
 
 // A new tensor holding the rows of `source` at `positions` (gather_rows).
 int rows_for(PlanBuilder& builder, std::string name, int positions, int source);
+
+// Rows between peers, in one all_to_all labelled `label`: to each peer q the rows of `source` at
+// positions send[q]; from it as many rows as receive[q] has positions. Returns `pairs` followed by
+// (receive[q], rows from q) for every peer, for a scatter_add_rows.
+std::vector<int> exchange_rows(PlanBuilder& builder, const std::string& label, Traffic traffic,
+                               int rank, const std::vector<int>& send,
+                               const std::vector<int>& receive, int source, std::vector<int> pairs);
+
+// The loss of the rank's training nodes, whose rows are among the first of `logits` (the last
+// layer's destinations begin with the rank's own nodes, in increasing ids, as in its share of the
+// graph); returns its gradient over all `rows` of the last layer's output. `strategy` names the
+// planner in errors.
+int emit_training_loss(PlanBuilder& builder, ModelEmitter& model, const RankIteration& iteration,
+                       int seeds, int logits, std::int64_t rows, const std::string& strategy);
 
 // Where every node's row sits in its owner's share of a layer (the owner's nodes in increasing id
 // order, as its block's destinations), and how many nodes each rank owns. Linear in the nodes.

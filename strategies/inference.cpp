@@ -258,24 +258,6 @@ class PlanWriter {
     }
     return source.column_end - source.column_begin;
   }
-  int transient(const std::string& name, std::int64_t rows, std::int64_t cols) {
-    TensorSpec tensor;
-    tensor.name = name;
-    tensor.rows = rows;
-    tensor.cols = cols;
-    tensor.transient = true;
-    return builder_.add_tensor(std::move(tensor));
-  }
-  // The chunk's block, shared with the planner rather than copied.
-  int add_block(const Chunk& part, const std::string& label) {
-    TensorSpec tensor;
-    tensor.name = label + ".block";
-    tensor.kind = TensorKind::block;
-    tensor.rows = part.block->num_dst;
-    tensor.cols = part.block->num_src();
-    tensor.block = part.block;
-    return builder_.add_tensor(std::move(tensor));
-  }
   int layer(int l, int input_table);
   int chunk_input(std::size_t k, std::size_t c, const InputSource& source,
                   const std::string& label);
@@ -376,8 +358,8 @@ int PlanWriter::chunk_input(std::size_t k, std::size_t c, const InputSource& sou
     exchange.bytes_to[slot] = builder_.tensor(exchange.inputs[slot]).bytes();
     const auto asked = static_cast<std::int64_t>(source.all_sources ? part.block->src_nodes.size()
                                                                     : part.owned_by[slot].size());
-    exchange.outputs[slot] =
-        transient(label + ".from_rank" + std::to_string(q), asked, width_of(source, q));
+    exchange.outputs[slot] = builder_.add_transient(label + ".from_rank" + std::to_string(q), asked,
+                                                    width_of(source, q));
     exchange.bytes_from[slot] = builder_.tensor(exchange.outputs[slot]).bytes();
   }
   const int local = gather(source, source.all_sources ? part.block->src_nodes : part.owned_by[me],
@@ -386,7 +368,7 @@ int PlanWriter::chunk_input(std::size_t k, std::size_t c, const InputSource& sou
   builder_.add_op(std::move(exchange));
   received[me] = local;
   const std::int64_t width = source.all_sources ? model_.layer(0).in_dim : width_of(source, rank_);
-  const int input = transient(label + ".input", part.block->num_src(), width);
+  const int input = builder_.add_transient(label + ".input", part.block->num_src(), width);
   Op assemble;
   assemble.outputs = {input};
   assemble.label = label + ".assemble";
@@ -413,7 +395,7 @@ int PlanWriter::gather(const InputSource& source, const std::vector<std::int32_t
   if (source.table < 0) {
     const FeaturePlacement& mine = s_.share.placements[static_cast<std::size_t>(rank_)];
     const int ids = builder_.add_index(name + ".nodes", nodes);
-    const int output = transient(name, rows, mine.column_end - mine.column_begin);
+    const int output = builder_.add_transient(name, rows, mine.column_end - mine.column_begin);
     builder_.add_op(gather_features_op("gather " + name, ids, output, mine.column_begin,
                                        mine.column_end, rows));
     return output;
@@ -430,7 +412,7 @@ int PlanWriter::gather(const InputSource& source, const std::vector<std::int32_t
     positions.push_back(static_cast<std::int32_t>(at));
   }
   const int index = builder_.add_index(name + ".positions", std::move(positions));
-  const int output = transient(name, rows, source.column_end - source.column_begin);
+  const int output = builder_.add_transient(name, rows, source.column_end - source.column_begin);
   builder_.add_op(gather_rows_op(builder_, "gather " + name, index, source.table, output,
                                  source.column_begin, source.column_end));
   return output;
@@ -451,7 +433,7 @@ int PlanWriter::products(int l, int input_table) {
 int PlanWriter::transform(int l, int input, const std::vector<std::string>& weights,
                           std::int64_t width, const std::string& name) {
   const TensorSpec& in = builder_.tensor(input);
-  const int output = transient(name, in.rows, width);
+  const int output = builder_.add_transient(name, in.rows, width);
   Op op;
   op.kind = OpKind::transform;
   op.label = name + ".transform";
@@ -518,8 +500,9 @@ int PlanWriter::partial_products(int l, const std::vector<std::string>& weights,
       const auto slot = static_cast<std::size_t>(q);
       const int positions =
           builder_.add_index(name + ".owned_by" + std::to_string(q), at_owner[slot]);
-      const int rows_for_q = transient(name + ".for_rank" + std::to_string(q),
-                                       static_cast<std::int64_t>(at_owner[slot].size()), width);
+      const int rows_for_q =
+          builder_.add_transient(name + ".for_rank" + std::to_string(q),
+                                 static_cast<std::int64_t>(at_owner[slot].size()), width);
       builder_.add_op(gather_rows_op(builder_, "gather " + builder_.tensor(rows_for_q).name,
                                      positions, partial, rows_for_q));
       if (q == rank_) {
@@ -528,12 +511,13 @@ int PlanWriter::partial_products(int l, const std::vector<std::string>& weights,
       }
       exchange.inputs[slot] = rows_for_q;
       exchange.bytes_to[slot] = builder_.tensor(rows_for_q).bytes();
-      exchange.outputs[slot] = transient(name + ".from_rank" + std::to_string(q), mine, width);
+      exchange.outputs[slot] =
+          builder_.add_transient(name + ".from_rank" + std::to_string(q), mine, width);
       exchange.bytes_from[slot] = builder_.tensor(exchange.outputs[slot]).bytes();
       sums.push_back(exchange.outputs[slot]);
     }
     builder_.add_op(std::move(exchange));
-    const int summed = transient(name + ".products", mine, width);
+    const int summed = builder_.add_transient(name + ".products", mine, width);
     Op add;
     add.kind = OpKind::add_partials;
     add.label = name + ".add_partials";
@@ -557,7 +541,7 @@ int PlanWriter::combine(int l, std::size_t k, std::size_t c, int input, int prod
   const Block& block = *part.block;
   const LayerShape& shape = model_.layer(l);
   const std::string label = "layer" + std::to_string(l) + ".chunk" + std::to_string(c);
-  const int block_tensor = add_block(part, label);
+  const int block_tensor = builder_.add_block(label + ".block", part.block);
   Op op;
   op.kind = OpKind::aggregate_transformed;
   op.label = label + ".aggregate";
@@ -571,7 +555,7 @@ int PlanWriter::combine(int l, std::size_t k, std::size_t c, int input, int prod
         block.src_nodes.begin() + static_cast<std::ptrdiff_t>(block.num_dst));
     op.set_input(Input::self_products, gather({products, 0, shape.out_dim}, own, label + ".self"));
   }
-  const int output = transient(label + ".output", block.num_dst, shape.out_dim);
+  const int output = builder_.add_transient(label + ".output", block.num_dst, shape.out_dim);
   op.outputs = {output};
   if (shape.bias) op.parameters = {parameter_name(l, "b")};
   const std::int64_t terms = block.num_edges() + (model_.gcn_normalised() ? block.num_dst : 0);
@@ -587,8 +571,9 @@ int PlanWriter::forward(int l, std::size_t k, std::size_t c, int input) {
   const Chunk& part = chunk(k, c);
   const Block& block = *part.block;
   const std::string label = "layer" + std::to_string(l) + ".chunk" + std::to_string(c);
-  const int block_tensor = add_block(part, label);
-  const int output = transient(label + ".output", block.num_dst, model_.layer(l).out_dim);
+  const int block_tensor = builder_.add_block(label + ".block", part.block);
+  const int output =
+      builder_.add_transient(label + ".output", block.num_dst, model_.layer(l).out_dim);
   Op op;
   op.kind = OpKind::layer_forward;
   op.label = label + ".forward";
@@ -603,7 +588,8 @@ int PlanWriter::forward(int l, std::size_t k, std::size_t c, int input) {
 
 int PlanWriter::scatter(const std::string& name, std::int64_t rows, std::int64_t cols,
                         std::vector<int> pairs, bool keep) {
-  const int output = keep ? builder_.add_dense(name, rows, cols) : transient(name, rows, cols);
+  const int output =
+      keep ? builder_.add_dense(name, rows, cols) : builder_.add_transient(name, rows, cols);
   builder_.add_op(
       scatter_rows_op(builder_, "assemble " + name, std::move(pairs), output, Stream::compute));
   return output;

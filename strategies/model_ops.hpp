@@ -57,6 +57,8 @@ class ModelEmitter {
   int relu(int layer, int z);
   int relu_backward(int layer, int grad, int z);
 
+  int num_layers() const { return spec_.num_layers(); }
+
   // The ops that added to parameter gradients (for the all-reduce's dependencies).
   const std::vector<int>& gradient_ops() const { return gradient_ops_; }
 

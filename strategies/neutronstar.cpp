@@ -24,7 +24,6 @@
 #include "strategies/neutronstar.hpp"
 
 #include <algorithm>
-#include <map>
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
@@ -220,11 +219,14 @@ class NeutronStarPlanner {
   const std::vector<std::int32_t>& served(int layer, int q) const {
     return served_[static_cast<std::size_t>(q)][static_cast<std::size_t>(layer)];
   }
-  // Where the own nodes a peer fetches sit among every layer's destinations (the own prefix); one
-  // index tensor per layer and peer, shared by forward and backward.
-  int served_positions(int layer, int q);
-  // Where the dependencies fetched from a peer sit among a layer's sources; likewise shared.
-  int fetched_positions(int layer, int q);
+  // Per peer, one layer's rows that move, as index tensors shared by forward and backward:
+  // `served`, where the own nodes the peer fetches sit among the layer below's destinations (the
+  // own prefix); `fetched`, where the nodes fetched from it sit among the layer's sources.
+  struct PeerRows {
+    std::vector<int> served;
+    std::vector<int> fetched;
+  };
+  const PeerRows& peer_rows(int layer);
   int first_layer_input();
   // Layer `layer`'s input over its sources, from the layer below's output `below` and what
   // the owners of the fetched dependencies send.
@@ -247,8 +249,7 @@ class NeutronStarPlanner {
   std::vector<int> graphs_;                                          // block tensor per layer
   std::vector<std::unordered_map<NodeId, std::int32_t>> positions_;  // [layer], when built
   std::vector<std::pair<int, int>> local_rows_;                      // [layer], when built
-  std::map<std::pair<int, int>, int> served_positions_;              // (layer, peer) -> index
-  std::map<std::pair<int, int>, int> fetched_positions_;             // (layer, peer) -> index
+  std::vector<PeerRows> peer_rows_;                                  // [layer], when built
 };
 
 Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement& received) {
@@ -256,13 +257,8 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
   for (const ParameterSpec& p : parameters) builder_.add_parameter(p);
   const OwnBatchTensors own = add_own_batch(builder_, context_, iteration_);
   for (int l = 0; l < context_.model.num_layers(); ++l) {
-    TensorSpec shared;
-    shared.name = "layer" + std::to_string(l) + " block";
-    shared.kind = TensorKind::block;
-    shared.rows = block(l).num_dst;
-    shared.cols = block(l).num_src();
-    shared.block = dependencies_->blocks[static_cast<std::size_t>(l)];
-    graphs_.push_back(builder_.add_tensor(std::move(shared)));
+    graphs_.push_back(builder_.add_block("layer" + std::to_string(l) + " block",
+                                         dependencies_->blocks[static_cast<std::size_t>(l)]));
   }
   add_announcement(builder_, requests, received, rank_);
   builder_.end_prologue();
@@ -274,39 +270,32 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
   for (int l = 1; l <= last; ++l) {
     output = model_.forward_layer(l, graphs_[static_cast<std::size_t>(l)], layer_input(l, output));
   }
-  // The loss of the rank's training nodes (in the own prefix of the last layer's destinations).
-  const int train_rows = builder_.add_index(
-      "training positions", own_positions(local_block(iteration_), iteration_.batch.seeds,
-                                          "neutronstar: the training nodes"));
-  const int train_logits = rows_for(builder_, "training logits", train_rows, output);
-  const int grad_train = model_.loss(train_logits, own.seeds, iteration_.loss_scale);
-  int grad = builder_.add_dense("layer" + std::to_string(last) + ".out.grad", block(last).num_dst,
-                                builder_.tensor(output).cols);
-  builder_.add_op(
-      scatter_add_op(builder_, "scatter training gradients", {train_rows, grad_train}, grad));
+  int grad = emit_training_loss(builder_, model_, iteration_, own.seeds, output,
+                                block(last).num_dst, "neutronstar");
   for (int l = last; l > 0; --l) grad = output_gradient(l, model_.backward_layer(l, grad, true));
   model_.backward_layer(0, grad, false);
   emit_all_reduce_and_step(builder_, parameters, rank_, num_ranks_, model_.gradient_ops());
   return builder_.finish();
 }
 
-int NeutronStarPlanner::fetched_positions(int layer, int q) {
-  const auto key = std::pair{layer, q};
-  if (const auto it = fetched_positions_.find(key); it != fetched_positions_.end()) {
-    return it->second;
+const NeutronStarPlanner::PeerRows& NeutronStarPlanner::peer_rows(int layer) {
+  peer_rows_.resize(dependencies_->blocks.size());
+  PeerRows& built = peer_rows_[static_cast<std::size_t>(layer)];
+  if (!built.served.empty()) return built;
+  const std::string name = "layer" + std::to_string(layer);
+  built.served.assign(static_cast<std::size_t>(num_ranks_), -1);
+  built.fetched.assign(static_cast<std::size_t>(num_ranks_), -1);
+  for (int q = 0; q < num_ranks_; ++q) {
+    if (q == rank_) continue;
+    const auto slot = static_cast<std::size_t>(q);
+    built.served[slot] = builder_.add_index(
+        name + " positions fetched by " + peer_name(q),
+        own_positions(local_block(iteration_), served(layer, q),
+                      "neutronstar: the dependencies announced by " + peer_name(q)));
+    built.fetched[slot] = builder_.add_index(name + " positions fetched from " + peer_name(q),
+                                             positions_of(positions(layer), fetched(layer, q)));
   }
-  return fetched_positions_[key] = builder_.add_index(
-             "layer" + std::to_string(layer) + " positions fetched from " + peer_name(q),
-             positions_of(positions(layer), fetched(layer, q)));
-}
-
-int NeutronStarPlanner::served_positions(int layer, int q) {
-  const auto key = std::pair{layer, q};
-  if (const auto it = served_positions_.find(key); it != served_positions_.end()) return it->second;
-  return served_positions_[key] = builder_.add_index(
-             "layer" + std::to_string(layer) + " positions fetched by " + peer_name(q),
-             own_positions(local_block(iteration_), served(layer, q),
-                           "neutronstar: the dependencies announced by " + peer_name(q)));
+  return built;
 }
 
 int NeutronStarPlanner::first_layer_input() {
@@ -335,12 +324,9 @@ int NeutronStarPlanner::first_layer_input() {
   for (int q = 0; q < num_ranks_; ++q) {
     if (q == rank_) continue;
     const auto slot = static_cast<std::size_t>(q);
-    TensorSpec kept;
-    kept.name = "dependency features of " + peer_name(q);
-    kept.rows = static_cast<std::int64_t>(fetched(0, q).size());
-    kept.cols = dim;
-    kept.persistent = true;
-    copy.outputs[slot] = builder_.add_tensor(std::move(kept));
+    copy.outputs[slot] =
+        builder_.add_persistent("dependency features of " + peer_name(q),
+                                static_cast<std::int64_t>(fetched(0, q).size()), dim);
     const auto rows = static_cast<std::int64_t>(served(0, q).size());
     copy.inputs[slot] = builder_.add_dense("dependency features for " + peer_name(q), rows, dim);
     builder_.add_op(
@@ -393,21 +379,9 @@ int NeutronStarPlanner::layer_input(int layer, int below) {
   std::vector<int> pairs = {sources,
                             rows_for(builder_, name + " computed rows", rows_below, below)};
   if (num_ranks_ > 1) {
-    Op fetch = exchange_op(name + " fetch dependencies", Traffic::activations, num_ranks_);
-    for (int q = 0; q < num_ranks_; ++q) {
-      if (q == rank_) continue;
-      const auto slot = static_cast<std::size_t>(q);
-      fetch.inputs[slot] =
-          rows_for(builder_, name + " rows for " + peer_name(q), served_positions(layer, q), below);
-      fetch.outputs[slot] = builder_.add_dense(name + " rows from " + peer_name(q),
-                                               static_cast<std::int64_t>(fetched(layer, q).size()),
-                                               builder_.tensor(below).cols);
-      fetch.bytes_to[slot] = builder_.tensor(fetch.inputs[slot]).bytes();
-      fetch.bytes_from[slot] = builder_.tensor(fetch.outputs[slot]).bytes();
-      pairs.push_back(fetched_positions(layer, q));
-      pairs.push_back(fetch.outputs[slot]);
-    }
-    builder_.add_op(std::move(fetch));
+    const PeerRows& moved = peer_rows(layer);
+    pairs = exchange_rows(builder_, name + " fetch dependencies", Traffic::activations, rank_,
+                          moved.served, moved.fetched, below, std::move(pairs));
   }
   const int input =
       builder_.add_dense(name + " input", block(layer).num_src(), builder_.tensor(below).cols);
@@ -421,22 +395,9 @@ int NeutronStarPlanner::output_gradient(int layer, int grad_input) {
   std::vector<int> pairs = {rows_below,
                             rows_for(builder_, name + " computed gradients", sources, grad_input)};
   if (num_ranks_ > 1) {
-    Op back = exchange_op(name + " dependency gradients", Traffic::gradients, num_ranks_);
-    for (int q = 0; q < num_ranks_; ++q) {
-      if (q == rank_) continue;
-      const auto slot = static_cast<std::size_t>(q);
-      const int fetched_rows = fetched_positions(layer, q);
-      back.inputs[slot] =
-          rows_for(builder_, name + " gradients for " + peer_name(q), fetched_rows, grad_input);
-      back.outputs[slot] = builder_.add_dense(name + " gradients from " + peer_name(q),
-                                              static_cast<std::int64_t>(served(layer, q).size()),
-                                              builder_.tensor(grad_input).cols);
-      back.bytes_to[slot] = builder_.tensor(back.inputs[slot]).bytes();
-      back.bytes_from[slot] = builder_.tensor(back.outputs[slot]).bytes();
-      pairs.push_back(served_positions(layer, q));
-      pairs.push_back(back.outputs[slot]);
-    }
-    builder_.add_op(std::move(back));
+    const PeerRows& moved = peer_rows(layer);
+    pairs = exchange_rows(builder_, name + " dependency gradients", Traffic::gradients, rank_,
+                          moved.fetched, moved.served, grad_input, std::move(pairs));
   }
   const int grad = builder_.add_dense("layer" + std::to_string(layer - 1) + ".out.grad",
                                       block(layer - 1).num_dst, builder_.tensor(grad_input).cols);
@@ -511,12 +472,8 @@ class NeutronStarStrategy final : public HaloStrategy {
 
 NeutronStarOptions neutronstar_options(const DistributionConfig& distribution) {
   refuse_mini_batch_options(distribution, "neutronstar");
-  NeutronStarOptions options;
-  options.dependencies = distribution.neutronstar_dependencies;
-  options.vertex_seconds = distribution.neutronstar_vertex_seconds;
-  options.edge_seconds = distribution.neutronstar_edge_seconds;
-  options.transfer_seconds = distribution.neutronstar_transfer_seconds;
-  return options;
+  return {distribution.neutronstar_dependencies, distribution.neutronstar_vertex_seconds,
+          distribution.neutronstar_edge_seconds, distribution.neutronstar_transfer_seconds};
 }
 
 std::unique_ptr<Strategy> make_neutronstar_strategy(const NeutronStarOptions& options) {

@@ -275,10 +275,7 @@ class P3Strategy final : public Strategy {
   bool derives_peer_first_layers() const override { return options_.derive_first_layer; }
 
   void check(const StrategyContext& context) const override {
-    require(context.feature_dim >= 1, "workload.features", "p3 needs node features");
-    require(context.partition.num_parts() == context.num_ranks, "partition",
-            "has " + std::to_string(context.partition.num_parts()) + " parts for " +
-                std::to_string(context.num_ranks) + " ranks");
+    check_features_and_parts(context, name());
   }
 
   FeaturePlacement feature_placement(const StrategyContext& context, int rank) const override {

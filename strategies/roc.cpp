@@ -17,32 +17,6 @@
 namespace gnnbed {
 namespace {
 
-// Rows between peers: to each peer q the rows of `source` at positions send[q]; from it as many
-// rows as receive[q] has positions. Returns `pairs` followed by (receive[q], rows from q) for
-// every peer, for a scatter_add_rows.
-std::vector<int> exchange_rows(PlanBuilder& builder, const std::string& label, Traffic traffic,
-                               int rank, const std::vector<int>& send,
-                               const std::vector<int>& receive, int source,
-                               std::vector<int> pairs) {
-  const int num_ranks = static_cast<int>(send.size());
-  Op op = exchange_op(label, traffic, num_ranks);
-  for (int q = 0; q < num_ranks; ++q) {
-    if (q == rank) continue;
-    const auto slot = static_cast<std::size_t>(q);
-    op.inputs[slot] =
-        rows_for(builder, label + " for rank " + std::to_string(q), send[slot], source);
-    op.outputs[slot] =
-        builder.add_dense(label + " from rank " + std::to_string(q),
-                          builder.tensor(receive[slot]).rows, builder.tensor(source).cols);
-    op.bytes_to[slot] = builder.tensor(op.inputs[slot]).bytes();
-    op.bytes_from[slot] = builder.tensor(op.outputs[slot]).bytes();
-    pairs.push_back(receive[slot]);
-    pairs.push_back(op.outputs[slot]);
-  }
-  builder.add_op(std::move(op));
-  return pairs;
-}
-
 // One rank's plan for one epoch: the halo's features pulled, its later layers' rows exchanged
 // every layer.
 class RocPlanner final : public HaloPlanner {

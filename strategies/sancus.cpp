@@ -19,8 +19,6 @@
 // block to every peer: per rank the bytes of a ring broadcast.
 #include "strategies/sancus.hpp"
 
-#include <numeric>
-
 #include "strategies/halo.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/strategy_common.hpp"
@@ -43,7 +41,6 @@ class SancusPlanner final : public HaloPlanner {
   // The own rows' gradients plus what the peers sent back for the rows they read (now, or at the
   // last broadcast).
   int own_input_gradient(int layer, int grad_input) override;
-  int peer_copy(const std::string& name, std::int64_t rows, std::int64_t cols);
   // Per peer, the rows of its nodes in this rank's halo within the peer's block (index tensors,
   // added at the first layer), and every rank's block size.
   void add_block_rows();
@@ -70,15 +67,6 @@ void SancusPlanner::add_block_rows() {
   }
 }
 
-int SancusPlanner::peer_copy(const std::string& name, std::int64_t rows, std::int64_t cols) {
-  TensorSpec copy;
-  copy.name = name;
-  copy.rows = rows;
-  copy.cols = cols;
-  copy.persistent = true;
-  return builder_.add_tensor(std::move(copy));
-}
-
 int SancusPlanner::layer_input(int layer, int own, Traffic traffic) {
   if (num_ranks_ == 1) return own;
   if (block_rows_.empty()) add_block_rows();
@@ -89,7 +77,8 @@ int SancusPlanner::layer_input(int layer, int own, Traffic traffic) {
   for (int q = 0; q < num_ranks_; ++q) {
     if (q == rank_) continue;
     const auto slot = static_cast<std::size_t>(q);
-    copies[slot] = peer_copy(name + " block of " + peer_name(q), rows_of_rank_[slot], width);
+    copies[slot] =
+        builder_.add_persistent(name + " block of " + peer_name(q), rows_of_rank_[slot], width);
     broadcast.inputs[slot] = own;
     broadcast.outputs[slot] = copies[slot];
     broadcast.bytes_to[slot] = builder_.tensor(own).bytes();
@@ -116,8 +105,8 @@ int SancusPlanner::own_input_gradient(int layer, int grad_input) {
   for (int q = 0; q < num_ranks_; ++q) {
     if (q == rank_) continue;
     const auto slot = static_cast<std::size_t>(q);
-    const int copy = peer_copy(name + " input gradients from " + peer_name(q),
-                               builder_.tensor(served_rows_[slot]).rows, width);
+    const int copy = builder_.add_persistent(name + " input gradients from " + peer_name(q),
+                                             builder_.tensor(served_rows_[slot]).rows, width);
     if (broadcast_) {
       send_back.inputs[slot] = rows_for(builder_, name + " halo gradients for " + peer_name(q),
                                         halo_rows_[slot], grad_input);

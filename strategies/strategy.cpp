@@ -188,13 +188,14 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
   const int num_ranks = context.num_ranks;
   const NeighborSampler sampler(structure, context.training.fanouts, sampler_seed);
   const bool full_graph = strategy.full_graph();
-  const std::vector<std::shared_ptr<const Block>> local_blocks =
-      full_graph ? local_graph_blocks(structure, context.partition)
-                 : std::vector<std::shared_ptr<const Block>>{};
+  // The whole graph's GCN degrees, computed once: every rank's share carries them, and strategies
+  // that compute beyond their share read them (RankIteration::gcn_degrees).
   const auto degrees =
-      full_graph && !context.structure_partitioned
-          ? std::make_shared<const std::vector<std::int32_t>>(gcn_degrees(structure))
-          : nullptr;
+      full_graph ? std::make_shared<const std::vector<std::int32_t>>(gcn_degrees(structure))
+                 : nullptr;
+  const std::vector<std::shared_ptr<const Block>> local_blocks =
+      full_graph ? local_graph_blocks(structure, context.partition, *degrees)
+                 : std::vector<std::shared_ptr<const Block>>{};
   std::vector<RankIteration> iterations(static_cast<std::size_t>(num_ranks));
   std::vector<MiniBatch> batches;
   for (int r = 0; r < num_ranks; ++r) {
@@ -210,7 +211,7 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
     if (full_graph) {
       it.batch.seeds = seeds;
       it.local_block = local_blocks[static_cast<std::size_t>(r)];
-      if (degrees) {
+      if (!context.structure_partitioned) {
         it.structure = &structure;
         it.gcn_degrees = degrees;
       }

@@ -4,6 +4,13 @@
 
 namespace gnnbed {
 
+void check_features_and_parts(const StrategyContext& context, const std::string& strategy) {
+  require(context.feature_dim >= 1, "workload.features", strategy + " needs node features");
+  require(context.partition.num_parts() == context.num_ranks, "partition",
+          "has " + std::to_string(context.partition.num_parts()) + " parts for " +
+              std::to_string(context.num_ranks) + " ranks");
+}
+
 OwnBatchTensors add_own_batch(PlanBuilder& builder, const StrategyContext& context,
                               const RankIteration& iteration) {
   OwnBatchTensors tensors;

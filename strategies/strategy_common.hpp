@@ -15,6 +15,10 @@ struct OwnBatchTensors {
   int sample_op = -1;
 };
 
+// ConfigError unless the run has node features and one node partition part per rank (what every
+// strategy here needs); `strategy` names it in the message.
+void check_features_and_parts(const StrategyContext& context, const std::string& strategy);
+
 // Adds the seeds and block tensors of `iteration.batch` and the `sample` op that produced them.
 OwnBatchTensors add_own_batch(PlanBuilder& builder, const StrategyContext& context,
                               const RankIteration& iteration);

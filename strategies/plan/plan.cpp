@@ -243,6 +243,15 @@ Op op_from_json(const nlohmann::json& object, const std::string& origin) {
   return op;
 }
 
+TensorSpec dense_tensor(std::string name, std::int64_t rows, std::int64_t cols) {
+  TensorSpec tensor;
+  tensor.name = std::move(name);
+  tensor.kind = TensorKind::dense;
+  tensor.rows = rows;
+  tensor.cols = cols;
+  return tensor;
+}
+
 // Persistent tensors are dense state kept by name across a rank's plans: one tensor per name,
 // never dropped after use, and only in plans that run alone (two plans in flight would both
 // hold the state).
@@ -653,21 +662,33 @@ int PlanBuilder::add_index(std::string name,
 }
 
 int PlanBuilder::add_block(std::string name, Block block) {
+  return add_block(std::move(name), std::make_shared<const Block>(std::move(block)));
+}
+
+int PlanBuilder::add_block(std::string name, std::shared_ptr<const Block> block) {
+  if (!block) throw Error("plan: block tensor '" + name + "' has no block");
   TensorSpec tensor;
   tensor.name = std::move(name);
   tensor.kind = TensorKind::block;
-  tensor.rows = block.num_dst;
-  tensor.cols = block.num_src();
-  tensor.block = std::make_shared<const Block>(std::move(block));
+  tensor.rows = block->num_dst;
+  tensor.cols = block->num_src();
+  tensor.block = std::move(block);
   return add_tensor(std::move(tensor));
 }
 
 int PlanBuilder::add_dense(std::string name, std::int64_t rows, std::int64_t cols) {
-  TensorSpec tensor;
-  tensor.name = std::move(name);
-  tensor.kind = TensorKind::dense;
-  tensor.rows = rows;
-  tensor.cols = cols;
+  return add_tensor(dense_tensor(std::move(name), rows, cols));
+}
+
+int PlanBuilder::add_transient(std::string name, std::int64_t rows, std::int64_t cols) {
+  TensorSpec tensor = dense_tensor(std::move(name), rows, cols);
+  tensor.transient = true;
+  return add_tensor(std::move(tensor));
+}
+
+int PlanBuilder::add_persistent(std::string name, std::int64_t rows, std::int64_t cols) {
+  TensorSpec tensor = dense_tensor(std::move(name), rows, cols);
+  tensor.persistent = true;
   return add_tensor(std::move(tensor));
 }
 

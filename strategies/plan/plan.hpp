@@ -319,7 +319,12 @@ class PlanBuilder {
   // An index tensor over values the caller shares (an announcement's payload), not copied.
   int add_index(std::string name, std::shared_ptr<const std::vector<std::int32_t>> values);
   int add_block(std::string name, Block block);
+  // A block the caller shares (a rank's share of the graph, an evaluation chunk), not copied.
+  int add_block(std::string name, std::shared_ptr<const Block> block);
   int add_dense(std::string name, std::int64_t rows, std::int64_t cols);
+  // Dense tensors with a lifetime other than the plan's (TensorSpec::transient, ::persistent).
+  int add_transient(std::string name, std::int64_t rows, std::int64_t cols);
+  int add_persistent(std::string name, std::int64_t rows, std::int64_t cols);
   void add_parameter(ParameterSpec parameter);
   int add_op(Op op);
   // Marks every op added so far as prologue.

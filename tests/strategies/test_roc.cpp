@@ -8,10 +8,10 @@
 #include <fstream>
 #include <set>
 
-#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/full_graph.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/partition_costs.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/roc_partition.hpp"
 #include "strategies/strategy.hpp"
 #include "tests/support/bundled_workload.hpp"
@@ -159,7 +159,7 @@ TEST(RocPlans, OneRankMovesNothingAndPlansRoundTripWithTheirDegrees) {
 TEST(FullGraph, SharesCoverTheGraphAndCarryItsGcnDegrees) {
   const Graph& graph = cora().graph;
   const NodePartition partition = NodePartition::hashed(graph.num_nodes(), 3, 7);
-  const auto blocks = local_graph_blocks(graph, partition);
+  const auto blocks = local_graph_blocks(graph, partition, gcn_degrees(graph));
   ASSERT_EQ(blocks.size(), 3U);
   std::int64_t destinations = 0;
   std::int64_t edges = 0;
