@@ -41,6 +41,8 @@ def selected(points, select):
         for field, value in (select or {}).items():
             if field == "run":
                 ok = ok and p["run"] == value
+            elif isinstance(value, list):  # any of these values
+                ok = ok and p["assignments"].get(field) in [str(v) for v in value]
             else:
                 ok = ok and p["assignments"].get(field) == str(value)
         if ok:

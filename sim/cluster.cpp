@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/json_config.hpp"
@@ -24,6 +25,14 @@ constexpr double kLargestTimeSliceSeconds = 0.1;
 constexpr double kSlowestLinkBytesPerSecond = 1e3;
 constexpr double kFastestLinkBytesPerSecond = 1e15;
 constexpr double kLongestLatencySeconds = 10;
+// A day: far beyond any transport's timeout.
+constexpr double kLongestFailureDetectionSeconds = 86400;
+
+// A failure time (fails_at_seconds): a simulated time, not negative.
+void require_failure_time(const std::optional<double>& seconds, const std::string& field) {
+  require(!seconds || (std::isfinite(*seconds) && *seconds >= 0), field,
+          "must be a simulated time in seconds, 0 or more");
+}
 
 LinkSpec link_from_json(const nlohmann::json& object, const std::string& where) {
   LinkSpec link;
@@ -99,6 +108,117 @@ void read_network(const nlohmann::json& object, ClusterSpec& cluster) {
   require_one_of("network.model", cluster.network_model, {"CM02", "LV08", "SMPI"});
 }
 
+// A deviating link's fields, each optional; `gbps`: the NIC's bandwidth is in Gbit/s, as the
+// cluster's own.
+LinkChange link_change_from_json(const nlohmann::json& object, const std::string& where,
+                                 bool gbps) {
+  LinkChange change;
+  JsonFieldReader reader(object, where);
+  const std::string bandwidth_key = gbps ? "bandwidth_gbps" : "bandwidth_bytes_per_second";
+  std::optional<double> bandwidth;
+  reader.read(bandwidth_key, bandwidth);
+  reader.read("latency_seconds", change.latency_seconds);
+  reader.read("fails_at_seconds", change.fails_at_seconds);
+  reader.finish();
+  require_failure_time(change.fails_at_seconds, reader.path("fails_at_seconds"));
+  if (bandwidth) {
+    change.bandwidth_bytes_per_second = gbps ? *bandwidth * kGiga / kBitsPerByte : *bandwidth;
+    require(*change.bandwidth_bytes_per_second >= kSlowestLinkBytesPerSecond &&
+                *change.bandwidth_bytes_per_second <= kFastestLinkBytesPerSecond,
+            reader.path(bandwidth_key),
+            gbps ? "must be between 8e-6 and 8e6 Gbit/s" : "must be between 1e3 and 1e15 bytes/s");
+  }
+  require(!change.latency_seconds ||
+              (*change.latency_seconds >= 0 && *change.latency_seconds <= kLongestLatencySeconds),
+          reader.path("latency_seconds"), "must be between 0 and 10 seconds");
+  return change;
+}
+
+Deviation deviation_from_json(const nlohmann::json& object, const std::string& where) {
+  Deviation deviation;
+  JsonFieldReader reader(object, where);
+  for (const auto& [key, index] :
+       {std::pair{"machine", &deviation.machine}, std::pair{"rank", &deviation.rank}}) {
+    const nlohmann::json* value = reader.child(key);
+    if (value != nullptr && !value->is_null()) *index = json_integer<int>(*value, reader.path(key));
+  }
+  reader.read("compute_time_factor", deviation.compute_time_factor);
+  reader.read("fails_at_seconds", deviation.fails_at_seconds);
+  require_failure_time(deviation.fails_at_seconds, reader.path("fails_at_seconds"));
+  if (const nlohmann::json* nic = reader.child("nic"); nic != nullptr && !nic->is_null())
+    deviation.nic = link_change_from_json(*nic, reader.path("nic"), true);
+  if (const nlohmann::json* link = reader.child("device_link"); link != nullptr && !link->is_null())
+    deviation.device_link = link_change_from_json(*link, reader.path("device_link"), false);
+  reader.finish();
+  require(deviation.machine.has_value() != deviation.rank.has_value(), where,
+          "names exactly one part: a machine or a rank");
+  require(deviation.compute_time_factor > 0 && deviation.compute_time_factor <= kLargestTimeFactor,
+          reader.path("compute_time_factor"), "must be above 0 and at most 10");
+  require(deviation.nic.empty() || deviation.machine.has_value(), reader.path("nic"),
+          "belongs to a machine: a rank has no NIC of its own");
+  require(deviation.device_link.empty() || deviation.rank.has_value(), reader.path("device_link"),
+          "belongs to a rank: name the rank whose link differs");
+  return deviation;
+}
+
+std::vector<Deviation> deviations_from_json(const nlohmann::json& list) {
+  if (!list.is_array()) throw ConfigError("deviations", "must be an array of parts");
+  std::vector<Deviation> deviations;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    deviations.push_back(deviation_from_json(list[i], "deviations[" + std::to_string(i) + "]"));
+  }
+  return deviations;
+}
+
+nlohmann::json to_json(const LinkChange& change, bool gbps) {
+  nlohmann::json document = nlohmann::json::object();
+  if (change.bandwidth_bytes_per_second) {
+    if (gbps) {
+      document["bandwidth_gbps"] = *change.bandwidth_bytes_per_second * kBitsPerByte / kGiga;
+    } else {
+      document["bandwidth_bytes_per_second"] = *change.bandwidth_bytes_per_second;
+    }
+  }
+  if (change.latency_seconds) document["latency_seconds"] = *change.latency_seconds;
+  if (change.fails_at_seconds) document["fails_at_seconds"] = *change.fails_at_seconds;
+  return document;
+}
+
+nlohmann::json to_json(const Deviation& deviation) {
+  nlohmann::json document = nlohmann::json::object();
+  if (deviation.machine) document["machine"] = *deviation.machine;
+  if (deviation.rank) document["rank"] = *deviation.rank;
+  if (deviation.compute_time_factor != 1)
+    document["compute_time_factor"] = deviation.compute_time_factor;
+  if (deviation.fails_at_seconds) document["fails_at_seconds"] = *deviation.fails_at_seconds;
+  if (!deviation.nic.empty()) document["nic"] = to_json(deviation.nic, true);
+  if (!deviation.device_link.empty())
+    document["device_link"] = to_json(deviation.device_link, false);
+  return document;
+}
+
+// Every deviation names a part the cluster has, and no part twice.
+void validate_deviations(const ClusterSpec& cluster) {
+  std::map<std::string, std::size_t> first_of_part;
+  for (std::size_t i = 0; i < cluster.deviations.size(); ++i) {
+    const Deviation& deviation = cluster.deviations[i];
+    const std::string where = "deviations[" + std::to_string(i) + "]";
+    if (deviation.machine) {
+      require(
+          *deviation.machine >= 0 && *deviation.machine < cluster.machines, where + ".machine",
+          "must be a machine of the cluster (0 to " + std::to_string(cluster.machines - 1) + ")");
+    } else {
+      require(
+          *deviation.rank >= 0 && *deviation.rank < cluster.num_ranks(), where + ".rank",
+          "must be a rank of the cluster (0 to " + std::to_string(cluster.num_ranks() - 1) + ")");
+    }
+    const auto [earlier, inserted] = first_of_part.emplace(deviation.part(), i);
+    require(inserted, where,
+            deviation.part() + " already deviates in deviations[" +
+                std::to_string(earlier->second) + "]: say everything about a part in one entry");
+  }
+}
+
 void validate(const ClusterSpec& cluster) {
   require(cluster.machines >= 1, "machines", "must be at least 1");
   require(cluster.ranks_per_machine >= 1, "ranks_per_machine", "must be at least 1");
@@ -116,6 +236,10 @@ void validate(const ClusterSpec& cluster) {
   require(cluster.shared_core_time_slice_seconds == 0 || cluster.shared_cores > 0,
           "shared_core_time_slice_seconds", "needs shared_cores: only shared cores time slice");
   require(cluster.device_memory_bytes > 0, "device.memory_bytes", "must be positive");
+  validate_deviations(cluster);
+  require(cluster.failure_detection_seconds >= 0 &&
+              cluster.failure_detection_seconds <= kLongestFailureDetectionSeconds,
+          "failure_detection_seconds", "must be between 0 (at once) and 86400 seconds");
   if (cluster.topology == "fat-tree") {
     const FatTreeSpec& tree = cluster.fat_tree;
     require(!tree.down.empty() && tree.down.size() == tree.up.size() &&
@@ -159,10 +283,66 @@ bool ClusterSpec::runs_on_host(OpKind kind, bool features_on_device) const {
           (kind == OpKind::gather_features && !features_on_device));
 }
 
-double ClusterSpec::compute_factor(int rank) const {
-  // The replay asks for every op: identical ranks (every preset) skip the normal quantile.
-  if (rank_speed_spread == 0) return compute_time_factor;
-  return compute_time_factor * (1 + rank_speed_spread * normal_order_score(rank, num_ranks()));
+LinkSpec LinkChange::applied_to(LinkSpec link) const {
+  if (bandwidth_bytes_per_second) link.bandwidth_bytes_per_second = *bandwidth_bytes_per_second;
+  if (latency_seconds) link.latency_seconds = *latency_seconds;
+  return link;
+}
+
+std::string Deviation::part() const {
+  return machine ? "machine " + std::to_string(*machine) : "rank " + std::to_string(rank.value());
+}
+
+LinkSpec ClusterSpec::nic_of(int machine) const {
+  for (const Deviation& deviation : deviations) {
+    if (deviation.machine == machine) return deviation.nic.applied_to(nic);
+  }
+  return nic;
+}
+
+LinkSpec ClusterSpec::device_link_of(int rank) const {
+  for (const Deviation& deviation : deviations) {
+    if (deviation.rank == rank) return deviation.device_link.applied_to(device_link);
+  }
+  return device_link;
+}
+
+std::vector<PartFailure> ClusterSpec::failures() const {
+  using Kind = PartFailure::Kind;
+  std::vector<PartFailure> failures;
+  for (const Deviation& deviation : deviations) {
+    const int index = deviation.machine ? *deviation.machine : deviation.rank.value();
+    if (deviation.fails_at_seconds) {
+      failures.push_back({deviation.machine ? Kind::machine : Kind::rank, index,
+                          *deviation.fails_at_seconds, deviation.part()});
+    }
+    if (deviation.nic.fails_at_seconds) {
+      failures.push_back(
+          {Kind::nic, index, *deviation.nic.fails_at_seconds, "the NIC of " + deviation.part()});
+    }
+    if (deviation.device_link.fails_at_seconds) {
+      failures.push_back({Kind::device_link, index, *deviation.device_link.fails_at_seconds,
+                          "the device link of " + deviation.part()});
+    }
+  }
+  std::stable_sort(
+      failures.begin(), failures.end(),
+      [](const PartFailure& a, const PartFailure& b) { return a.at_seconds < b.at_seconds; });
+  return failures;
+}
+
+double ClusterSpec::compute_factor(int rank, bool on_host) const {
+  double factor = compute_time_factor;
+  if (rank_speed_spread > 0) {
+    factor *= 1 + rank_speed_spread * normal_order_score(rank, num_ranks());
+  }
+  const bool device_only = on_host && device_kind == DeviceKind::gpu;
+  for (const Deviation& deviation : deviations) {
+    if ((deviation.rank == rank && !device_only) || deviation.machine == machine_of(rank)) {
+      factor *= deviation.compute_time_factor;
+    }
+  }
+  return factor;
 }
 
 double ClusterSpec::jitter_factor(int rank, std::int64_t iteration, std::int64_t op) const {
@@ -211,6 +391,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     reader.read("compute_time_factor", cluster.compute_time_factor);
     reader.read("compute_jitter", cluster.compute_jitter);
     reader.read("compute_jitter_seed", cluster.compute_jitter_seed);
+    reader.read("failure_detection_seconds", cluster.failure_detection_seconds);
     if (const nlohmann::json* host = reader.child("host"); host != nullptr && !host->is_null()) {
       JsonFieldReader host_reader(*host, "host");
       host_reader.read("cores", cluster.host_cores);
@@ -243,6 +424,8 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     read_nic(*nic, "nic", cluster);
     if (const nlohmann::json* network = reader.child("network"); network && !network->is_null())
       read_network(*network, cluster);
+    if (const nlohmann::json* list = reader.child("deviations"); list && !list->is_null())
+      cluster.deviations = deviations_from_json(*list);
     reader.finish();
     validate(cluster);
     return cluster;
@@ -284,6 +467,14 @@ nlohmann::json ClusterSpec::to_json() const {
   if (compute_jitter > 0) {
     document["compute_jitter"] = compute_jitter;
     document["compute_jitter_seed"] = compute_jitter_seed;
+  }
+  if (failure_detection_seconds > 0)
+    document["failure_detection_seconds"] = failure_detection_seconds;
+  if (!deviations.empty()) {
+    document["deviations"] = nlohmann::json::array();
+    for (const Deviation& deviation : deviations) {
+      document["deviations"].push_back(gnnbed::to_json(deviation));
+    }
   }
   if (topology == "fat-tree") {
     document["network"]["fat_tree"] = {

@@ -29,6 +29,48 @@ struct FatTreeSpec {
   std::vector<unsigned int> link_count;
 };
 
+// A link's settings that differ from the cluster's: each unset one is as the cluster says.
+struct LinkChange {
+  std::optional<double> bandwidth_bytes_per_second;
+  std::optional<double> latency_seconds;
+  // The link goes down at this simulated time (a cable pulled, a port that died): every transfer
+  // over it then fails.
+  std::optional<double> fails_at_seconds;
+
+  bool empty() const {
+    return !bandwidth_bytes_per_second && !latency_seconds && !fails_at_seconds;
+  }
+  LinkSpec applied_to(LinkSpec link) const;
+};
+
+// One machine, or one rank, unlike the rest of the cluster: a straggler (it computes slower), a
+// degraded link. Real clusters are uneven (a machine with a slower or busier CPU, a GPU that
+// throttles, a NIC that negotiated a lower speed, a cable with errors), and every synchronous
+// exchange waits for the slowest part. Exactly one of `machine` and `rank` is set; a machine's
+// deviation applies to its CPU and every one of its ranks, a rank's to its device (a GPU, or the
+// CPU process of a CPU rank), multiplying with its machine's.
+struct Deviation {
+  std::optional<int> machine;
+  std::optional<int> rank;
+  // Multiplies the part's op times (above 1: slower), on top of the cluster's factors.
+  double compute_time_factor = 1;
+  LinkChange nic;          // a machine's NIC
+  LinkChange device_link;  // a rank's device link (PCIe; shared memory for CPU ranks)
+  // The part stops at this simulated time: a rank's process (or GPU) dies, or a whole machine
+  // (its CPU and every rank on it).
+  std::optional<double> fails_at_seconds;
+
+  std::string part() const;  // "machine 7", "rank 12"
+};
+
+// A failure the replay applies (ClusterSpec::failures): what fails, and when.
+struct PartFailure {
+  enum class Kind : std::uint8_t { rank, machine, nic, device_link } kind = Kind::rank;
+  int index = 0;  // the rank (rank, device_link) or the machine (machine, nic)
+  double at_seconds = 0;
+  std::string part;  // "rank 12", "machine 3", "the NIC of machine 3", "the device link of rank 5"
+};
+
 struct ClusterSpec {
   std::string name;
   std::string description;
@@ -99,8 +141,10 @@ struct ClusterSpec {
   // faster the machine computes than when the cost model was calibrated, as a probe measures it
   // (calibrate --probe). 1 by default.
   double compute_time_factor = 1;
-  // The rank's multiple of the cost model's time: compute_time_factor and the rank's speed.
-  double compute_factor(int rank) const;
+  // The rank's multiple of the cost model's time: compute_time_factor, the rank's speed and the
+  // deviations of its machine and (but for `on_host`: an op its machine's CPU runs for a GPU
+  // rank, such as sampling) of the rank itself.
+  double compute_factor(int rank, bool on_host = false) const;
 
   // How much one op's compute time varies from one run of it to the next, independently on every
   // rank: the standard deviation of the log of its duration. 0 (the default) is none. On a shared
@@ -112,6 +156,21 @@ struct ClusterSpec {
   double compute_jitter = 0;
   std::uint64_t compute_jitter_seed = 1;
   double jitter_factor(int rank, std::int64_t iteration, std::int64_t op) const;
+
+  // Parts that differ from the above (Deviation), at most one per machine and one per rank.
+  std::vector<Deviation> deviations;
+  // The NIC of `machine` and the device link of `rank`, with their deviations.
+  LinkSpec nic_of(int machine) const;
+  LinkSpec device_link_of(int rank) const;
+  // The deviations' failures, in time order.
+  std::vector<PartFailure> failures() const;
+  // How long the job goes on after a part fails before it is stopped: the time the transport
+  // takes to notice and abort. 0 (the default): at once, as Open MPI's mpirun kills every rank
+  // when one dies. A dead machine or link is noticed later: TCP gives up on a connection after
+  // its retransmission timeout (about 15 minutes with Linux's defaults), NCCL's watchdog after
+  // its timeout (10 to 30 minutes in PyTorch). Meanwhile the surviving ranks go on until they
+  // need the failed part; none of the strategies here recovers from a failure.
+  double failure_detection_seconds = 0;
 
   int num_ranks() const { return machines * ranks_per_machine; }
   int machine_of(int rank) const { return rank / ranks_per_machine; }

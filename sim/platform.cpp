@@ -1,5 +1,6 @@
 #include "sim/platform.hpp"
 
+#include <algorithm>
 #include <simgrid/s4u.hpp>
 #include <string>
 
@@ -26,11 +27,12 @@ std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::N
                        ->seal();
   platform.machine_hosts[static_cast<std::size_t>(machine)] = cpu;
   if (machine == 0) {
-    // Only executions run on them, so they need no routes.
+    // Only executions (or sleeps) run on them, so they need no routes.
     for (int core = 0; core < cluster.shared_cores; ++core) {
       platform.shared_cores.push_back(
           zone->create_host("shared-core" + std::to_string(core), kWorkUnitsPerSecond)->seal());
     }
+    platform.observer = zone->create_host("failure-observer", kWorkUnitsPerSecond)->seal();
   }
   std::vector<sg4::Host*> devices;
   std::vector<sg4::Link*> device_links;
@@ -41,7 +43,9 @@ std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::N
     devices.push_back(device);
     platform.device_hosts[static_cast<std::size_t>(machine * cluster.ranks_per_machine + d)] =
         device;
-    device_links.push_back(split_duplex(zone, device_name + "-link", cluster.device_link));
+    const int rank = machine * cluster.ranks_per_machine + d;
+    device_links.push_back(split_duplex(zone, device_name + "-link", cluster.device_link_of(rank)));
+    platform.device_links[static_cast<std::size_t>(rank)] = device_links.back();
     if (cluster.peer_link) {
       peer_links.push_back(split_duplex(zone, device_name + "-peer", *cluster.peer_link));
     }
@@ -77,21 +81,41 @@ nlohmann::json configure_network_model(const ClusterSpec& cluster) {
   return settings;
 }
 
+void turn_off(sg4::Link* link) {
+  if (auto* duplex = dynamic_cast<sg4::SplitDuplexLink*>(link); duplex != nullptr) {
+    duplex->get_link_up()->turn_off();
+    duplex->get_link_down()->turn_off();
+    return;
+  }
+  link->turn_off();
+}
+
 Platform build_platform(const ClusterSpec& cluster) {
   Platform platform;
   platform.machine_hosts.resize(static_cast<std::size_t>(cluster.machines));
   platform.device_hosts.resize(static_cast<std::size_t>(cluster.num_ranks()));
+  platform.nics.resize(static_cast<std::size_t>(cluster.machines));
+  platform.device_links.resize(static_cast<std::size_t>(cluster.num_ranks()));
   const double nic_bandwidth = cluster.nic.bandwidth_bytes_per_second;
   if (cluster.topology == "fat-tree") {
     const FatTreeSpec& tree = cluster.fat_tree;
-    int next_machine = 0;
+    // SimGrid numbers the leaves from 0: machine `id`, whose NIC is the leaf's limiter link
+    // (switches, numbered after the leaves, have one too, at the NIC's bandwidth). The tree's own
+    // links carry the cluster's NIC latency; a deviating NIC adds what it has beyond.
     sg4::ClusterCallbacks callbacks(
-        [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long) {
-          return build_machine(cluster, zone, next_machine++, platform);
+        [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+          return build_machine(cluster, zone, static_cast<int>(id), platform);
         },
         {},
         [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
-          return zone->create_link("nic" + std::to_string(id), nic_bandwidth)->seal();
+          const bool machine = id < platform.nics.size();
+          const LinkSpec nic = machine ? cluster.nic_of(static_cast<int>(id)) : cluster.nic;
+          sg4::Link* link =
+              zone->create_link("nic" + std::to_string(id), nic.bandwidth_bytes_per_second)
+                  ->set_latency(std::max(0.0, nic.latency_seconds - cluster.nic.latency_seconds))
+                  ->seal();
+          if (machine) platform.nics[id] = link;
+          return link;
         });
     sg4::create_fatTree_zone(
         "fabric", nullptr,
@@ -104,7 +128,9 @@ Platform build_platform(const ClusterSpec& cluster) {
   sg4::NetZone* fabric = sg4::create_star_zone("fabric");
   for (int m = 0; m < cluster.machines; ++m) {
     const auto [zone, gateway] = build_machine(cluster, fabric, m, platform);
-    sg4::Link* nic = split_duplex(fabric, "machine" + std::to_string(m) + "-nic", cluster.nic);
+    sg4::Link* nic =
+        split_duplex(fabric, "machine" + std::to_string(m) + "-nic", cluster.nic_of(m));
+    platform.nics[static_cast<std::size_t>(m)] = nic;
     fabric->add_route(zone, nullptr, gateway, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}},
                       true);
   }

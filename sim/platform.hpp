@@ -21,7 +21,15 @@ struct Platform {
   // With ClusterSpec::shared_cores: one single-core host per core, rank r computing on core
   // r mod shared_cores, so that the ranks of a core share it (ClusterSpec says why per core).
   std::vector<simgrid::s4u::Host*> shared_cores;
+  // Per machine its NIC, per rank its device link: what a failure of them turns off.
+  std::vector<simgrid::s4u::Link*> nics;
+  std::vector<simgrid::s4u::Link*> device_links;
+  // A host that never fails, for the actor that applies the cluster's failures (it only sleeps).
+  simgrid::s4u::Host* observer = nullptr;
 };
+
+// Turns `link` off in both directions (a split-duplex link is two).
+void turn_off(simgrid::s4u::Link* link);
 
 // Sets the SimGrid configuration the cluster asks for and creates its platform; call once, after
 // the engine exists and before any actor. Returns the settings made (for the result's record).

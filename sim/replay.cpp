@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/failures.hpp"
 #include "sim/platform.hpp"
 #include "strategies/model_ops.hpp"
 #include "strategies/plan/collective_schedule.hpp"
@@ -62,7 +63,33 @@ struct RankState {
   // CPU ranks: the position in `order` of the op the rank's thread takes next. A transfer starts
   // when the thread reaches it, as the engine starts it.
   std::size_t thread_position = 0;
+  // A transfer or op of the rank failed (a part it needed failed): its actor stopped there.
+  bool aborted = false;
   SimulatedRank stats;
+};
+
+// Holds an s4u mutex for an actor that a failure may kill in any simcall (ClusterSpec::failures),
+// the mutex's own included. std::unique_lock unlocks in its destructor, which is noexcept: a kill
+// arriving in that unlock would end the process. This one is unlocked explicitly, and lets go of
+// the mutex without a simcall when the actor dies holding it.
+class KillableLock {
+ public:
+  explicit KillableLock(sg4::Mutex& mutex) : mutex_(mutex), lock_(mutex) {}
+  ~KillableLock() { static_cast<void>(lock_.release()); }
+  KillableLock(const KillableLock&) = delete;
+  KillableLock& operator=(const KillableLock&) = delete;
+
+  // For condition variables' waits.
+  std::unique_lock<sg4::Mutex>& held() { return lock_; }
+  void unlock() {
+    static_cast<void>(lock_.release());
+    mutex_.unlock();
+  }
+  void lock() { lock_ = std::unique_lock(mutex_); }
+
+ private:
+  sg4::Mutex& mutex_;
+  std::unique_lock<sg4::Mutex> lock_;
 };
 
 struct StepCost {
@@ -119,7 +146,11 @@ class Replay {
         }
       }
     }
-    for (int r = 0; r < num_ranks_; ++r) schedule(r);
+    for (int r = 0; r < num_ranks_; ++r) {
+      device_compute_factors_.push_back(cluster.compute_factor(r));
+      host_compute_factors_.push_back(cluster.compute_factor(r, /*on_host=*/true));
+      schedule(r);
+    }
   }
 
   void start() {
@@ -140,6 +171,9 @@ class Replay {
                            device(r), [this, r, stream] { run_stream(r, stream_filter(stream)); });
       }
     }
+    start_failures(
+        cluster_, platform_, [this](const PartFailure& failure) { failed_.push_back(failure); },
+        [this] { failure_ = failure_outcome(); });
   }
 
   ReplayResult result() {
@@ -151,6 +185,7 @@ class Replay {
     result.iteration_end_seconds = iteration_end_;
     result.trace = std::move(trace_);
     result.communications = communications_;
+    if (!failed_.empty()) result.failure = failure_ ? *failure_ : failure_outcome();
     return result;
   }
 
@@ -365,14 +400,21 @@ class Replay {
       const Plan& plan = iterations_[i][static_cast<std::size_t>(rank)];
       const Op& op = plan.ops[j];
       if (takes(filter, op.stream)) {
-        {
-          std::unique_lock lock(*state.mutex);
-          while (!ready(state, plan, i, j, op) ||
-                 (after_thread && state.thread_position <= position)) {
-            state.changed->wait(lock);
-          }
+        KillableLock lock(*state.mutex);
+        while (!ready(state, plan, i, j, op) ||
+               (after_thread && state.thread_position <= position)) {
+          state.changed->wait(lock.held());
         }
-        run_and_account(state, plan, i, j);
+        lock.unlock();
+        try {
+          run_and_account(state, plan, i, j);
+        } catch (const simgrid::NetworkFailureException&) {
+          return abort_rank(state);
+        } catch (const simgrid::HostFailureException&) {
+          return abort_rank(state);
+        } catch (const HostDown&) {
+          return abort_rank(state);
+        }
         if (thread) state.thread_position = position + 1;
         mark_done(state, plan, i, j);  // notifies the rank's other actors
       } else if (thread) {
@@ -380,6 +422,48 @@ class Replay {
         state.changed->notify_all();
       }
     }
+  }
+
+  // A transfer or op of the rank failed: it stops there, as an MPI or NCCL call that fails aborts
+  // the rank; its other actors wait on.
+  static void abort_rank(RankState& state) {
+    state.aborted = true;
+    state.changed->notify_all();
+  }
+
+  bool has_failed(int rank) const {
+    return std::any_of(failed_.begin(), failed_.end(), [&](const PartFailure& failure) {
+      return (failure.kind == PartFailure::Kind::rank && failure.index == rank) ||
+             (failure.kind == PartFailure::Kind::machine &&
+              failure.index == cluster_.machine_of(rank));
+    });
+  }
+
+  // Where every rank stands now, after the failures so far.
+  ReplayFailure failure_outcome() const {
+    ReplayFailure outcome;
+    outcome.applied = failed_;
+    outcome.stopped_seconds = sg4::Engine::get_clock();
+    outcome.completed = true;
+    std::size_t complete = iterations_.size();
+    for (int r = 0; r < num_ranks_; ++r) {
+      const RankState& state = ranks_[static_cast<std::size_t>(r)];
+      StoppedRank stop{r, "finished", state.stats.finish_seconds, "", -1};
+      const auto next = std::find_if(state.order.begin(), state.order.end(), [&](const OpRef& ref) {
+        return state.done[ref.iteration][ref.op] == 0;
+      });
+      if (next != state.order.end()) {
+        outcome.completed = false;
+        stop.state = has_failed(r) ? "failed" : state.aborted ? "aborted" : "waiting";
+        stop.next_op =
+            iterations_[next->iteration][static_cast<std::size_t>(r)].ops[next->op].label;
+        stop.next_op_iteration = static_cast<int>(next->iteration);
+        complete = std::min(complete, next->iteration);
+      }
+      outcome.ranks.push_back(std::move(stop));
+    }
+    outcome.iterations_completed = static_cast<int>(complete);
+    return outcome;
   }
 
   void run_and_account(RankState& state, const Plan& plan, std::size_t i, std::size_t j) {
@@ -404,8 +488,10 @@ class Replay {
   // `index`: the op's position in the plan of replayed iteration `iteration`.
   StepCost run_op(const Plan& plan, std::int64_t iteration, const Op& op, std::int64_t index) {
     // The cost model's time for this rank, this op and this run of it.
-    const double factor =
-        cluster_.compute_factor(plan.rank) * cluster_.jitter_factor(plan.rank, iteration, index);
+    const auto rank = static_cast<std::size_t>(plan.rank);
+    const bool on_host = cluster_.runs_on_host(op.kind, features_on_device(plan.rank));
+    const double factor = (on_host ? host_compute_factors_ : device_compute_factors_)[rank] *
+                          cluster_.jitter_factor(plan.rank, iteration, index);
     if (op.kind == OpKind::sample && !op.sampling_hops.empty() && !measured(op)) {
       return sample_over_network(plan.rank, op, factor);
     }
@@ -439,11 +525,11 @@ class Replay {
       execute(host, seconds);
       return;
     }
-    std::unique_lock lock(*core->mutex);
+    KillableLock lock(*core->mutex);
     core->queued.push_back(rank);
     double remaining = seconds;
     while (remaining > 0) {
-      while (core->running != -1 || core->queued.front() != rank) core->changed->wait(lock);
+      while (core->running != -1 || core->queued.front() != rank) core->changed->wait(lock.held());
       core->queued.pop_front();
       core->running = rank;
       do {
@@ -457,6 +543,7 @@ class Replay {
       if (remaining > 0) core->queued.push_back(rank);
       core->changed->notify_all();
     }
+    lock.unlock();
   }
 
   static void execute(sg4::Host* host, double seconds) {
@@ -487,10 +574,11 @@ class Replay {
     const double start = sg4::Engine::get_clock();
     const double tick = start + seconds_to_next_tick();
     const int computing = core->running;
-    std::unique_lock lock(*core->mutex);
+    KillableLock lock(*core->mutex);
     while (core->running == computing && sg4::Engine::get_clock() < tick) {
-      core->changed->wait_until(lock, tick);
+      core->changed->wait_until(lock.held(), tick);
     }
+    lock.unlock();
     return sg4::Engine::get_clock() - start;
   }
 
@@ -500,15 +588,22 @@ class Replay {
   double wait_for_peer(int rank, Released released) {
     if (released()) return 0;
     RankState& self = rank_state(rank);
-    {
-      std::unique_lock lock(*self.mutex);
-      while (!released()) self.changed->wait(lock);
-    }
+    KillableLock lock(*self.mutex);
+    while (!released()) self.changed->wait(lock.held());
+    lock.unlock();
     return wait_for_core(rank);
+  }
+
+  // A transfer from or to a host that failed (ClusterSpec::failures) fails at once: the
+  // connection is gone. SimGrid refuses to start one.
+  struct HostDown {};
+  static void require_up(const sg4::Host* from, const sg4::Host* to) {
+    if (!from->is_on() || !to->is_on()) throw HostDown{};
   }
 
   void transfer(sg4::Host* from, sg4::Host* to, std::int64_t bytes) {
     if (from == to) return;
+    require_up(from, to);
     ++communications_;
     sg4::Comm::sendto(from, to, static_cast<std::uint64_t>(bytes));
   }
@@ -536,6 +631,7 @@ class Replay {
     sg4::Host* from = endpoint(rank, traffic);
     sg4::Host* to = endpoint(send_to, traffic);
     if (from != to) {
+      require_up(from, to);
       ++communications_;
       const sg4::CommPtr transfer =
           sg4::Comm::sendto_async(from, to, static_cast<std::uint64_t>(bytes));
@@ -642,9 +738,37 @@ class Replay {
   std::vector<SimulatedOp> trace_;
   std::int64_t communications_ = 0;
   std::vector<char> features_on_device_;  // per rank
+  // Per rank, ClusterSpec::compute_factor of its ops on its device and on its machine's CPU.
+  std::vector<double> device_compute_factors_;
+  std::vector<double> host_compute_factors_;
+  std::vector<PartFailure> failed_;       // the cluster's failures that happened, in order
+  std::optional<ReplayFailure> failure_;  // where the ranks stood when the job was stopped
 };
 
 }  // namespace
+
+nlohmann::json ReplayFailure::to_json() const {
+  nlohmann::json failures = nlohmann::json::array();
+  for (const PartFailure& failure : applied) {
+    failures.push_back({{"part", failure.part}, {"at_seconds", failure.at_seconds}});
+  }
+  nlohmann::json stopped = nlohmann::json::array();
+  for (const StoppedRank& rank : ranks) {
+    nlohmann::json entry = {{"rank", rank.rank},
+                            {"state", rank.state},
+                            {"last_op_end_seconds", rank.last_op_end_seconds}};
+    if (!rank.next_op.empty()) {
+      entry["next_op"] = rank.next_op;
+      entry["next_op_iteration"] = rank.next_op_iteration;
+    }
+    stopped.push_back(std::move(entry));
+  }
+  return {{"failures", std::move(failures)},
+          {"completed", completed},
+          {"stopped_seconds", stopped_seconds},
+          {"iterations_completed", iterations_completed},
+          {"ranks", std::move(stopped)}};
+}
 
 std::string_view simulated_part_name(std::size_t part) {
   return part == kWaiting ? std::string_view("waiting")

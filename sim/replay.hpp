@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,13 +67,40 @@ struct SimulatedRank {
   std::vector<TrafficBytes> received_by_iteration;
 };
 
+// Where a rank stood when a failure stopped the job (ClusterSpec::failures).
+struct StoppedRank {
+  int rank = 0;
+  // "finished" (every op done), "failed" (its own part failed), "aborted" (a transfer or op of its
+  // failed: it needed a failed part) or "waiting" (blocked on a peer, or still working, when the
+  // job was stopped).
+  std::string state;
+  double last_op_end_seconds = 0;  // when its last finished op ended
+  std::string next_op;             // the first op it had not finished ("" when finished)
+  int next_op_iteration = -1;      // the replayed iteration of that op
+};
+
+// What the cluster's failures did to the replay, when one happened before the replay ended.
+struct ReplayFailure {
+  std::vector<PartFailure> applied;  // the failures that happened, in time order
+  // Whether every rank still finished every op (a part failed after the last use of it).
+  bool completed = false;
+  // When the job was stopped (the last failure + the detection time), or when its last rank
+  // stopped, if sooner (every rank finished, failed or aborted).
+  double stopped_seconds = 0;
+  int iterations_completed = 0;  // replayed iterations every rank finished, from the first
+  std::vector<StoppedRank> ranks;
+
+  nlohmann::json to_json() const;
+};
+
 struct ReplayResult {
   double makespan_seconds = 0;                // when the last rank finished its last op
   std::vector<double> iteration_end_seconds;  // when the last rank finished each iteration
   std::vector<SimulatedRank> ranks;
-  std::vector<SimulatedOp> trace;   // when ReplayOptions::record_trace
-  nlohmann::json simgrid_config;    // the network model and settings the run used
-  std::int64_t communications = 0;  // point-to-point transfers simulated
+  std::vector<SimulatedOp> trace;        // when ReplayOptions::record_trace
+  nlohmann::json simgrid_config;         // the network model and settings the run used
+  std::int64_t communications = 0;       // point-to-point transfers simulated
+  std::optional<ReplayFailure> failure;  // when a failure stopped the job
 };
 
 // `iterations[i][r]` is rank r's plan of iteration i (every iteration has one plan per rank of the

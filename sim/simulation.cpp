@@ -157,6 +157,10 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
   replay_options.use_measured_durations = options.use_measured_durations;
   ReplayResult replay = replay_plans(cluster, iterations, replay_options);
   result.replay_seconds = replaying.seconds();
+  result.communications = replay.communications;
+  result.simgrid_config = std::move(replay.simgrid_config);
+  if (replay.failure) result.failure = replay.failure->to_json();
+  if (result.stopped_by_failure()) return;
   const std::size_t trained = sample.iterations.size();
   const std::span<const double> ends(replay.iteration_end_seconds.data(), trained);
   const double training_end = *std::max_element(ends.begin(), ends.end());
@@ -185,8 +189,6 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
     result.sent_per_rank.push_back(weighted_bytes(rank.sent_by_iteration, sample.weights));
     result.received_per_rank.push_back(weighted_bytes(rank.received_by_iteration, sample.weights));
   }
-  result.communications = replay.communications;
-  result.simgrid_config = std::move(replay.simgrid_config);
   result.trace = std::move(replay.trace);
 }
 
@@ -239,7 +241,7 @@ SimulationResult simulate_experiment(const ExperimentConfig& config, const Datas
 
   replay_into(result, cluster, iterations, sample, options,
               held_feature_bytes(strategy, context, sizes));
-  if (strategy.full_graph()) {
+  if (strategy.full_graph() && !result.stopped_by_failure()) {
     const std::vector<PartitionShape> shapes = partition_shapes(dataset.graph, context.partition);
     std::vector<PartitionCostSample> samples;
     for (int r = 0; r < num_ranks; ++r) {
@@ -341,6 +343,13 @@ nlohmann::json SimulationResult::to_json() const {
   if (out_of_memory) {
     object["out_of_memory_reason"] = out_of_memory_reason;
     object["epoch_seconds"] = nullptr;
+    return object;
+  }
+  if (!failure.is_null()) object["failure"] = failure;
+  if (stopped_by_failure()) {
+    object["epoch_seconds"] = nullptr;
+    object["communications"] = communications;
+    object["simgrid_config"] = simgrid_config;
     return object;
   }
   object["epoch_seconds"] = epoch_seconds;

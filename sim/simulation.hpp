@@ -42,6 +42,13 @@ struct RankMemory {
 struct SimulationResult {
   bool out_of_memory = false;
   std::string out_of_memory_reason;
+  // A part of the cluster failed (ClusterSpec::failures) during the replayed iterations: where
+  // the ranks stood (ReplayFailure::to_json); null when none did. When the failure stopped the
+  // job before every rank finished, the epoch has no time.
+  nlohmann::json failure;
+  bool stopped_by_failure() const {
+    return !failure.is_null() && !failure["completed"].get<bool>();
+  }
   int iterations_per_epoch = 0;
   int iterations_simulated = 0;
   double epoch_seconds = 0;  // predicted: epoch_estimate.seconds

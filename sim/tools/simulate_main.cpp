@@ -239,9 +239,11 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
   for (const nlohmann::json& doc : results) {
     const nlohmann::json& r = doc["result"];
     const bool out_of_memory = r["out_of_memory"].get<bool>();
+    // Out of memory, or stopped by a failure: no epoch to report.
+    const bool no_epoch = r["epoch_seconds"].is_null();
     csv << '"' << doc["point"].get<std::string>() << "\"," << doc["strategy"].get<std::string>()
         << "," << doc["num_ranks"].get<int>() << "," << (out_of_memory ? 1 : 0) << ",";
-    if (!out_of_memory) {
+    if (!no_epoch) {
       const nlohmann::json& estimate = r["epoch_estimate"];
       csv << r["epoch_seconds"].get<double>() << ",";
       if (!estimate["interval_95_seconds"].is_null()) {
@@ -257,12 +259,12 @@ std::string points_csv(const std::vector<nlohmann::json>& results) {
     }
     for (std::size_t p = 0; p < kNumSimulatedParts; ++p) {
       csv << ",";
-      if (!out_of_memory)
+      if (!no_epoch)
         csv << r["breakdown_mean_seconds"][std::string(simulated_part_name(p))].get<double>();
     }
     for (std::size_t k = 0; k < kNumTrafficKinds; ++k) {
       csv << ",";
-      if (out_of_memory) continue;
+      if (no_epoch) continue;
       double sum = 0;
       for (const auto& rank : r["ranks"]) {
         sum += rank["bytes_sent_per_epoch"][std::string(to_string(static_cast<Traffic>(k)))]
@@ -288,6 +290,31 @@ std::string interval_text(const nlohmann::json& estimate) {
   return text;
 }
 
+// What a failure did: "stopped at 3.000 s: rank 5 failed at 1.000 s; 2 of 4 iterations done;
+// ranks: 1 failed, 3 aborted, 12 waiting".
+std::string failure_text(const nlohmann::json& failure) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(3);
+  const bool completed = failure["completed"].get<bool>();
+  if (completed) {
+    text << " finished despite: ";
+  } else {
+    text << " stopped at " << failure["stopped_seconds"].get<double>() << " s: ";
+  }
+  for (std::size_t f = 0; f < failure["failures"].size(); ++f) {
+    const nlohmann::json& event = failure["failures"][f];
+    text << (f == 0 ? "" : ", ") << event["part"].get<std::string>() << " failed at "
+         << event["at_seconds"].get<double>() << " s";
+  }
+  if (completed) return text.str();
+  text << "; " << failure["iterations_completed"].get<int>() << " iterations done; ranks:";
+  std::map<std::string, int> states;
+  for (const auto& rank : failure["ranks"]) ++states[rank["state"].get<std::string>()];
+  for (const auto& [state, count] : states) text << " " << count << " " << state;
+  return text.str();
+}
+
 void print_row(const nlohmann::json& doc) {
   const nlohmann::json& r = doc["result"];
   std::printf("%-44s %-8s %5d ", doc["point"].get<std::string>().c_str(),
@@ -295,6 +322,11 @@ void print_row(const nlohmann::json& doc) {
   if (r["out_of_memory"].get<bool>()) {
     std::printf(" out of memory: %s\n", r["out_of_memory_reason"].get<std::string>().c_str());
     return;
+  }
+  if (r.contains("failure")) {
+    std::printf("%s\n", failure_text(r["failure"]).c_str());
+    if (r["epoch_seconds"].is_null()) return;
+    std::printf("%-59s", "");
   }
   std::printf("%9.3f %-19s", r["epoch_seconds"].get<double>(),
               interval_text(r["epoch_estimate"]).c_str());

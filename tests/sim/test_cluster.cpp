@@ -56,8 +56,8 @@ TEST(Cluster, P3ClusterIsThePapers) {
 
 TEST(Cluster, ADeviceKeepingFeaturesNeedsAGatherCost) {
   try {
-    static_cast<void>(load_cluster("p3-cluster", {"device.keeps_features=true",
-                                                  "device.cost_model.gather_rows=null"}));
+    static_cast<void>(load_cluster(
+        "p3-cluster", {"device.keeps_features=true", "device.cost_model.gather_rows=null"}));
     FAIL() << "accepted";
   } catch (const ConfigError& error) {
     EXPECT_EQ(error.field(), "device.cost_model.gather_rows");
@@ -150,6 +150,94 @@ TEST(Cluster, AComputeTimeFactorScalesEveryRank) {
       "emulated-cluster", {"machines=4", "rank_speed_spread=0.1", "compute_time_factor=1.2"});
   EXPECT_NEAR(slower.compute_factor(3), 1.2 * (1 + 0.1 * 1.0491), 1e-4);
   EXPECT_DOUBLE_EQ(cluster_from_json(slower.to_json(), "round trip").compute_time_factor, 1.2);
+}
+
+TEST(Cluster, DeviationsSlowTheirPartAndChangeItsLinks) {
+  const ClusterSpec uneven =
+      load_cluster("p3-cluster", {R"(deviations=[{"machine": 1, "compute_time_factor": 1.5,
+                                                  "nic": {"bandwidth_gbps": 1}},
+                                                 {"rank": 5, "compute_time_factor": 2,
+                                                  "device_link": {"latency_seconds": 1e-3}}])",
+                                  "deviations.2.rank=0", "deviations.2.compute_time_factor=1.25"});
+  ASSERT_EQ(uneven.ranks_per_machine, 4);
+  EXPECT_DOUBLE_EQ(uneven.compute_factor(0), 1.25);
+  EXPECT_DOUBLE_EQ(uneven.compute_factor(1), 1.0);
+  EXPECT_DOUBLE_EQ(uneven.compute_factor(4), 1.5);  // machine 1's ranks: 4 to 7
+  EXPECT_DOUBLE_EQ(uneven.compute_factor(5), 3.0);  // and its own
+  // Rank 5's deviation is its GPU's: what machine 1's CPU runs for it (sampling) is not slower.
+  EXPECT_DOUBLE_EQ(uneven.compute_factor(5, /*on_host=*/true), 1.5);
+  EXPECT_DOUBLE_EQ(uneven.compute_factor(0, /*on_host=*/true), 1.0);
+  EXPECT_DOUBLE_EQ(uneven.nic_of(1).bandwidth_bytes_per_second, 1.25e8);
+  EXPECT_DOUBLE_EQ(uneven.nic_of(1).latency_seconds, uneven.nic.latency_seconds);
+  EXPECT_DOUBLE_EQ(uneven.nic_of(2).bandwidth_bytes_per_second,
+                   uneven.nic.bandwidth_bytes_per_second);
+  EXPECT_DOUBLE_EQ(uneven.device_link_of(5).latency_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(uneven.device_link_of(5).bandwidth_bytes_per_second,
+                   uneven.device_link.bandwidth_bytes_per_second);
+  const ClusterSpec again = cluster_from_json(uneven.to_json(), "round trip");
+  ASSERT_EQ(again.deviations.size(), 3U);
+  for (int r = 0; r < again.num_ranks(); ++r) {
+    EXPECT_DOUBLE_EQ(again.compute_factor(r), uneven.compute_factor(r)) << "rank " << r;
+  }
+  EXPECT_DOUBLE_EQ(again.nic_of(1).bandwidth_bytes_per_second, 1.25e8);
+  EXPECT_DOUBLE_EQ(again.device_link_of(5).latency_seconds, 1e-3);
+}
+
+TEST(Cluster, FailuresComeInTimeOrderWithTheirParts) {
+  const ClusterSpec failing =
+      load_cluster("p3-cluster", {R"(deviations=[{"machine": 1, "fails_at_seconds": 3,
+                                     "nic": {"fails_at_seconds": 2}},
+                                    {"rank": 5, "device_link": {"fails_at_seconds": 1}}])",
+                                  "failure_detection_seconds=30"});
+  const std::vector<PartFailure> failures = failing.failures();
+  ASSERT_EQ(failures.size(), 3U);
+  EXPECT_EQ(failures[0].part, "the device link of rank 5");
+  EXPECT_EQ(failures[0].kind, PartFailure::Kind::device_link);
+  EXPECT_EQ(failures[1].part, "the NIC of machine 1");
+  EXPECT_EQ(failures[2].part, "machine 1");
+  EXPECT_EQ(failures[2].index, 1);
+  const ClusterSpec again = cluster_from_json(failing.to_json(), "round trip");
+  EXPECT_EQ(again.failures().size(), 3U);
+  EXPECT_DOUBLE_EQ(again.failure_detection_seconds, 30);
+}
+
+TEST(Cluster, BadDeviationsNameTheEntryAndField) {
+  const auto error = [](const std::string& list) {
+    return error_of("p3-cluster", {"deviations=" + list});
+  };
+  EXPECT_NE(error(R"([{"machine": 4}])").find("deviations[0].machine"), std::string::npos);
+  EXPECT_NE(error(R"([{"rank": 16}])").find("deviations[0].rank"), std::string::npos);
+  EXPECT_NE(error(R"([{"machine": 0, "rank": 1}])").find("exactly one part"), std::string::npos);
+  EXPECT_NE(error(R"([{"compute_time_factor": 2}])").find("exactly one part"), std::string::npos);
+  EXPECT_NE(
+      error(R"([{"rank": 1, "compute_time_factor": 0}])").find("deviations[0].compute_time_factor"),
+      std::string::npos);
+  EXPECT_NE(error(R"([{"rank": 1, "nic": {"bandwidth_gbps": 1}}])").find("deviations[0].nic"),
+            std::string::npos);
+  EXPECT_NE(error(R"([{"machine": 1, "device_link": {"latency_seconds": 1}}])")
+                .find("deviations[0].device_link"),
+            std::string::npos);
+  EXPECT_NE(error(R"([{"machine": 1, "nic": {"bandwidth_gbps": 0}}])")
+                .find("deviations[0].nic.bandwidth_gbps"),
+            std::string::npos);
+  EXPECT_NE(error(R"([{"machine": 1, "speed": 2}])").find("deviations[0].speed"),
+            std::string::npos);
+  EXPECT_NE(error(R"([{"rank": 3}, {"rank": 3, "compute_time_factor": 2}])")
+                .find("rank 3 already deviates in deviations[0]"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"rank": 3})").find("deviations"), std::string::npos);
+  EXPECT_NE(
+      error(R"([{"rank": 1, "fails_at_seconds": -1}])").find("deviations[0].fails_at_seconds"),
+      std::string::npos);
+  EXPECT_NE(error(R"([{"machine": 1, "nic": {"fails_at_seconds": "soon"}}])")
+                .find("deviations[0].nic.fails_at_seconds"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("p3-cluster", {"failure_detection_seconds=-1"}).find("failure_detection_seconds"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("p3-cluster", {"deviations=[]", "deviations.1.rank=2"}).find("deviations.1.rank"),
+      std::string::npos);
 }
 
 TEST(Cluster, JitteredOpsKeepTheCostModelsMeanAndTheirLogSpread) {

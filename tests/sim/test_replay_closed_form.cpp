@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "sim/replay.hpp"
-#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/model_ops.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 
 namespace gnnbed {
 namespace {
@@ -529,6 +529,152 @@ TEST(ReplayClosedForm, SpreadRanksWaitForTheSlowest) {
   EXPECT_NEAR(result.ranks[0].seconds[kNumTimeCategories], (slow_factor - fast_factor) * one,
               1e-5 * one);
   EXPECT_EQ(result.ranks[1].seconds[kNumTimeCategories], 0.0);
+}
+
+TEST(ReplayClosedForm, DeviatingPartsComputeSlower) {
+  // Machine 1 computes 2x slower, and its second rank 1.5x on top of that.
+  const ClusterSpec spec = cluster(2, 2, "cpu",
+                                   {{"deviations",
+                                     {{{"machine", 1}, {"compute_time_factor", 2}},
+                                      {{"rank", 3}, {"compute_time_factor", 1.5}}}}});
+  const ReplayResult result = replay_plans(spec, one_iteration(compute_only_plans(4)), {});
+  const double one = 3e-6 + 5e7 / 5e10;
+  for (const auto& [rank, factor] : {std::pair{0, 1.0}, {1, 1.0}, {2, 2.0}, {3, 3.0}}) {
+    expect_relative(result.ranks[static_cast<std::size_t>(rank)].finish_seconds, factor * one);
+  }
+}
+
+TEST(ReplayClosedForm, EveryRankWaitsForAStragglerAtTheNextExchange) {
+  std::vector<Plan> plans = compute_only_plans(2);
+  for (Plan& plan : plans) {
+    Op exchange = exchange_op("features", Traffic::features, 2);
+    exchange.deps = {0};
+    plan.ops.push_back(exchange);
+  }
+  const ReplayResult result = replay_plans(
+      cluster(2, 1, "cpu", {{"deviations", {{{"rank", 1}, {"compute_time_factor", 1.8}}}}}),
+      one_iteration(plans), {});
+  const double one = 3e-6 + 5e7 / 5e10;
+  expect_relative(result.makespan_seconds, 1.8 * one + remote_seconds(0));
+  expect_relative(result.ranks[0].seconds[kNumTimeCategories], 0.8 * one);
+  EXPECT_EQ(result.ranks[1].seconds[kNumTimeCategories], 0.0);
+}
+
+TEST(ReplayClosedForm, ADegradedNicBoundsTheTransfersThroughIt) {
+  const std::int64_t bytes = 3'000'000;
+  const ReplayResult result = replay_plans(
+      cluster(2, 1, "cpu",
+              {{"deviations",
+                {{{"machine", 1}, {"nic", {{"bandwidth_gbps", 1}, {"latency_seconds", 5e-5}}}}}}}),
+      two_rank_exchange(bytes, 0), {});
+  expect_relative(result.makespan_seconds,
+                  2 * kDeviceLatency + kNicLatency + 5e-5 + static_cast<double>(bytes) / 1.25e8);
+}
+
+TEST(ReplayClosedForm, ADegradedDeviceLinkBoundsTheTransfersThroughIt) {
+  const std::int64_t bytes = 3'000'000;
+  const ReplayResult result = replay_plans(
+      cluster(2, 1, "cpu",
+              {{"deviations",
+                {{{"rank", 0}, {"device_link", {{"bandwidth_bytes_per_second", 1e8}}}}}}}),
+      two_rank_exchange(bytes, 0), {});
+  expect_relative(result.makespan_seconds,
+                  2 * kDeviceLatency + 2 * kNicLatency + static_cast<double>(bytes) / 1e8);
+}
+
+TEST(ReplayClosedForm, ADegradedNicInAFatTreeBoundsItsMachinesTransfers) {
+  // Two machines under one switch: each machine's up link and the switch's down link carry the
+  // NIC's latency; the deviating NIC is machine 0's limiter link, the narrowest on the route.
+  const std::int64_t bytes = 3'000'000;
+  const nlohmann::json patch = {
+      {"network",
+       {{"topology", "fat-tree"}, {"fat_tree", {{"down", {2}}, {"up", {1}}, {"link_count", {1}}}}}},
+      {"deviations", {{{"machine", 0}, {"nic", {{"bandwidth_gbps", 1}}}}}}};
+  const ReplayResult result =
+      replay_plans(cluster(2, 1, "cpu", patch), two_rank_exchange(bytes, 0), {});
+  expect_relative(result.makespan_seconds,
+                  2 * kDeviceLatency + 2 * kNicLatency + static_cast<double>(bytes) / 1.25e8);
+}
+
+// Two ranks compute one op, then exchange: rank 1 computes twice as long.
+std::vector<std::vector<Plan>> compute_then_exchange() {
+  std::vector<Plan> plans = compute_only_plans(2);
+  for (Plan& plan : plans) {
+    Op exchange = exchange_op("features", Traffic::features, 2);
+    exchange.deps = {0};
+    exchange.bytes_to[static_cast<std::size_t>(1 - plan.rank)] = 1'000'000;
+    exchange.bytes_from[static_cast<std::size_t>(1 - plan.rank)] = 1'000'000;
+    plan.ops.push_back(exchange);
+  }
+  return one_iteration(plans);
+}
+
+nlohmann::json failing(const nlohmann::json& failure, double detection_seconds) {
+  nlohmann::json deviations = {{{"rank", 1}, {"compute_time_factor", 2}}};
+  deviations.push_back(failure);
+  return {{"deviations", deviations}, {"failure_detection_seconds", detection_seconds}};
+}
+
+TEST(ReplayClosedForm, AFailedRankStopsTheJobWhereEveryRankStood) {
+  const double one = 3e-6 + 5e7 / 5e10;
+  // Rank 0 fails while rank 1 still computes; the job is stopped at once.
+  const ReplayResult result =
+      replay_plans(cluster(2, 1, "cpu", failing({{"rank", 0}, {"fails_at_seconds", 1.5 * one}}, 0)),
+                   compute_then_exchange(), {});
+  ASSERT_TRUE(result.failure.has_value());
+  const ReplayFailure& failure = *result.failure;
+  EXPECT_FALSE(failure.completed);
+  ASSERT_EQ(failure.applied.size(), 1U);
+  EXPECT_EQ(failure.applied[0].part, "rank 0");
+  expect_relative(failure.stopped_seconds, 1.5 * one);
+  EXPECT_EQ(failure.iterations_completed, 0);
+  EXPECT_EQ(failure.ranks[0].state, "failed");
+  EXPECT_EQ(failure.ranks[0].next_op, "features");
+  expect_relative(failure.ranks[0].last_op_end_seconds, one);
+  EXPECT_EQ(failure.ranks[1].state, "waiting");  // still computing when the job was stopped
+  EXPECT_EQ(failure.ranks[1].next_op, "relu");
+}
+
+TEST(ReplayClosedForm, SurvivorsGoOnUntilTheyNeedTheFailedPart) {
+  const double one = 3e-6 + 5e7 / 5e10;
+  // Detected 1 s later: rank 1 finishes its op, then starts its transfer to rank 0's dead host,
+  // which fails; with no rank left, the job ends there, before the detection time.
+  const ReplayResult result =
+      replay_plans(cluster(2, 1, "cpu", failing({{"rank", 0}, {"fails_at_seconds", 1.5 * one}}, 1)),
+                   compute_then_exchange(), {});
+  ASSERT_TRUE(result.failure.has_value());
+  const ReplayFailure& failure = *result.failure;
+  expect_relative(failure.stopped_seconds, 2 * one);
+  EXPECT_EQ(failure.ranks[1].state, "aborted");
+  EXPECT_EQ(failure.ranks[1].next_op, "features");
+  expect_relative(failure.ranks[1].last_op_end_seconds, 2 * one);
+}
+
+TEST(ReplayClosedForm, AFailedNicAbortsTheTransferThroughIt) {
+  const double one = 3e-6 + 5e7 / 5e10;
+  // Machine 0's NIC fails while rank 1 still computes: once rank 1 has posted its receive, both
+  // ranks start their transfers over the dead NIC, and both fail.
+  const ReplayResult result = replay_plans(
+      cluster(2, 1, "cpu",
+              failing({{"machine", 0}, {"nic", {{"fails_at_seconds", 1.5 * one}}}}, 1)),
+      compute_then_exchange(), {});
+  ASSERT_TRUE(result.failure.has_value());
+  const ReplayFailure& failure = *result.failure;
+  EXPECT_EQ(failure.applied[0].part, "the NIC of machine 0");
+  for (const StoppedRank& rank : failure.ranks) {
+    EXPECT_EQ(rank.state, "aborted") << "rank " << rank.rank;
+    EXPECT_EQ(rank.next_op, "features") << "rank " << rank.rank;
+  }
+  expect_relative(failure.stopped_seconds, 2 * one);
+}
+
+TEST(ReplayClosedForm, AFailureAfterTheLastIterationNeverHappens) {
+  const ReplayResult result =
+      replay_plans(cluster(2, 1, "cpu", failing({{"machine", 0}, {"fails_at_seconds", 10}}, 0)),
+                   compute_then_exchange(), {});
+  EXPECT_FALSE(result.failure.has_value());
+  const double one = 3e-6 + 5e7 / 5e10;
+  expect_relative(result.makespan_seconds, 2 * one + remote_seconds(1e6));
 }
 
 TEST(ReplayClosedForm, JitteredRanksWaitForTheSlowerDraw) {

@@ -107,14 +107,15 @@ TEST(SimulateCli, APointThatFailsLeavesNoTraceBehind) {
   // The first point runs and records its trace; the second's workload file does not exist.
   const TemporaryDirectory dir;
   std::string edges;
-  for (int v = 0; v < 200; ++v) edges += std::to_string(v) + " " + std::to_string((v + 1) % 200) + "\n";
+  for (int v = 0; v < 200; ++v)
+    edges += std::to_string(v) + " " + std::to_string((v + 1) % 200) + "\n";
   dir.write("ring.txt", edges);
   const std::string output = (dir.path() / "out.json").string();
-  const CommandResult run = run_command(
-      simulate() + " --workload edge-list --batch-size 16 --cluster-set machines=2 " +
-      "--cluster-set ranks_per_machine=1 --sweep workload.path=" +
-      (dir.path() / "ring.txt").string() + "," + (dir.path() / "missing.txt").string() +
-      " --quiet -o " + output + " --trace " + (dir.path() / "trace.json").string());
+  const CommandResult run =
+      run_command(simulate() + " --workload edge-list --batch-size 16 --cluster-set machines=2 " +
+                  "--cluster-set ranks_per_machine=1 --sweep workload.path=" +
+                  (dir.path() / "ring.txt").string() + "," + (dir.path() / "missing.txt").string() +
+                  " --quiet -o " + output + " --trace " + (dir.path() / "trace.json").string());
   EXPECT_NE(run.exit_code, 0) << run.output;
   EXPECT_FALSE(std::filesystem::exists(output));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "trace.json"));
@@ -132,6 +133,36 @@ TEST(SimulateCli, ARunThatDoesNotFitIsOutOfMemory) {
   EXPECT_TRUE(result["out_of_memory"].get<bool>());
   EXPECT_NE(result["out_of_memory_reason"].get<std::string>().find("rank"), std::string::npos);
   EXPECT_TRUE(result["epoch_seconds"].is_null());
+}
+
+TEST(SimulateCli, AFailureStopsThePointAndSaysWhereTheRanksStood) {
+  const TemporaryDirectory dir;
+  const std::string output = (dir.path() / "failed.json").string();
+  const CommandResult run = run_command(
+      simulate() +
+      " --workload cora --batch-size 64 --strategy p3 --cluster-set deviations.0.machine=2"
+      " --cluster-set deviations.0.fails_at_seconds=0 --sweep cluster.failure_detection_seconds=0,2"
+      " -o " +
+      output);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("machine 2 failed at 0.000 s"), std::string::npos) << run.output;
+  for (const nlohmann::json& point : read_json(output)["points"]) {
+    const nlohmann::json& result = point["result"];
+    EXPECT_TRUE(result["epoch_seconds"].is_null());
+    const nlohmann::json& failure = result["failure"];
+    EXPECT_FALSE(failure["completed"].get<bool>());
+    EXPECT_EQ(failure["failures"][0]["part"], "machine 2");
+    EXPECT_EQ(failure["iterations_completed"], 0);
+    int failed = 0;
+    for (const auto& rank : failure["ranks"]) failed += rank["state"] == "failed" ? 1 : 0;
+    EXPECT_EQ(failed, 4);  // machine 2's four GPUs
+  }
+  std::ifstream csv(dir.path() / "failed.csv");
+  std::string header;
+  std::string row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_NE(row.find(",0,,,"), std::string::npos) << row;  // not out of memory, no epoch time
 }
 
 // Copies of other ranks' partitions (P3's caching) live in host memory: on the P3 cluster (16
@@ -281,9 +312,9 @@ TEST(SimulateCli, RecordedPlansThatDoNotFitTheClusterAreRejected) {
 TEST(SimulateCli, AFieldSweptTwiceIsRejected) {
   const TemporaryDirectory dir;
   const std::string output = (dir.path() / "out.json").string();
-  expect_rejected(" --workload cora --sweep model.hidden=8,16 --sweep model.hidden=32 --quiet -o " +
-                      output,
-                  {"'sweep model.hidden'", "swept twice"});
+  expect_rejected(
+      " --workload cora --sweep model.hidden=8,16 --sweep model.hidden=32 --quiet -o " + output,
+      {"'sweep model.hidden'", "swept twice"});
   EXPECT_FALSE(std::filesystem::exists(output));
 }
 

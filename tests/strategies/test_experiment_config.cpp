@@ -272,5 +272,19 @@ TEST(SetJsonPath, ParsesJsonValuesAndKeepsOtherTextAsStrings) {
   EXPECT_THROW(set_json_path(document, "a..b", "1"), ConfigError);
 }
 
+TEST(SetJsonPath, IndexesListsAndAppendsOnePastTheEnd) {
+  nlohmann::json document = nlohmann::json::object();
+  set_json_path(document, "parts.0.rank", "3");  // an absent list is created by its first index
+  set_json_path(document, "parts.0.factor", "1.5");
+  set_json_path(document, "parts.1.rank", "4");
+  set_json_path(document, "a.d", "[1, 2]");
+  set_json_path(document, "a.d.1", "7");
+  EXPECT_EQ(document["parts"],
+            nlohmann::json::parse(R"([{"rank": 3, "factor": 1.5}, {"rank": 4}])"));
+  EXPECT_EQ(document["a"]["d"], nlohmann::json::array({1, 7}));
+  EXPECT_THROW(set_json_path(document, "parts.3.rank", "1"), ConfigError);
+  EXPECT_THROW(set_json_path(document, "parts.x", "1"), ConfigError);
+}
+
 }  // namespace
 }  // namespace gnnbed

@@ -1,5 +1,6 @@
 #include "workloads/common/json_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -210,6 +211,30 @@ nlohmann::json parse_json_file(const std::filesystem::path& path) {
   return parse_json_text(content.str(), path.string());
 }
 
+namespace {
+
+// Whether a part of a set_json_path path is a list index.
+bool is_index(const std::string& key) {
+  return !key.empty() && key.size() < 10 &&
+         std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Element `key` of `array` for set_json_path: an existing index, or the one past the end, which
+// appends an element.
+nlohmann::json& array_element(nlohmann::json& array, const std::string& key,
+                              std::string_view path) {
+  const std::size_t index = is_index(key) ? std::stoul(key) : array.size() + 1;
+  if (index > array.size()) {
+    throw ConfigError(std::string(path), "'" + key + "' is not an element of a list of " +
+                                             std::to_string(array.size()) +
+                                             " (an index from 0, or the next one to append)");
+  }
+  if (index == array.size()) array.push_back(nlohmann::json::object());
+  return array[index];
+}
+
+}  // namespace
+
 void set_json_path(nlohmann::json& document, std::string_view path, std::string_view value_text) {
   nlohmann::json* node = &document;
   std::string_view rest = path;
@@ -217,8 +242,14 @@ void set_json_path(nlohmann::json& document, std::string_view path, std::string_
     const auto dot = rest.find('.');
     const std::string key(rest.substr(0, dot));
     if (key.empty()) throw ConfigError(std::string(path), "is not a valid field path");
-    if (!node->is_object()) *node = nlohmann::json::object();
-    node = &(*node)[key];
+    // An absent list is created by its first index ("deviations.0.rank").
+    if (node->is_null() && is_index(key)) *node = nlohmann::json::array();
+    if (node->is_array()) {
+      node = &array_element(*node, key, path);
+    } else {
+      if (!node->is_object()) *node = nlohmann::json::object();
+      node = &(*node)[key];
+    }
     if (dot == std::string_view::npos) break;
     rest.remove_prefix(dot + 1);
   }

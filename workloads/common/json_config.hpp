@@ -56,7 +56,8 @@ nlohmann::json parse_json_file(const std::filesystem::path& path);
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
 
 // Sets the field at dotted `path` ("training.lr") to `value_text`, read as JSON when it is valid
-// JSON (numbers, true/false, arrays) and as a string otherwise. Creates intermediate objects.
+// JSON (numbers, true/false, arrays) and as a string otherwise. Creates intermediate objects. In a
+// list, a part of the path is an index ("deviations.0.rank"); the index one past the end appends.
 void set_json_path(nlohmann::json& document, std::string_view path, std::string_view value_text);
 
 // A command-line option that sets one field of a configuration document: `--hidden 64` is
