@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 
+#include "sim/probed_costs.hpp"
 #include "strategies/batch_schedule.hpp"
 #include "strategies/caching.hpp"
 #include "strategies/full_graph.hpp"
@@ -194,9 +195,10 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
 
 }  // namespace
 
-SimulationResult simulate_experiment(const ExperimentConfig& config, const Dataset& dataset,
+SimulationResult simulate_experiment(const ExperimentConfig& requested, const Dataset& dataset,
                                      const ClusterSpec& cluster, const SimulationOptions& options) {
   SimulationResult result;
+  const ExperimentConfig config = with_probed_costs(requested, cluster, result.probed_costs);
   const int num_ranks = cluster.num_ranks();
   const Stopwatch planning;
   const StrategyContext context = make_strategy_context(config, dataset, num_ranks);
@@ -353,6 +355,7 @@ nlohmann::json SimulationResult::to_json() const {
     return object;
   }
   object["epoch_seconds"] = epoch_seconds;
+  if (!probed_costs.empty()) object["probed_costs"] = probed_costs;
   object["epoch_estimate"] = epoch_estimate.to_json();
   object["sampled_iterations"] = sampled_iterations;
   object["simulated_seconds"] = simulated_seconds;

@@ -46,6 +46,9 @@ struct SimulationResult {
   // the ranks stood (ReplayFailure::to_json); null when none did. When the failure stopped the
   // job before every rank finished, the epoch has no time.
   nlohmann::json failure;
+  // The options the configuration left unset that the cluster's probe set (sim/probed_costs.hpp),
+  // by field; empty when none.
+  nlohmann::json probed_costs = nlohmann::json::object();
   bool stopped_by_failure() const {
     return !failure.is_null() && !failure["completed"].get<bool>();
   }

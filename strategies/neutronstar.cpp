@@ -472,8 +472,13 @@ class NeutronStarStrategy final : public HaloStrategy {
 
 NeutronStarOptions neutronstar_options(const DistributionConfig& distribution) {
   refuse_mini_batch_options(distribution, "neutronstar");
-  return {distribution.neutronstar_dependencies, distribution.neutronstar_vertex_seconds,
-          distribution.neutronstar_edge_seconds, distribution.neutronstar_transfer_seconds};
+  NeutronStarOptions options;
+  options.dependencies = distribution.neutronstar_dependencies;
+  options.vertex_seconds = distribution.neutronstar_vertex_seconds.value_or(options.vertex_seconds);
+  options.edge_seconds = distribution.neutronstar_edge_seconds.value_or(options.edge_seconds);
+  options.transfer_seconds =
+      distribution.neutronstar_transfer_seconds.value_or(options.transfer_seconds);
+  return options;
 }
 
 std::unique_ptr<Strategy> make_neutronstar_strategy(const NeutronStarOptions& options) {

@@ -17,9 +17,16 @@ struct NeutronStarOptions {
   std::string dependencies;
   // NeutronStar's cost model, per value of an embedding: computing a vertex again (Tv), aggregating
   // an edge (Te) and moving it between machines (Tc), in seconds (distribution.neutronstar_*).
-  double vertex_seconds = 0;
-  double edge_seconds = 0;
-  double transfer_seconds = 0;
+  double vertex_seconds = kDefaultVertexSeconds;
+  double edge_seconds = kDefaultEdgeSeconds;
+  double transfer_seconds = kDefaultTransferSeconds;
+
+  // Where no probe sets them (run_experiment, unless the configuration does): near what simulate
+  // probes on the p3-cluster preset at hidden 16 (sim/probed_costs.hpp: a P100's Tv 2.8e-11 and
+  // Te 1.7e-11 s, a float32 over 10 Gbit/s 3.2e-9 s).
+  static constexpr double kDefaultVertexSeconds = 2.5e-11;
+  static constexpr double kDefaultEdgeSeconds = 1.0e-11;
+  static constexpr double kDefaultTransferSeconds = 3.2e-9;
 };
 
 // The options `distribution` sets for neutronstar; ConfigError for an option it does not take.

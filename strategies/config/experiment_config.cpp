@@ -82,8 +82,8 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
        {std::pair{"neutronstar_vertex_seconds", config.neutronstar_vertex_seconds},
         std::pair{"neutronstar_edge_seconds", config.neutronstar_edge_seconds},
         std::pair{"neutronstar_transfer_seconds", config.neutronstar_transfer_seconds}}) {
-    require(std::isfinite(seconds) && seconds > 0, where + "." + field,
-            "must be a positive number of seconds per value");
+    require(!seconds || (std::isfinite(*seconds) && *seconds > 0), where + "." + field,
+            "must be a positive number of seconds per value (or null: probed)");
   }
   require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
           "must be at least 0 (0 = no limit), not " + std::to_string(config.device_memory_bytes));
@@ -91,6 +91,15 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
           where + ".progress_timeout_seconds", "must be a number of seconds, 0 for no limit");
   return config;
 }
+
+namespace {
+
+// A value, or null when unset.
+nlohmann::json or_null(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
 
 nlohmann::json to_json(const DistributionConfig& config) {
   return {{"strategy", config.strategy},
@@ -105,9 +114,9 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"p3_first_layer", config.p3_first_layer},
           {"sancus_staleness_epochs", config.sancus_staleness_epochs},
           {"neutronstar_dependencies", config.neutronstar_dependencies},
-          {"neutronstar_vertex_seconds", config.neutronstar_vertex_seconds},
-          {"neutronstar_edge_seconds", config.neutronstar_edge_seconds},
-          {"neutronstar_transfer_seconds", config.neutronstar_transfer_seconds},
+          {"neutronstar_vertex_seconds", or_null(config.neutronstar_vertex_seconds)},
+          {"neutronstar_edge_seconds", or_null(config.neutronstar_edge_seconds)},
+          {"neutronstar_transfer_seconds", or_null(config.neutronstar_transfer_seconds)},
           {"device_memory_bytes", config.device_memory_bytes},
           {"progress_timeout_seconds", config.progress_timeout_seconds}};
 }

@@ -3,6 +3,7 @@
 // command line. The resolved config is stored with every result.
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,12 +48,14 @@ struct DistributionConfig {
   // every sancus_staleness_epochs + 1 epochs. 0: every epoch (no staleness). sancus only.
   int sancus_staleness_epochs = 0;
   // NeutronStar's dependency management (strategies/neutronstar.hpp): "cache" (DepCache),
-  // "communicate" (DepComm) or "hybrid", and its cost model's Tv, Te and Tc in seconds per value
-  // (defaults: one 10 Gbit/s link against a P100's dense and sparse rates).
+  // "communicate" (DepComm) or "hybrid", and its cost model's Tv, Te and Tc in seconds per value.
+  // Unset, they are probed where the cluster is known, as NeutronStar probes them on its
+  // machines: simulate derives them from the cluster's cost model and links (a calibration's,
+  // with --calibration; sim/probed_costs.hpp); run_experiment takes NeutronStarOptions' defaults.
   std::string neutronstar_dependencies = "hybrid";
-  double neutronstar_vertex_seconds = 2.5e-11;
-  double neutronstar_edge_seconds = 1.0e-11;
-  double neutronstar_transfer_seconds = 3.2e-9;
+  std::optional<double> neutronstar_vertex_seconds;
+  std::optional<double> neutronstar_edge_seconds;
+  std::optional<double> neutronstar_transfer_seconds;
   // The modelled device's memory per rank (0 = no limit): run_experiment stops every rank, and
   // reports the run as out of memory, before an iteration whose tensors (with parameters and
   // stashed weights, strategies/plan_memory.hpp) would not fit, as simulate does for its

@@ -146,7 +146,8 @@ TEST(SimulateCli, AFailureStopsThePointAndSaysWhereTheRanksStood) {
       output);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("machine 2 failed at 0.000 s"), std::string::npos) << run.output;
-  for (const nlohmann::json& point : read_json(output)["points"]) {
+  const nlohmann::json document = read_json(output);
+  for (const nlohmann::json& point : document["points"]) {
     const nlohmann::json& result = point["result"];
     EXPECT_TRUE(result["epoch_seconds"].is_null());
     const nlohmann::json& failure = result["failure"];
