@@ -108,6 +108,20 @@ void read_network(const nlohmann::json& object, ClusterSpec& cluster) {
   require_one_of("network.model", cluster.network_model, {"CM02", "LV08", "SMPI"});
 }
 
+PcieSwitchSpec pcie_switch_from_json(const nlohmann::json& object) {
+  PcieSwitchSpec pcie;
+  JsonFieldReader reader(object, "pcie_switch");
+  reader.read("devices_per_switch", pcie.devices_per_switch);
+  const nlohmann::json* uplink = reader.child("uplink");
+  if (uplink == nullptr || uplink->is_null())
+    throw ConfigError("pcie_switch.uplink", "is required");
+  pcie.uplink = link_from_json(*uplink, "pcie_switch.uplink");
+  reader.finish();
+  require(pcie.devices_per_switch >= 1, "pcie_switch.devices_per_switch",
+          "must be at least 1 (leave pcie_switch out for none)");
+  return pcie;
+}
+
 // A deviating link's fields, each optional; `gbps`: the NIC's bandwidth is in Gbit/s, as the
 // cluster's own.
 LinkChange link_change_from_json(const nlohmann::json& object, const std::string& where,
@@ -236,6 +250,11 @@ void validate(const ClusterSpec& cluster) {
   require(cluster.shared_core_time_slice_seconds == 0 || cluster.shared_cores > 0,
           "shared_core_time_slice_seconds", "needs shared_cores: only shared cores time slice");
   require(cluster.device_memory_bytes > 0, "device.memory_bytes", "must be positive");
+  require(cluster.host_memory_bytes_per_second == 0 ||
+              (cluster.host_memory_bytes_per_second >= kSlowestLinkBytesPerSecond &&
+               cluster.host_memory_bytes_per_second <= kFastestLinkBytesPerSecond),
+          "host.memory_bandwidth_bytes_per_second",
+          "must be 0 (not modelled) or between 1e3 and 1e15 bytes/s");
   validate_deviations(cluster);
   require(cluster.failure_detection_seconds >= 0 &&
               cluster.failure_detection_seconds <= kLongestFailureDetectionSeconds,
@@ -396,6 +415,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
       JsonFieldReader host_reader(*host, "host");
       host_reader.read("cores", cluster.host_cores);
       host_reader.read("memory_bytes", cluster.host_memory_bytes);
+      host_reader.read("memory_bandwidth_bytes_per_second", cluster.host_memory_bytes_per_second);
       if (const nlohmann::json* costs = host_reader.child("cost_model"); costs && !costs->is_null())
         cluster.host_cost_model = CostModel::from_json(*costs, "host.cost_model");
       host_reader.finish();
@@ -419,6 +439,9 @@ ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string&
     cluster.device_link = link_from_json(*device_link, "device_link");
     if (const nlohmann::json* peer = reader.child("peer_link"); peer != nullptr && !peer->is_null())
       cluster.peer_link = link_from_json(*peer, "peer_link");
+    if (const nlohmann::json* pcie = reader.child("pcie_switch");
+        pcie != nullptr && !pcie->is_null())
+      cluster.pcie_switch = pcie_switch_from_json(*pcie);
     const nlohmann::json* nic = reader.child("nic");
     if (nic == nullptr || nic->is_null()) throw ConfigError("nic", "is required");
     read_nic(*nic, "nic", cluster);
@@ -458,6 +481,13 @@ nlohmann::json ClusterSpec::to_json() const {
       {"network",
        {{"topology", topology}, {"model", network_model}, {"crosstraffic", uses_crosstraffic()}}}};
   if (peer_link) document["peer_link"] = gnnbed::to_json(*peer_link);
+  if (host_memory_bytes_per_second > 0) {
+    document["host"]["memory_bandwidth_bytes_per_second"] = host_memory_bytes_per_second;
+  }
+  if (pcie_switch.devices_per_switch > 0) {
+    document["pcie_switch"] = {{"devices_per_switch", pcie_switch.devices_per_switch},
+                               {"uplink", gnnbed::to_json(pcie_switch.uplink)}};
+  }
   if (shared_cores > 0) document["shared_cores"] = shared_cores;
   if (shared_core_time_slice_seconds > 0) {
     document["shared_core_time_slice_seconds"] = shared_core_time_slice_seconds;

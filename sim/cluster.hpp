@@ -29,6 +29,14 @@ struct FatTreeSpec {
   std::vector<unsigned int> link_count;
 };
 
+// GPUs that share a PCIe switch: their traffic to and from the machine's CPU shares the switch's
+// uplink, and two GPUs under one switch reach each other through it without crossing the uplink
+// (peer-to-peer), as in servers whose GPUs hang in pairs or fours off PCIe switches.
+struct PcieSwitchSpec {
+  int devices_per_switch = 0;  // 0: no switch, every device has its own lanes to the CPU
+  LinkSpec uplink;             // switch <-> CPU
+};
+
 // A link's settings that differ from the cluster's: each unset one is as the cluster says.
 struct LinkChange {
   std::optional<double> bandwidth_bytes_per_second;
@@ -81,6 +89,10 @@ struct ClusterSpec {
   // CPU ranks it runs nothing itself.
   int host_cores = 1;
   std::int64_t host_memory_bytes = 0;
+  // The machine's memory bus, which every copy between host memory and a device crosses (DMA), so
+  // the copies of a machine's GPUs share it; 0 (the default): copies are bound by their device
+  // links (and switch uplinks) alone.
+  double host_memory_bytes_per_second = 0;
   CostModel host_cost_model;
 
   DeviceKind device_kind = DeviceKind::cpu;
@@ -97,6 +109,7 @@ struct ClusterSpec {
   bool keeps_features(std::int64_t feature_bytes) const;
 
   LinkSpec device_link;               // device <-> its machine (PCIe; shared memory for CPU ranks)
+  PcieSwitchSpec pcie_switch;         // devices grouped under PCIe switches, if any
   std::optional<LinkSpec> peer_link;  // device <-> device in one machine (NVLink)
   LinkSpec nic;                       // machine <-> fabric
   // CPU time per byte a machine's network stack spends on each byte it sends or receives (kernel

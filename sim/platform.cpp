@@ -16,6 +16,46 @@ sg4::Link* split_duplex(sg4::NetZone* zone, const std::string& name, const LinkS
       ->seal();
 }
 
+// The links inside one machine.
+struct MachineLinks {
+  std::vector<sg4::Link*> device;  // per device: its lanes (to its PCIe switch, or to the CPU)
+  std::vector<sg4::Link*> peer;    // per device: NVLink, when the cluster has it
+  std::vector<sg4::Link*> uplink;  // per PCIe switch: to the CPU
+  sg4::Link* memory = nullptr;     // the memory bus every DMA crosses, when modelled
+};
+
+// Routes between a machine's devices and its CPU, and between its devices: a device reaches the
+// CPU over its lanes, its switch's uplink and the memory bus; two devices over NVLink when they
+// have it, else through their switch (one switch) or the CPU's root complex.
+void add_machine_routes(const ClusterSpec& cluster, sg4::NetZone* zone, const sg4::Host* cpu,
+                        const std::vector<sg4::Host*>& devices, const MachineLinks& links) {
+  using Direction = sg4::LinkInRoute::Direction;
+  const int per_switch = cluster.pcie_switch.devices_per_switch;
+  const auto switch_of = [&](std::size_t d) { return d / static_cast<std::size_t>(per_switch); };
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    std::vector<sg4::LinkInRoute> to_cpu = {{links.device[i], Direction::UP}};
+    if (per_switch > 0) to_cpu.emplace_back(links.uplink[switch_of(i)], Direction::UP);
+    if (links.memory != nullptr) to_cpu.emplace_back(links.memory);
+    zone->add_route(devices[i]->get_netpoint(), cpu->get_netpoint(), nullptr, nullptr, to_cpu,
+                    true);
+    for (std::size_t j = i + 1; j < devices.size(); ++j) {
+      std::vector<sg4::LinkInRoute> between;
+      if (cluster.peer_link) {
+        between = {{links.peer[i], Direction::UP}, {links.peer[j], Direction::DOWN}};
+      } else {
+        between = {{links.device[i], Direction::UP}};
+        if (per_switch > 0 && switch_of(i) != switch_of(j)) {
+          between.emplace_back(links.uplink[switch_of(i)], Direction::UP);
+          between.emplace_back(links.uplink[switch_of(j)], Direction::DOWN);
+        }
+        between.emplace_back(links.device[j], Direction::DOWN);
+      }
+      zone->add_route(devices[i]->get_netpoint(), devices[j]->get_netpoint(), nullptr, nullptr,
+                      between, true);
+    }
+  }
+}
+
 // One machine: CPU host (gateway) and its ranks' devices. Returns the zone's CPU netpoint.
 std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::NetZone* parent,
                                               int machine, Platform& platform) {
@@ -35,31 +75,29 @@ std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::N
     platform.observer = zone->create_host("failure-observer", kWorkUnitsPerSecond)->seal();
   }
   std::vector<sg4::Host*> devices;
-  std::vector<sg4::Link*> device_links;
-  std::vector<sg4::Link*> peer_links;
+  MachineLinks links;
   for (int d = 0; d < cluster.ranks_per_machine; ++d) {
     const std::string device_name = name + "-device" + std::to_string(d);
-    sg4::Host* device = zone->create_host(device_name, kWorkUnitsPerSecond)->seal();
-    devices.push_back(device);
-    platform.device_hosts[static_cast<std::size_t>(machine * cluster.ranks_per_machine + d)] =
-        device;
     const int rank = machine * cluster.ranks_per_machine + d;
-    device_links.push_back(split_duplex(zone, device_name + "-link", cluster.device_link_of(rank)));
-    platform.device_links[static_cast<std::size_t>(rank)] = device_links.back();
+    devices.push_back(zone->create_host(device_name, kWorkUnitsPerSecond)->seal());
+    platform.device_hosts[static_cast<std::size_t>(rank)] = devices.back();
+    links.device.push_back(split_duplex(zone, device_name + "-link", cluster.device_link_of(rank)));
+    platform.device_links[static_cast<std::size_t>(rank)] = links.device.back();
     if (cluster.peer_link) {
-      peer_links.push_back(split_duplex(zone, device_name + "-peer", *cluster.peer_link));
+      links.peer.push_back(split_duplex(zone, device_name + "-peer", *cluster.peer_link));
+    }
+    if (cluster.pcie_switch.devices_per_switch > 0 &&
+        d % cluster.pcie_switch.devices_per_switch == 0) {
+      links.uplink.push_back(split_duplex(zone,
+                                          name + "-switch" + std::to_string(links.uplink.size()),
+                                          cluster.pcie_switch.uplink));
     }
   }
-  using Direction = sg4::LinkInRoute::Direction;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    zone->add_route(devices[i]->get_netpoint(), cpu->get_netpoint(), nullptr, nullptr,
-                    {{device_links[i], Direction::UP}}, true);
-    for (std::size_t j = i + 1; j < devices.size(); ++j) {
-      const auto& links = cluster.peer_link ? peer_links : device_links;
-      zone->add_route(devices[i]->get_netpoint(), devices[j]->get_netpoint(), nullptr, nullptr,
-                      {{links[i], Direction::UP}, {links[j], Direction::DOWN}}, true);
-    }
+  if (cluster.host_memory_bytes_per_second > 0) {
+    links.memory =
+        zone->create_link(name + "-memory", cluster.host_memory_bytes_per_second)->seal();
   }
+  add_machine_routes(cluster, zone, cpu, devices, links);
   zone->seal();
   return {zone->get_netpoint(), cpu->get_netpoint()};
 }

@@ -1,10 +1,10 @@
 #pragma once
 // Builds the SimGrid platform of a cluster: per machine a full zone holding its CPU host (the
 // zone's gateway) and one host per rank's device, with a device link per device (PCIe, or the
-// ranks' shared memory) and, when the cluster has one, a peer link per device (NVLink) for
-// device-to-device routes; machines joined through their NICs by one switch (a star zone) or a
-// fat tree. Hosts compute at kWorkUnitsPerSecond, so an op of d seconds is d * kWorkUnitsPerSecond
-// units of work.
+// ranks' shared memory), the uplinks of its PCIe switches and its memory bus when the cluster
+// has them, and a peer link per device (NVLink) for device-to-device routes when it has one;
+// machines joined through their NICs by one switch (a star zone) or a fat tree. Hosts compute at
+// kWorkUnitsPerSecond, so an op of d seconds is d * kWorkUnitsPerSecond units of work.
 #include <simgrid/forward.h>
 
 #include <vector>

@@ -240,6 +240,28 @@ TEST(Cluster, BadDeviationsNameTheEntryAndField) {
       std::string::npos);
 }
 
+TEST(Cluster, AMachinesInsideHasPcieSwitchesAndAMemoryBus) {
+  const ClusterSpec cloud = load_cluster("cloud-100gbps", {});
+  EXPECT_EQ(cloud.pcie_switch.devices_per_switch, 2);
+  EXPECT_DOUBLE_EQ(cloud.pcie_switch.uplink.bandwidth_bytes_per_second, 12e9);
+  EXPECT_DOUBLE_EQ(cloud.host_memory_bytes_per_second, 150e9);
+  const ClusterSpec again = cluster_from_json(cloud.to_json(), "round trip");
+  EXPECT_EQ(again.pcie_switch.devices_per_switch, 2);
+  EXPECT_DOUBLE_EQ(again.pcie_switch.uplink.latency_seconds, 2.5e-6);
+  EXPECT_DOUBLE_EQ(again.host_memory_bytes_per_second, 150e9);
+  const ClusterSpec flat = load_cluster("p3-cluster", {});
+  EXPECT_EQ(flat.pcie_switch.devices_per_switch, 0);
+  EXPECT_FALSE(flat.to_json().contains("pcie_switch"));
+  EXPECT_NE(error_of("cloud-100gbps", {"pcie_switch.devices_per_switch=0"})
+                .find("pcie_switch.devices_per_switch"),
+            std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"pcie_switch.devices_per_switch=2"}).find("pcie_switch.uplink"),
+            std::string::npos);
+  EXPECT_NE(error_of("p3-cluster", {"host.memory_bandwidth_bytes_per_second=-1"})
+                .find("host.memory_bandwidth_bytes_per_second"),
+            std::string::npos);
+}
+
 TEST(Cluster, JitteredOpsKeepTheCostModelsMeanAndTheirLogSpread) {
   const ClusterSpec none = load_cluster("emulated-cluster", {"machines=4"});
   EXPECT_EQ(none.jitter_factor(1, 2, 3), 1.0);

@@ -242,6 +242,62 @@ TEST(ReplayClosedForm, HostToDeviceCopyCrossesTheDeviceLink) {
   expect_relative(result.makespan_seconds, kDeviceLatency + 16e6 / kDeviceBandwidth);
 }
 
+// Every one of `ranks` GPUs of one machine copies `bytes` from host memory at once.
+std::vector<std::vector<Plan>> every_gpu_copies(int ranks, std::int64_t bytes) {
+  std::vector<Plan> plans;
+  for (int r = 0; r < ranks; ++r) {
+    Plan plan = empty_plan(r, ranks);
+    plan.ops = {copy_stream_op(OpKind::copy_to_device, "copy", bytes)};
+    plans.push_back(plan);
+  }
+  return one_iteration(plans);
+}
+
+TEST(ReplayClosedForm, AMachinesCopiesShareItsMemoryBus) {
+  // Two GPUs copy 16 MB each over their own 8 GB/s lanes, through one 4 GB/s memory bus: 2 GB/s
+  // each.
+  const ReplayResult result =
+      replay_plans(cluster(1, 2, "gpu", {{"host", {{"memory_bandwidth_bytes_per_second", 4e9}}}}),
+                   every_gpu_copies(2, 16'000'000), {});
+  expect_relative(result.makespan_seconds, kDeviceLatency + 16e6 / 2e9);
+}
+
+TEST(ReplayClosedForm, GpusUnderOnePcieSwitchShareItsUplink) {
+  // Four GPUs in pairs under two switches with 6 GB/s uplinks (1 us): each pair's copies share
+  // their uplink, 3 GB/s each, below their 8 GB/s lanes.
+  const nlohmann::json pcie = {
+      {"devices_per_switch", 2},
+      {"uplink", {{"bandwidth_bytes_per_second", 6e9}, {"latency_seconds", 1e-6}}}};
+  const ReplayResult result = replay_plans(cluster(1, 4, "gpu", {{"pcie_switch", pcie}}),
+                                           every_gpu_copies(4, 16'000'000), {});
+  expect_relative(result.makespan_seconds, kDeviceLatency + 1e-6 + 16e6 / 3e9);
+}
+
+// Two GPUs of one machine exchange `bytes` of activations each way.
+std::vector<std::vector<Plan>> gpus_exchange(std::int64_t bytes) {
+  std::vector<std::vector<Plan>> iterations = two_rank_exchange(bytes, bytes);
+  for (Plan& plan : iterations[0]) plan.ops[0].traffic = Traffic::activations;
+  return iterations;
+}
+
+TEST(ReplayClosedForm, GpusUnderOneSwitchReachEachOtherWithoutItsUplink) {
+  const nlohmann::json pcie = {
+      {"devices_per_switch", 2},
+      {"uplink", {{"bandwidth_bytes_per_second", 1e9}, {"latency_seconds", 1e-6}}}};
+  const ReplayResult result =
+      replay_plans(cluster(1, 2, "gpu", {{"pcie_switch", pcie}}), gpus_exchange(8'000'000), {});
+  expect_relative(result.makespan_seconds, 2 * kDeviceLatency + 8e6 / kDeviceBandwidth);
+}
+
+TEST(ReplayClosedForm, GpusUnderTwoSwitchesCrossBothUplinks) {
+  const nlohmann::json pcie = {
+      {"devices_per_switch", 1},
+      {"uplink", {{"bandwidth_bytes_per_second", 1e9}, {"latency_seconds", 1e-6}}}};
+  const ReplayResult result =
+      replay_plans(cluster(1, 2, "gpu", {{"pcie_switch", pcie}}), gpus_exchange(8'000'000), {});
+  expect_relative(result.makespan_seconds, 2 * kDeviceLatency + 2e-6 + 8e6 / 1e9);
+}
+
 // Rank 0 gathers 1000 of its input rows (400 kB) into "local", and the 500 rows (200 kB) a peer
 // sent arrived in "pulled" (the prologue's, so in host memory); it assembles both and copies the
 // assembly to its device.
