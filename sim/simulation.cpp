@@ -36,12 +36,14 @@ std::string memory_problem(const ClusterSpec& cluster, const std::vector<RankMem
   std::vector<std::int64_t> host_bytes(static_cast<std::size_t>(cluster.machines), 0);
   for (int r = 0; r < cluster.num_ranks(); ++r) {
     const RankMemory& m = memory[static_cast<std::size_t>(r)];
-    const std::int64_t device_bytes =
-        m.device_peak_bytes + (cluster.device_kind == DeviceKind::cpu ? m.host_bytes : 0);
-    if (device_bytes > cluster.device_memory_bytes) {
-      return "rank " + std::to_string(r) + " needs " + gib(device_bytes) + " on its " +
-             (cluster.device_name.empty() ? "device" : cluster.device_name) + " of " +
-             gib(cluster.device_memory_bytes);
+    const std::int64_t resident = cluster.device_kind == DeviceKind::cpu ? m.host_bytes : 0;
+    for (const auto& [peak, what] :
+         {std::pair{m.device_peak_bytes, ""}, std::pair{m.evaluation_peak_bytes, " to evaluate"}}) {
+      if (peak + resident > cluster.device_memory_bytes) {
+        return "rank " + std::to_string(r) + " needs " + gib(peak + resident) + what + " on its " +
+               (cluster.device_name.empty() ? "device" : cluster.device_name) + " of " +
+               gib(cluster.device_memory_bytes);
+      }
     }
     host_bytes[static_cast<std::size_t>(cluster.machine_of(r))] += m.host_bytes;
   }
@@ -101,9 +103,9 @@ TrafficBytes weighted_bytes(const std::vector<TrafficBytes>& by_iteration,
 // Every rank's evaluation plan (strategies/inference.hpp), each rank's announcements delivered as
 // the real run's exchange delivers them. The plans join a replay after the training iterations
 // of pipeline depth `depth`: they run in its last stage, after the pipeline has drained, as the
-// real run evaluates between epochs.
-std::vector<Plan> plan_evaluation(const StrategyContext& context, const Dataset& dataset,
-                                  int depth) {
+// real run evaluates between epochs. Each rank's `memory` gets its plan's peak on the device.
+std::vector<Plan> plan_evaluation(const StrategyContext& context, const Dataset& dataset, int depth,
+                                  std::vector<RankMemory>& memory) {
   const auto degrees =
       context.model.gcn_normalised()
           ? std::make_shared<const std::vector<std::int32_t>>(gcn_degrees(dataset.graph))
@@ -139,6 +141,7 @@ std::vector<Plan> plan_evaluation(const StrategyContext& context, const Dataset&
     Plan plan = planners[static_cast<std::size_t>(r)]->plan(received);
     plan.pipeline_depth = depth;
     for (Op& op : plan.ops) op.stage = depth;
+    memory[static_cast<std::size_t>(r)].evaluation_peak_bytes = plan_peak_bytes(plan);
     drop_index_data(plan);
     plans.push_back(std::move(plan));
   }
@@ -234,7 +237,8 @@ SimulationResult simulate_experiment(const ExperimentConfig& requested, const Da
     if (options.progress) options.progress(static_cast<int>(k) + 1, result.iterations_simulated);
   }
   if (options.evaluation) {
-    iterations.push_back(plan_evaluation(context, dataset, strategy.pipeline_depth()));
+    iterations.push_back(
+        plan_evaluation(context, dataset, strategy.pipeline_depth(), result.memory));
   }
   result.planning_seconds = planning.seconds();
   result.out_of_memory_reason = memory_problem(cluster, result.memory);
@@ -324,6 +328,7 @@ nlohmann::json SimulationResult::to_json() const {
   for (std::size_t r = 0; r < memory.size(); ++r) {
     nlohmann::json rank = {{"rank", r},
                            {"device_peak_bytes", memory[r].device_peak_bytes},
+                           {"evaluation_device_peak_bytes", memory[r].evaluation_peak_bytes},
                            {"stash_bytes", memory[r].stash_bytes},
                            {"host_bytes", memory[r].host_bytes}};
     if (r < sent_per_rank.size()) {

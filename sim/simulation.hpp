@@ -35,8 +35,11 @@ struct SimulationOptions {
 
 struct RankMemory {
   std::int64_t device_peak_bytes = 0;  // largest over the iterations
-  std::int64_t stash_bytes = 0;        // pipelining: weight versions (pipeline_stash_bytes)
-  std::int64_t host_bytes = 0;         // the rank's share of the graph and features
+  // SimulationOptions::evaluation: the peak of the rank's evaluation plan, on the same device
+  // (its tensors after their last use dropped, as the executor drops transient ones); 0 otherwise.
+  std::int64_t evaluation_peak_bytes = 0;
+  std::int64_t stash_bytes = 0;  // pipelining: weight versions (pipeline_stash_bytes)
+  std::int64_t host_bytes = 0;   // the rank's share of the graph and features
 };
 
 struct SimulationResult {

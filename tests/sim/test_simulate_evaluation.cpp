@@ -72,5 +72,35 @@ TEST(SimulateEvaluation, EveryRankSendsTheProductsItsPeersDestinationsNeed) {
   }
 }
 
+// Evaluation's tensors count on the device too: with 2-neighbour sampling and batches of 8, a
+// training iteration on Cora needs about 1.4 MB, the full-neighbourhood evaluation about 8.8 MB.
+TEST(SimulateEvaluation, AnEvaluationThatDoesNotFitIsOutOfMemory) {
+  const TemporaryDirectory dir;
+  const auto run = [&](const std::string& name, const std::string& extra) {
+    const std::string output = (dir.path() / name).string();
+    const CommandResult result = run_command(
+        testing::binary_path("sim/simulate") +
+        " --workload cora --batch-size 8 --fanouts 2,2 --cluster p3-cluster --cluster-set "
+        "machines=1 --cluster-set ranks_per_machine=2 --cluster-set device.memory_bytes=4000000 "
+        "--quiet -o " +
+        output + " " + extra);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    std::ifstream in(output);
+    const nlohmann::json document = nlohmann::json::parse(in);
+    return document["points"][0]["result"];
+  };
+  const nlohmann::json training = run("training.json", "");
+  EXPECT_FALSE(training["out_of_memory"].get<bool>());
+  EXPECT_EQ(training["ranks"][0]["evaluation_device_peak_bytes"].get<std::int64_t>(), 0);
+  const nlohmann::json evaluated = run("evaluated.json", "--evaluation");
+  EXPECT_TRUE(evaluated["out_of_memory"].get<bool>());
+  EXPECT_NE(evaluated["out_of_memory_reason"].get<std::string>().find("to evaluate"),
+            std::string::npos);
+  for (const auto& rank : evaluated["ranks"]) {
+    EXPECT_GT(rank["evaluation_device_peak_bytes"].get<std::int64_t>(), 4000000);
+    EXPECT_LT(rank["device_peak_bytes"].get<std::int64_t>(), 4000000);
+  }
+}
+
 }  // namespace
 }  // namespace gnnbed
