@@ -1,10 +1,11 @@
 #pragma once
 // Failures during a replay (ClusterSpec::failures): at its time, a failed part of the platform
-// is turned off, as SimGrid models a crash: a rank's device host (its actors die with it), a
-// machine's CPU and devices, or a link. Transfers that need a failed part then fail in the actors
-// that wait for them; the replay (replay.cpp) stops the rank whose transfer failed, and ranks
-// waiting on such a rank wait on. After the last failure and the cluster's detection time, the
-// job is stopped: every actor is killed, as the transport's abort kills every rank.
+// is turned off, as SimGrid models a crash: a rank's device host (its actors die with it, and the
+// replay stops those it had moved elsewhere), a machine's CPU and devices, or a link. Transfers
+// that need a failed part then fail in the actors that wait for them; the replay (replay.cpp) stops
+// the rank whose transfer failed, and ranks waiting on such a rank wait on. After the last failure
+// and the cluster's detection time, the job is stopped: every actor is killed, as the transport's
+// abort kills every rank.
 #include <functional>
 #include <vector>
 

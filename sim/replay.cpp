@@ -25,14 +25,16 @@ constexpr std::size_t kWaiting = kNumTimeCategories;
 // One direction of one pair of ranks: messages matched in order, as MPI matches them. A transfer
 // starts once the receiver has posted its receive (rendezvous), like the pairwise exchanges of
 // MPI and NCCL.
-struct Message {
-  double started_at = 0;
-  bool done = false;
-};
 struct Channel {
-  std::deque<Message> in_flight;  // sent, not yet consumed by the receiver
+  sg4::Mailbox* mailbox = nullptr;  // the transfers, matched in order
   std::int64_t receives_posted = 0;
   std::int64_t sends_started = 0;
+  // Where both ends are one host (nothing moves): when each message not yet received was sent.
+  std::deque<double> local_started;
+  // Messages whose sender has finished them: their transfer and, with the network stack's CPU
+  // time modelled, that work at both ends; and those the receiver has taken.
+  std::int64_t sends_finished = 0;
+  std::int64_t receives_finished = 0;
 };
 
 // An op of the replay: iteration i's op j.
@@ -65,6 +67,7 @@ struct RankState {
   std::size_t thread_position = 0;
   // A transfer or op of the rank failed (a part it needed failed): its actor stopped there.
   bool aborted = false;
+  std::vector<sg4::ActorPtr> actors;  // its streams' actors
   SimulatedRank stats;
 };
 
@@ -157,22 +160,25 @@ class Replay {
     for (int r = 0; r < num_ranks_; ++r) {
       // A CPU rank is one thread running its plans (PlanExecutor); its transfers run while the
       // thread computes (nonblocking MPI), so the network stream gets its own actor.
+      std::vector<sg4::ActorPtr>& actors = rank_state(r).actors;
       if (cluster_.device_kind == DeviceKind::cpu) {
-        sg4::Actor::create("rank" + std::to_string(r), device(r),
-                           [this, r] { run_stream(r, StreamFilter::all_but_network); });
-        sg4::Actor::create("rank" + std::to_string(r) + "-network", device(r),
-                           [this, r] { run_stream(r, StreamFilter::network); });
+        actors.push_back(sg4::Actor::create("rank" + std::to_string(r), device(r), [this, r] {
+          run_stream(r, StreamFilter::all_but_network);
+        }));
+        actors.push_back(sg4::Actor::create("rank" + std::to_string(r) + "-network", device(r),
+                                            [this, r] { run_stream(r, StreamFilter::network); }));
         continue;
       }
       for (const Stream stream :
            {Stream::sampler, Stream::copy, Stream::compute, Stream::network}) {
         if (!uses_stream(r, stream)) continue;
-        sg4::Actor::create("rank" + std::to_string(r) + "-" + std::string(to_string(stream)),
-                           device(r), [this, r, stream] { run_stream(r, stream_filter(stream)); });
+        actors.push_back(sg4::Actor::create(
+            "rank" + std::to_string(r) + "-" + std::string(to_string(stream)), device(r),
+            [this, r, stream] { run_stream(r, stream_filter(stream)); }));
       }
     }
     start_failures(
-        cluster_, platform_, [this](const PartFailure& failure) { failed_.push_back(failure); },
+        cluster_, platform_, [this](const PartFailure& failure) { fail(failure); },
         [this] { failure_ = failure_outcome(); });
   }
 
@@ -285,8 +291,7 @@ class Replay {
   }
   // Structure and features live in host memory; activations, gradients and weights on devices.
   sg4::Host* endpoint(int rank, Traffic traffic) const {
-    const bool host_data = traffic == Traffic::structure || traffic == Traffic::features;
-    return host_data && cluster_.device_kind == DeviceKind::gpu ? machine_host(rank) : device(rank);
+    return between_hosts(traffic) ? machine_host(rank) : device(rank);
   }
 
   // The CPU whose network stack carries `rank`'s traffic of this kind: the rank's own CPU, or on
@@ -429,6 +434,16 @@ class Replay {
   static void abort_rank(RankState& state) {
     state.aborted = true;
     state.changed->notify_all();
+  }
+
+  // A part failed (its hosts or link are off already): the ranks it held stop, including their
+  // actors that were elsewhere (moved to their machine's CPU for a transfer there).
+  void fail(const PartFailure& failure) {
+    failed_.push_back(failure);
+    for (int r = 0; r < num_ranks_; ++r) {
+      if (!has_failed(r)) continue;
+      for (const sg4::ActorPtr& actor : rank_state(r).actors) actor->kill();
+    }
   }
 
   bool has_failed(int rank) const {
@@ -586,12 +601,18 @@ class Replay {
   // (wait_for_core), whose seconds it returns.
   template <typename Released>
   double wait_for_peer(int rank, Released released) {
-    if (released()) return 0;
+    return wait_until(rank, released) ? wait_for_core(rank) : 0;
+  }
+
+  // Waits until a peer makes `released` true; whether it had to.
+  template <typename Released>
+  bool wait_until(int rank, Released released) {
+    if (released()) return false;
     RankState& self = rank_state(rank);
     KillableLock lock(*self.mutex);
     while (!released()) self.changed->wait(lock.held());
     lock.unlock();
-    return wait_for_core(rank);
+    return true;
   }
 
   // A transfer from or to a host that failed (ClusterSpec::failures) fails at once: the
@@ -608,59 +629,113 @@ class Replay {
     sg4::Comm::sendto(from, to, static_cast<std::uint64_t>(bytes));
   }
 
-  Channel& channel(int from, int to) {
-    return channels_[static_cast<std::int64_t>(from) * num_ranks_ + to];
+  // The channel of `from`'s transfers to `to` of traffic that moves between `hosts` (the machines'
+  // CPUs) or between devices: the two never share a mailbox, whose transfers SimGrid routes between
+  // the hosts of its two actors.
+  Channel& channel(int from, int to, bool hosts) {
+    const std::int64_t pair = static_cast<std::int64_t>(from) * num_ranks_ + to;
+    Channel& channel = channels_[2 * pair + (hosts ? 1 : 0)];
+    if (channel.mailbox == nullptr) {
+      channel.mailbox =
+          sg4::Mailbox::by_name(std::to_string(from) + (hosts ? ">h" : ">d") + std::to_string(to));
+    }
+    return channel;
+  }
+  // Structure and features move between the machines' CPUs on a GPU cluster (samplers and feature
+  // stores are in host memory); everything else between devices.
+  bool between_hosts(Traffic traffic) const {
+    return (traffic == Traffic::structure || traffic == Traffic::features) &&
+           cluster_.device_kind == DeviceKind::gpu;
+  }
+
+  // Moves the calling actor to `host`: a mailbox's transfer runs between its actors' hosts.
+  static void move_to(sg4::Host* host) {
+    if (sg4::this_actor::get_host() != host) sg4::this_actor::set_host(host);
   }
 
   // One step of a pairwise exchange: send `bytes` to `send_to` and receive from `receive_from`.
-  // Waiting is the time until the peer that sends to this rank started its transfer.
+  // Both are matched in order per pair (a mailbox between two hosts; flags in the channel where
+  // both ends are one host, the machine's CPU, and nothing moves), and a transfer starts once its
+  // receiver has posted the receive (rendezvous). Waiting is the time until the peer that sends to
+  // this rank started its transfer.
   StepCost exchange_step(int rank, Traffic traffic, int send_to, std::int64_t bytes,
                          int receive_from) {
     const double step_start = sg4::Engine::get_clock();
-    {
-      Channel& incoming = channel(receive_from, rank);
-      ++incoming.receives_posted;
-      rank_state(receive_from).changed->notify_all();
+    sg4::Host* here = endpoint(rank, traffic);
+    const bool hosts = between_hosts(traffic);
+    Channel& incoming = channel(receive_from, rank, hosts);
+    void* received = nullptr;
+    sg4::CommPtr receive;
+    if (endpoint(receive_from, traffic) != here) {
+      move_to(here);
+      receive = incoming.mailbox->get_async(&received);
     }
-    Channel& outgoing = channel(rank, send_to);
-    const std::int64_t sequence = outgoing.sends_started++;
-    double core_waiting_seconds =
-        wait_for_peer(rank, [&outgoing, sequence] { return outgoing.receives_posted > sequence; });
-    outgoing.in_flight.push_back({sg4::Engine::get_clock(), false});
-    Message& sent = outgoing.in_flight.back();
-    sg4::Host* from = endpoint(rank, traffic);
-    sg4::Host* to = endpoint(send_to, traffic);
-    if (from != to) {
-      require_up(from, to);
-      ++communications_;
-      const sg4::CommPtr transfer =
-          sg4::Comm::sendto_async(from, to, static_cast<std::uint64_t>(bytes));
-      std::vector<sg4::ExecPtr> stack_work;
-      if (cluster_.machine_of(rank) != cluster_.machine_of(send_to)) {
-        const double stack_seconds = static_cast<double>(bytes) * cluster_.nic_cpu_seconds_per_byte;
-        for (const int end : {rank, send_to}) {
-          sg4::Host* cpu = network_stack_cpu(end, traffic);
-          if (stack_seconds > 0 && cpu != nullptr) {
-            stack_work.push_back(
-                sg4::this_actor::exec_init(stack_seconds * kWorkUnitsPerSecond)->set_host(cpu));
-            stack_work.back()->start();
-          }
-        }
+    ++incoming.receives_posted;
+    rank_state(receive_from).changed->notify_all();
+    double core_waiting_seconds = send_step(rank, traffic, send_to, bytes);
+    double peer_started = 0;
+    if (receive) {
+      // Waited for even when done (SimGrid releases a comm from its actor's list in the wait); a
+      // rank the transfer released then waits for its core.
+      const double posted = sg4::Engine::get_clock();
+      receive->wait();
+      bool released = sg4::Engine::get_clock() > posted;
+      peer_started = receive->get_start_time();
+      if (cluster_.nic_cpu_seconds_per_byte > 0) {
+        // The data is there once both ends' network stacks have processed it.
+        const std::int64_t message = incoming.receives_finished;
+        released |=
+            wait_until(rank, [&incoming, message] { return incoming.sends_finished > message; });
       }
-      transfer->wait();
-      for (const sg4::ExecPtr& work : stack_work) work->wait();
+      ++incoming.receives_finished;
+      if (released) core_waiting_seconds += wait_for_core(rank);
+    } else {
+      core_waiting_seconds +=
+          wait_for_peer(rank, [&incoming] { return !incoming.local_started.empty(); });
+      peer_started = incoming.local_started.front();
+      incoming.local_started.pop_front();
     }
-    sent.done = true;
-    rank_state(send_to).changed->notify_all();
-    Channel& incoming = channel(receive_from, rank);
-    core_waiting_seconds += wait_for_peer(rank, [&incoming] {
-      return !incoming.in_flight.empty() && incoming.in_flight.front().done;
-    });
-    const double peer_started = incoming.in_flight.front().started_at;
-    incoming.in_flight.pop_front();
     const double end = sg4::Engine::get_clock();
     const double waiting = std::max(peer_started - step_start, 0.0) + core_waiting_seconds;
     return {end - step_start, std::min(waiting, end - step_start)};
+  }
+
+  // The sending half of an exchange step, once `send_to` has posted its receive; returns the
+  // seconds spent waiting for this rank's core after that wait.
+  double send_step(int rank, Traffic traffic, int send_to, std::int64_t bytes) {
+    sg4::Host* from = endpoint(rank, traffic);
+    sg4::Host* to = endpoint(send_to, traffic);
+    Channel& outgoing = channel(rank, send_to, between_hosts(traffic));
+    const std::int64_t sequence = outgoing.sends_started++;
+    const double core_waiting_seconds =
+        wait_for_peer(rank, [&outgoing, sequence] { return outgoing.receives_posted > sequence; });
+    if (from == to) {
+      // Both ends are the machine's CPU: nothing crosses a link.
+      outgoing.local_started.push_back(sg4::Engine::get_clock());
+      rank_state(send_to).changed->notify_all();
+      return core_waiting_seconds;
+    }
+    require_up(from, to);
+    ++communications_;
+    const sg4::CommPtr transfer =
+        outgoing.mailbox->put_async(&outgoing, static_cast<std::uint64_t>(bytes));
+    std::vector<sg4::ExecPtr> stack_work;
+    if (cluster_.machine_of(rank) != cluster_.machine_of(send_to)) {
+      const double stack_seconds = static_cast<double>(bytes) * cluster_.nic_cpu_seconds_per_byte;
+      for (const int end : {rank, send_to}) {
+        sg4::Host* cpu = network_stack_cpu(end, traffic);
+        if (stack_seconds > 0 && cpu != nullptr) {
+          stack_work.push_back(
+              sg4::this_actor::exec_init(stack_seconds * kWorkUnitsPerSecond)->set_host(cpu));
+          stack_work.back()->start();
+        }
+      }
+    }
+    transfer->wait();
+    for (const sg4::ExecPtr& work : stack_work) work->wait();
+    ++outgoing.sends_finished;
+    if (cluster_.nic_cpu_seconds_per_byte > 0) rank_state(send_to).changed->notify_all();
+    return core_waiting_seconds;
   }
 
   StepCost all_to_all(int rank, const Op& op) { return pairwise(rank, op.traffic, op.bytes_to); }

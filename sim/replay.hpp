@@ -6,8 +6,9 @@
 // thread actor and a network actor that starts a transfer once the thread has reached it. Compute
 // ops are executions on the host or device the cluster says, as long as the cost model (or the
 // recorded duration) says; collectives are decomposed into the point-to-point steps of
-// strategies/collective_schedule, each a SimGrid communication over the modelled route, so that
-// contention on PCIe, NICs and the fabric is simulated.
+// strategies/collective_schedule, each a SimGrid communication over the modelled route (a
+// mailbox transfer between the two ranks' actors, moved to its end hosts), so that contention on
+// PCIe, NICs and the fabric is simulated.
 //
 // Which endpoints carry a transfer follows the data: structure and feature traffic moves between
 // the machines' CPUs (samplers and feature stores live in host memory); activations, gradients and
