@@ -717,6 +717,7 @@ class Replay {
     }
     require_up(from, to);
     ++communications_;
+    move_to(from);
     const sg4::CommPtr transfer =
         outgoing.mailbox->put_async(&outgoing, static_cast<std::uint64_t>(bytes));
     std::vector<sg4::ExecPtr> stack_work;

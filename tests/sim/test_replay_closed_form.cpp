@@ -298,6 +298,29 @@ TEST(ReplayClosedForm, GpusUnderTwoSwitchesCrossBothUplinks) {
   expect_relative(result.makespan_seconds, 2 * kDeviceLatency + 2e-6 + 8e6 / 1e9);
 }
 
+TEST(ReplayClosedForm, FeaturesMoveBetweenMachineCpusWithoutCrossingTheDeviceLinks) {
+  // 2 machines x 2 GPUs, every rank pulls 1 MB of features from every other: feature traffic is
+  // between the machines' CPUs, so 10 kB/s device links (100 s per MB) are never on its route, at
+  // any step of the exchange (a step may receive from its own machine and send to another).
+  std::vector<Plan> plans;
+  for (int r = 0; r < 4; ++r) {
+    Plan plan = empty_plan(r, 4);
+    Op op = exchange_op("features", Traffic::features, 4);
+    for (int q = 0; q < 4; ++q) {
+      if (q == r) continue;
+      op.bytes_to[static_cast<std::size_t>(q)] = 1'000'000;
+      op.bytes_from[static_cast<std::size_t>(q)] = 1'000'000;
+    }
+    plan.ops.push_back(op);
+    plans.push_back(plan);
+  }
+  const ReplayResult result =
+      replay_plans(cluster(2, 2, "gpu", {{"device_link", {{"bandwidth_bytes_per_second", 1e4}}}}),
+                   one_iteration(plans), {});
+  EXPECT_LT(result.makespan_seconds, 0.1);
+  EXPECT_GT(result.makespan_seconds, 2e6 / kNicBandwidth);  // two remote MB per rank over a NIC
+}
+
 // Rank 0 gathers 1000 of its input rows (400 kB) into "local", and the 500 rows (200 kB) a peer
 // sent arrived in "pulled" (the prologue's, so in host memory); it assembles both and copies the
 // assembly to its device.
