@@ -315,6 +315,18 @@ std::string failure_text(const nlohmann::json& failure) {
   return text.str();
 }
 
+// A large replay's cost per simulated transfer: what decides how far the simulator scales
+// (docs/simulator.md, "Hundreds of machines").
+void print_replay_cost(const nlohmann::json& result) {
+  constexpr std::int64_t kLargeReplayTransfers = 100'000;
+  if (!result.contains("communications")) return;
+  const auto transfers = result["communications"].get<std::int64_t>();
+  if (transfers < kLargeReplayTransfers) return;
+  const double seconds = result["replay_seconds"].get<double>();
+  std::printf("%-44s replay %.1f s for %.2f M transfers: %.1f us each\n", "", seconds,
+              static_cast<double>(transfers) / 1e6, 1e6 * seconds / static_cast<double>(transfers));
+}
+
 void print_row(const nlohmann::json& doc) {
   const nlohmann::json& r = doc["result"];
   std::printf("%-44s %-8s %5d ", doc["point"].get<std::string>().c_str(),
@@ -345,6 +357,7 @@ void print_row(const nlohmann::json& doc) {
                 r["evaluation"]["seconds"].get<double>(),
                 evaluation_sent / static_cast<double>(r["ranks"].size()) / 1e6);
   }
+  print_replay_cost(r);
 }
 
 void print_header() {

@@ -135,6 +135,22 @@ TEST(SimulateCli, ARunThatDoesNotFitIsOutOfMemory) {
   EXPECT_TRUE(result["epoch_seconds"].is_null());
 }
 
+TEST(SimulateCli, ALargeReplayPrintsItsCostPerTransfer) {
+  const TemporaryDirectory dir;
+  const std::string small = simulate() +
+                            " --workload cora --batch-size 16 --cluster emulated-cluster "
+                            "--strategy dgl-pull --iterations 1 -o " +
+                            (dir.path() / "small.json").string();
+  const CommandResult few = run_command(small + " --cluster-set machines=4");
+  ASSERT_EQ(few.exit_code, 0) << few.output;
+  EXPECT_EQ(few.output.find("transfers:"), std::string::npos) << few.output;
+  // 200 ranks: each pairwise all-to-all is 200 x 199 transfers, over 100,000 in the iteration.
+  const CommandResult many = run_command(small + " --cluster-set machines=200");
+  ASSERT_EQ(many.exit_code, 0) << many.output;
+  EXPECT_NE(many.output.find("M transfers: "), std::string::npos) << many.output;
+  EXPECT_NE(many.output.find(" us each"), std::string::npos) << many.output;
+}
+
 TEST(SimulateCli, AFailureStopsThePointAndSaysWhereTheRanksStood) {
   const TemporaryDirectory dir;
   const std::string output = (dir.path() / "failed.json").string();
