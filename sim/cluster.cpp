@@ -34,18 +34,28 @@ void require_failure_time(const std::optional<double>& seconds, const std::strin
           "must be a simulated time in seconds, 0 or more");
 }
 
+// Ranges SimGrid's solver handles (far beyond them, its precision gives out and it aborts).
+// `gbps`: the field holds Gbit/s, as a NIC's does.
+void require_link_bandwidth(double bytes_per_second, const std::string& field, bool gbps) {
+  require(bytes_per_second >= kSlowestLinkBytesPerSecond &&
+              bytes_per_second <= kFastestLinkBytesPerSecond,
+          field,
+          gbps ? "must be between 8e-6 and 8e6 Gbit/s" : "must be between 1e3 and 1e15 bytes/s");
+}
+void require_link_latency(double seconds, const std::string& field) {
+  require(seconds >= 0 && seconds <= kLongestLatencySeconds, field,
+          "must be between 0 and 10 seconds");
+}
+
 LinkSpec link_from_json(const nlohmann::json& object, const std::string& where) {
   LinkSpec link;
   JsonFieldReader reader(object, where);
   reader.read("bandwidth_bytes_per_second", link.bandwidth_bytes_per_second);
   reader.read("latency_seconds", link.latency_seconds);
   reader.finish();
-  // Ranges SimGrid's solver handles (far beyond it, its precision gives out and it aborts).
-  require(link.bandwidth_bytes_per_second >= kSlowestLinkBytesPerSecond &&
-              link.bandwidth_bytes_per_second <= kFastestLinkBytesPerSecond,
-          reader.path("bandwidth_bytes_per_second"), "must be between 1e3 and 1e15 bytes/s");
-  require(link.latency_seconds >= 0 && link.latency_seconds <= kLongestLatencySeconds,
-          reader.path("latency_seconds"), "must be between 0 and 10 seconds");
+  require_link_bandwidth(link.bandwidth_bytes_per_second, reader.path("bandwidth_bytes_per_second"),
+                         false);
+  require_link_latency(link.latency_seconds, reader.path("latency_seconds"));
   return link;
 }
 
@@ -62,11 +72,8 @@ void read_nic(const nlohmann::json& object, const std::string& where, ClusterSpe
   reader.read("latency_seconds", nic.latency_seconds);
   reader.read("cpu_seconds_per_byte", cluster.nic_cpu_seconds_per_byte);
   reader.finish();
-  require(gbps * kGiga / kBitsPerByte >= kSlowestLinkBytesPerSecond &&
-              gbps * kGiga / kBitsPerByte <= kFastestLinkBytesPerSecond,
-          reader.path("bandwidth_gbps"), "must be between 8e-6 and 8e6 Gbit/s");
-  require(nic.latency_seconds >= 0 && nic.latency_seconds <= kLongestLatencySeconds,
-          reader.path("latency_seconds"), "must be between 0 and 10 seconds");
+  require_link_bandwidth(gbps * kGiga / kBitsPerByte, reader.path("bandwidth_gbps"), true);
+  require_link_latency(nic.latency_seconds, reader.path("latency_seconds"));
   require(cluster.nic_cpu_seconds_per_byte >= 0, reader.path("cpu_seconds_per_byte"),
           "must not be negative");
   nic.bandwidth_bytes_per_second = gbps * kGiga / kBitsPerByte;
@@ -137,14 +144,11 @@ LinkChange link_change_from_json(const nlohmann::json& object, const std::string
   require_failure_time(change.fails_at_seconds, reader.path("fails_at_seconds"));
   if (bandwidth) {
     change.bandwidth_bytes_per_second = gbps ? *bandwidth * kGiga / kBitsPerByte : *bandwidth;
-    require(*change.bandwidth_bytes_per_second >= kSlowestLinkBytesPerSecond &&
-                *change.bandwidth_bytes_per_second <= kFastestLinkBytesPerSecond,
-            reader.path(bandwidth_key),
-            gbps ? "must be between 8e-6 and 8e6 Gbit/s" : "must be between 1e3 and 1e15 bytes/s");
+    require_link_bandwidth(*change.bandwidth_bytes_per_second, reader.path(bandwidth_key), gbps);
   }
-  require(!change.latency_seconds ||
-              (*change.latency_seconds >= 0 && *change.latency_seconds <= kLongestLatencySeconds),
-          reader.path("latency_seconds"), "must be between 0 and 10 seconds");
+  if (change.latency_seconds) {
+    require_link_latency(*change.latency_seconds, reader.path("latency_seconds"));
+  }
   return change;
 }
 

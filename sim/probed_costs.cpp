@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "strategies/model_ops.hpp"
+
 namespace gnnbed {
 namespace {
 
-constexpr double kBytesPerValue = 4;  // float32
+constexpr auto kBytesPerValue = static_cast<double>(kFloatBytes);
 
 // `units` of work at `rate` per second; nothing where the cost model has no such term.
 double seconds_at(double rate, double units) { return rate > 0 ? units / rate : 0; }

@@ -290,8 +290,8 @@ std::string interval_text(const nlohmann::json& estimate) {
   return text;
 }
 
-// What a failure did: "stopped at 3.000 s: rank 5 failed at 1.000 s; 2 of 4 iterations done;
-// ranks: 1 failed, 3 aborted, 12 waiting".
+// What a failure did: " stopped at 3.000 s: rank 5 failed at 1.000 s; 2 iterations done; ranks:
+// 3 aborted 1 failed 12 waiting", or " finished despite: ..." when every rank still finished.
 std::string failure_text(const nlohmann::json& failure) {
   std::ostringstream text;
   text.setf(std::ios::fixed);
