@@ -41,16 +41,44 @@ int device_for_local_rank(int local_rank, int device_count) {
   return local_rank % device_count;
 }
 
-int local_rank(MPI_Comm communicator) {
-  MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(communicator, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+namespace {
+
+// The ranks of `communicator` on this process's host (MPI_COMM_TYPE_SHARED); the caller frees it.
+MPI_Comm host_communicator(MPI_Comm communicator, const std::string& caller) {
+  MPI_Comm host = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(communicator, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) !=
       MPI_SUCCESS) {
-    throw Error("local_rank: MPI_Comm_split_type failed");
+    throw Error(caller + ": MPI_Comm_split_type failed");
   }
+  return host;
+}
+
+}  // namespace
+
+int local_rank(MPI_Comm communicator) {
+  MPI_Comm host = host_communicator(communicator, "local_rank");
   int rank = 0;
-  MPI_Comm_rank(node, &rank);
-  MPI_Comm_free(&node);
+  MPI_Comm_rank(host, &rank);
+  MPI_Comm_free(&host);
   return rank;
+}
+
+int ranks_per_host(MPI_Comm communicator) {
+  MPI_Comm host = host_communicator(communicator, "ranks_per_host");
+  int on_host = 0;
+  int rank = 0;
+  MPI_Comm_size(host, &on_host);
+  MPI_Comm_rank(communicator, &rank);
+  int span[2] = {-rank, rank};  // -(lowest rank), highest rank on the host
+  MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_INT, MPI_MAX, host);
+  MPI_Comm_free(&host);
+  // Regular when every host holds as many ranks, consecutive from a multiple of that number.
+  const int lowest = -span[0];
+  int regular = span[1] - lowest == on_host - 1 && lowest % on_host == 0 ? 1 : 0;
+  int sizes[2] = {on_host, -on_host};  // largest, -(smallest)
+  MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, communicator);
+  MPI_Allreduce(MPI_IN_PLACE, &regular, 1, MPI_INT, MPI_MIN, communicator);
+  return regular == 1 && sizes[0] == -sizes[1] ? on_host : 0;
 }
 
 namespace {

@@ -31,6 +31,10 @@ int device_for_local_rank(int local_rank, int device_count);
 // `communicator`.
 int local_rank(MPI_Comm communicator);
 
+// The ranks per machine when every machine (MPI_COMM_TYPE_SHARED group) holds the same number of
+// consecutive ranks, 0 when they do not; collective over `communicator`.
+int ranks_per_host(MPI_Comm communicator);
+
 // "cpu" or "cuda" (on device_for_local_rank(local_rank, count)). Throws ConfigError naming
 // `field` when the device is unknown or unavailable.
 std::unique_ptr<ComputeBackend> make_compute_backend(const std::string& device, int local_rank,

@@ -1,8 +1,9 @@
 #pragma once
-// How ranks talk. Data-plane operations follow the schedules of strategies/plan/collective_schedule.hpp
-// step for step and count every payload byte they send and receive, by traffic kind, so that a
-// run's measured traffic can be checked against its plans. Control-plane operations (timing
-// reductions, result gathering) are not counted: they are the testbed's, not the strategy's.
+// How ranks talk. Data-plane operations follow the schedules of
+// strategies/plan/collective_schedule.hpp step for step and count every payload byte they send and
+// receive, by traffic kind, so that a run's measured traffic can be checked against its plans.
+// Control-plane operations (timing reductions, result gathering) are not counted: they are the
+// testbed's, not the strategy's.
 //
 // Implementations: MpiTransport (exec/mpi/), later NCCL.
 #include <cstdint>
@@ -65,9 +66,14 @@ class Transport {
   virtual std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine,
                                                          Traffic kind, TransferTiming& timing) = 0;
 
-  // Ring all-reduce: every rank ends with the element-wise sum of all ranks' `data`. Every rank
-  // must pass the same number of elements.
-  virtual void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) = 0;
+  // All-reduce: every rank ends with the element-wise sum of all ranks' `data`, bit-identical on
+  // every rank. Every rank must pass the same number of elements and `ranks_per_machine`: the
+  // machines of a hierarchical all-reduce (collective_schedule.hpp), 0 or 1 for one ring.
+  virtual void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing,
+                              int ranks_per_machine) = 0;
+  void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) {
+    all_reduce_sum(data, kind, timing, 0);
+  }
 
   // Started versions of all_to_all and all_reduce_sum, for pipelined plans: the same messages
   // (the all-to-all posts every pair at once instead of step by step; the all-reduce runs the same
@@ -78,7 +84,8 @@ class Transport {
       const std::vector<std::span<const std::byte>>& send,
       const std::vector<std::int64_t>& receive_bytes, Traffic kind) = 0;
   virtual std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data,
-                                                                Traffic kind) = 0;
+                                                                Traffic kind,
+                                                                int ranks_per_machine) = 0;
 
   // Bytes this rank sent and received through the data-plane calls so far.
   virtual const TrafficBytes& bytes_sent() const = 0;

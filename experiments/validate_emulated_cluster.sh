@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Validation on an emulated cluster (docs/design.md, "The fidelity loop"): one network namespace
-# per rank on this machine, each joined by a veth pair to a bridge and shaped with tc tbf in both
+# per machine (of one rank, or of --ranks-per-machine) on this machine, each joined by a veth pair to a bridge and shaped with tc tbf in both
 # directions, Open MPI launched across them through a plm_rsh_agent that runs its command inside
 # the named namespace. For every configuration (rate x hidden x ranks x strategy) the same
 # experiment runs for real (run_experiment) and in the simulator (simulate --cluster
@@ -17,7 +17,11 @@ usage() {
 usage: experiments/validate_emulated_cluster.sh [options]
   --rates LIST        shaped link rates in Gbit/s (default 1,2.5,10)
   --hidden LIST       hidden widths (default 16,128)
-  --ranks LIST        ranks, one per namespace (default 2,4)
+  --ranks LIST        ranks (default 2,4)
+  --ranks-per-machine G
+                      ranks per emulated machine (default 1): G consecutive ranks share one
+                      namespace and its shaped link, and talk through shared memory; the
+                      simulator's cluster has ranks/G machines of G ranks
   --strategies LIST   strategies (default dgl-pull,p3)
   --calibration FILE  calibration file for the simulator (from calibrate; default: none, the
                       preset's cost model)
@@ -51,6 +55,7 @@ command_line="$0 $*"
 rates="1,2.5,10"
 hidden_list="16,128"
 ranks_list="2,4"
+ranks_per_machine=1
 strategies="dgl-pull,p3"
 calibration=""
 workload_args="--workload products-like --scale 0.05 --features stored"
@@ -67,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --rates) rates="$2"; shift 2 ;;
     --hidden) hidden_list="$2"; shift 2 ;;
     --ranks) ranks_list="$2"; shift 2 ;;
+    --ranks-per-machine) ranks_per_machine="$2"; shift 2 ;;
     --strategies) strategies="$2"; shift 2 ;;
     --calibration) calibration="$(realpath "$2")"; shift 2 ;;
     --workload) workload_args="$2"; shift 2 ;;
@@ -111,10 +117,17 @@ IFS=, read -r -a hidden_values <<< "$hidden_list"
 IFS=, read -r -a rank_values <<< "$ranks_list"
 IFS=, read -r -a strategy_values <<< "$strategies"
 read -r -a workload_words <<< "$workload_args"
+[[ "$ranks_per_machine" =~ ^[0-9]+$ && "$ranks_per_machine" -ge 1 ]] ||
+  fail "--ranks-per-machine must be a number of ranks, at least 1"
 for value in "${rank_values[@]}"; do
   [[ "$value" =~ ^[0-9]+$ && "$value" -ge 2 && "$value" -le 200 ]] || fail "ranks must be 2..200"
+  ((value % ranks_per_machine == 0)) || fail "$value ranks are not machines of $ranks_per_machine"
 done
-num_namespaces=$(printf '%s\n' "${rank_values[@]}" | sort -n | tail -n 1)
+# One namespace per machine.
+num_namespaces=$(($(printf '%s\n' "${rank_values[@]}" | sort -n | tail -n 1) / ranks_per_machine))
+machine_values=()
+for value in "${rank_values[@]}"; do machine_values+=($((value / ranks_per_machine))); done
+machines_list=$(IFS=,; echo "${machine_values[*]}")
 
 # Names: namespaces gnnbed-v<i> with address 10.213.0.<i+1>, veth gv<i>-n inside, gv<i>-h on the
 # bridge gnnbed-vbr (no address: only the namespaces' addresses are used).
@@ -217,26 +230,37 @@ EOF
 chmod +x "$agent"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-# One rank per namespace; no binding (every namespace's orted would bind its rank to core 0).
-# Ranks busy-poll: when they outnumber the cores they yield, or a waiting rank starves a working one.
+# A machine's ranks per namespace, consecutive (Open MPI fills a host's slots first); no binding
+# (every namespace's orted would bind its ranks to core 0). Ranks of one machine talk through
+# shared memory (vader), others over the shaped links. Ranks busy-poll: when they outnumber the
+# cores they yield, or a waiting rank starves a working one.
 mpi_args() {
-  local ranks="$1" hostfile="$scratch/hosts$1"
+  local ranks="$1" per_machine="${2:-$ranks_per_machine}"
+  local hostfile="$scratch/hosts$ranks-$per_machine"
   : > "$hostfile"
-  for ((i = 0; i < ranks; ++i)); do echo "$subnet_base.$((i + 1)) slots=1" >> "$hostfile"; done
-  local yield=0
+  for ((i = 0; i < ranks / per_machine; ++i)); do
+    echo "$subnet_base.$((i + 1)) slots=$per_machine" >> "$hostfile"
+  done
+  local yield=0 btl="tcp,self"
   [[ $ranks -gt $cores ]] && yield=1
+  [[ $per_machine -gt 1 ]] && btl="tcp,vader,self"
   echo "-np $ranks --hostfile $hostfile --bind-to none --mca plm_rsh_agent $agent" \
-    "--mca btl tcp,self --mca btl_tcp_if_include $subnet --mca oob_tcp_if_include $subnet" \
+    "--mca btl $btl --mca btl_tcp_if_include $subnet --mca oob_tcp_if_include $subnet" \
     "--mca mpi_yield_when_idle $yield -x OMP_NUM_THREADS"
 }
 
 # mpirun itself runs in namespace 0 (whose address is then local to it); in the background, so
 # that an interrupt reaches the trap at once.
+# The benchmarks give `--per-machine 1` first: one rank per namespace.
 mpirun_in_cluster() {
-  local ranks="$1"
+  local ranks="$1" per_machine="$ranks_per_machine"
   shift
+  if [[ "$1" == --per-machine ]]; then
+    per_machine="$2"
+    shift 2
+  fi
   # shellcheck disable=SC2046  # mpi_args is a word list
-  ip netns exec "${prefix}0" mpirun $(mpi_args "$ranks") "$@" &
+  ip netns exec "${prefix}0" mpirun $(mpi_args "$ranks" "$per_machine") "$@" &
   mpirun_pid=$!
   local status=0
   wait "$mpirun_pid" || status=$?
@@ -245,7 +269,7 @@ mpirun_in_cluster() {
 }
 
 echo "== launch check: $num_namespaces ranks, one per namespace"
-mpirun_in_cluster "$num_namespaces" sh -c "ip -o -4 addr show | grep -o '$subnet_base\.[0-9]*/'" \
+mpirun_in_cluster "$num_namespaces" --per-machine 1 sh -c "ip -o -4 addr show | grep -o '$subnet_base\.[0-9]*/'" \
   > "$scratch/where.txt"
 seen=$(sort -u "$scratch/where.txt" | wc -l)
 [[ $seen -eq $num_namespaces ]] || fail "ranks ran in $seen namespaces, not $num_namespaces: $(tr '\n' ' ' < "$scratch/where.txt")"
@@ -280,7 +304,7 @@ mpirun_host=$(command -v mpirun)
 stack_cpu_seconds_per_byte=0
 if [[ -x "$link_bench" ]]; then
   echo "== network stack: 16 MiB both ways after a pause, over the unshaped namespaces"
-  mpirun_in_cluster 2 "$link_bench" --sizes-mib 16 --pause-ms 250 --repetitions 21 \
+  mpirun_in_cluster 2 --per-machine 1 "$link_bench" --sizes-mib 16 --pause-ms 250 --repetitions 21 \
     > "$output/logs/link-unshaped.txt" 2>&1 || fail "unshaped exchange failed: $output/logs/link-unshaped.txt"
   grep '^{' "$output/logs/link-unshaped.txt" > "$output/link-unshaped.json"
   stack_cpu_seconds_per_byte=$(/usr/bin/python3 -c 'import json, sys
@@ -297,7 +321,7 @@ time_slice_seconds=0
 shared_core_bench="$build/experiments/bench_shared_core_latency"
 if [[ $num_namespaces -gt $cores && -x "$shared_core_bench" ]]; then
   echo "== shared cores: the time slice, from how long a message waits beside a computing rank"
-  mpirun_in_cluster 3 "$shared_core_bench" --seconds 2 > "$output/logs/shared-core.txt" 2>&1 ||
+  mpirun_in_cluster 3 --per-machine 1 "$shared_core_bench" --seconds 2 > "$output/logs/shared-core.txt" 2>&1 ||
     fail "shared-core latency benchmark failed: $output/logs/shared-core.txt"
   grep -v '^{' "$output/logs/shared-core.txt" | sed 's/^/  /'
   grep '^{' "$output/logs/shared-core.txt" > "$output/shared-core.json"
@@ -310,6 +334,7 @@ echo "== predictions: simulate over the grid"
 # same way.
 # The cluster and the experiment every prediction shares; the grid's points are sweeps.
 simulate_base=("$simulate" --cluster emulated-cluster --cluster-set "shared_cores=$cores"
+  --cluster-set "ranks_per_machine=$ranks_per_machine"
   --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte"
   --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds"
   "${workload_words[@]}" --epochs "$epochs" --set training.eval_every=-1
@@ -323,7 +348,7 @@ if [[ $evaluation -eq 1 ]]; then
 fi
 [[ -z "$calibration" ]] && echo "note: no --calibration: the preset's cost model, not this machine's"
 "${simulate_base[@]}" --sweep "cluster.nic.bandwidth_gbps=$rates" --sweep "model.hidden=$hidden_list" \
-  --sweep "cluster.machines=$ranks_list" --sweep "distribution.strategy=$strategies" \
+  --sweep "cluster.machines=$machines_list" --sweep "distribution.strategy=$strategies" \
   --jobs "$cores" --output "$output/simulate.json"
 
 first_rate=1
@@ -332,7 +357,7 @@ for rate in "${rate_values[@]}"; do
   shape "$rate"
   if [[ "$bandwidth_check" == all || ("$bandwidth_check" == first && $first_rate -eq 1) ]]; then
     if [[ -x "$calibrate" ]]; then
-      mpirun_in_cluster 2 "$calibrate" --quick --output "$output/link-${rate}gbps.json" \
+      mpirun_in_cluster 2 --per-machine 1 "$calibrate" --quick --output "$output/link-${rate}gbps.json" \
         > "$output/logs/link-${rate}gbps.txt" 2>&1 || fail "bandwidth check failed: $output/logs/link-${rate}gbps.txt"
       /usr/bin/python3 "$root/experiments/validation_table.py" --link "$output/link-${rate}gbps.json"
     else
@@ -342,7 +367,7 @@ for rate in "${rate_values[@]}"; do
     # them), through MPI and over plain TCP: where the two differ, the MPI transport, not the
     # link, is what a prediction at the link's rate misses (docs/validation.md).
     if [[ -x "$link_bench" ]]; then
-      mpirun_in_cluster 2 "$link_bench" --sizes-mib 1,16 --pause-ms 0,250 --repetitions 5 \
+      mpirun_in_cluster 2 --per-machine 1 "$link_bench" --sizes-mib 1,16 --pause-ms 0,250 --repetitions 5 \
         > "$output/logs/link-exchange-${rate}gbps.txt" 2>&1 ||
         fail "link exchange benchmark failed: $output/logs/link-exchange-${rate}gbps.txt"
       grep -v '^{' "$output/logs/link-exchange-${rate}gbps.txt" | sed 's/^/  /'
@@ -399,7 +424,7 @@ if [[ -n "$calibration" ]]; then
   tail -n +2 "$manifest" | while IFS=$'\t' read -r rate hidden ranks strategy _ _ _ _ ratio; do
     "${simulate_base[@]}" --cluster-set "compute_time_factor=$ratio" \
       --sweep "cluster.nic.bandwidth_gbps=$rate" --sweep "model.hidden=$hidden" \
-      --sweep "cluster.machines=$ranks" --sweep "distribution.strategy=$strategy" \
+      --sweep "cluster.machines=$((ranks / ranks_per_machine))" --sweep "distribution.strategy=$strategy" \
       --output "$output/probed/$strategy-r$ranks-h$hidden-${rate}gbps.json" > /dev/null ||
       fail "simulate failed for $strategy, $ranks ranks, hidden $hidden, $rate Gbit/s"
   done

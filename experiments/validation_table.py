@@ -40,8 +40,9 @@ def predictions(simulate_path):
     document = json.load(open(simulate_path))
     for point in document["points"]:
         a = point["assignments"]
+        # Ranks, not machines: a machine may hold several (--ranks-per-machine).
         key = (float(a["cluster.nic.bandwidth_gbps"]), int(a["model.hidden"]),
-               int(a["cluster.machines"]), a["distribution.strategy"])
+               int(point["num_ranks"]), a["distribution.strategy"])
         points[key] = point["result"]
     return document, points
 

@@ -756,21 +756,13 @@ class Replay {
 
   StepCost all_reduce(const Plan& plan, const Op& op) {
     StepCost total;
-    if (num_ranks_ < 2) return total;
     const std::int64_t elements = local_elements(plan.parameters, op.parameters);
-    const RingPeers peers = ring_peers(plan.rank, num_ranks_);
-    for (const bool gather_phase : {false, true}) {
-      for (int s = 0; s + 1 < num_ranks_; ++s) {
-        const RingGatherStep step = gather_phase
-                                        ? ring_all_reduce_gather_step(plan.rank, num_ranks_, s)
-                                        : ring_reduce_scatter_step(plan.rank, num_ranks_, s);
-        const std::int64_t bytes =
-            kFloatBytes * ring_chunk(elements, num_ranks_, step.send_block).size();
-        const StepCost cost =
-            exchange_step(plan.rank, op.traffic, peers.next, bytes, peers.previous);
-        total.seconds += cost.seconds;
-        total.waiting_seconds += cost.waiting_seconds;
-      }
+    for (const AllReduceStep& step :
+         all_reduce_steps(plan.rank, num_ranks_, op.ranks_per_machine, elements)) {
+      const StepCost cost = exchange_step(plan.rank, op.traffic, step.send_to,
+                                          kFloatBytes * step.send.size(), step.receive_from);
+      total.seconds += cost.seconds;
+      total.waiting_seconds += cost.waiting_seconds;
     }
     return total;
   }

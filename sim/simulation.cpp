@@ -196,12 +196,25 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
   result.trace = std::move(replay.trace);
 }
 
+// The experiment on `cluster`'s machines: distribution.ranks_per_machine is the cluster's (0 asks
+// for it; another number contradicts the cluster).
+ExperimentConfig on_cluster_machines(ExperimentConfig config, const ClusterSpec& cluster) {
+  int& ranks_per_machine = config.distribution.ranks_per_machine;
+  require(ranks_per_machine == 0 || ranks_per_machine == cluster.ranks_per_machine,
+          "distribution.ranks_per_machine",
+          std::to_string(ranks_per_machine) + ", but cluster " + cluster.name + " has " +
+              std::to_string(cluster.ranks_per_machine) + " ranks per machine (0 takes them)");
+  ranks_per_machine = cluster.ranks_per_machine;
+  return config;
+}
+
 }  // namespace
 
 SimulationResult simulate_experiment(const ExperimentConfig& requested, const Dataset& dataset,
                                      const ClusterSpec& cluster, const SimulationOptions& options) {
   SimulationResult result;
-  const ExperimentConfig config = with_probed_costs(requested, cluster, result.probed_costs);
+  const ExperimentConfig config =
+      with_probed_costs(on_cluster_machines(requested, cluster), cluster, result.probed_costs);
   const int num_ranks = cluster.num_ranks();
   const Stopwatch planning;
   const StrategyContext context = make_strategy_context(config, dataset, num_ranks);

@@ -59,7 +59,8 @@ ShardPlacement rank_placement(const Strategy& strategy, const StrategyContext& c
   return placement;
 }
 
-std::vector<std::int64_t> held_feature_bytes(const Strategy& strategy, const StrategyContext& context,
+std::vector<std::int64_t> held_feature_bytes(const Strategy& strategy,
+                                             const StrategyContext& context,
                                              const PartitionSizes& sizes) {
   const std::vector<std::int64_t> features = feature_partition_bytes(strategy, context, sizes);
   std::vector<std::int64_t> bytes;
@@ -72,7 +73,10 @@ std::vector<std::int64_t> held_feature_bytes(const Strategy& strategy, const Str
 std::vector<std::int64_t> resident_bytes(const Strategy& strategy, const StrategyContext& context,
                                          const Graph& graph, const PartitionSizes& sizes) {
   const std::vector<std::int64_t> structure = structure_partition_bytes(sizes);
-  const std::vector<std::int64_t> features = held_feature_bytes(strategy, context, sizes);
+  // A machine's shared store is counted once, each partition on its owner.
+  const std::vector<std::int64_t> features = context.feature_replicas.shared_within_machine()
+                                                 ? feature_partition_bytes(strategy, context, sizes)
+                                                 : held_feature_bytes(strategy, context, sizes);
   const std::int64_t whole_structure =
       (graph.num_nodes() + 1) * static_cast<std::int64_t>(sizeof(std::int64_t)) +
       graph.num_edges() * static_cast<std::int64_t>(sizeof(NodeId));

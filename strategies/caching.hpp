@@ -31,11 +31,13 @@ void add_replicas(StrategyContext& context, const DistributionConfig& distributi
 ShardPlacement rank_placement(const Strategy& strategy, const StrategyContext& context, int rank);
 
 // The bytes of features every rank holds, replicas included.
-std::vector<std::int64_t> held_feature_bytes(const Strategy& strategy, const StrategyContext& context,
+std::vector<std::int64_t> held_feature_bytes(const Strategy& strategy,
+                                             const StrategyContext& context,
                                              const PartitionSizes& sizes);
 
 // The bytes of workload every rank holds: its structure (the whole graph when the structure is
-// replicated) and its features, replicas included.
+// replicated) and its features, replicas included (a machine's shared store counted once, each
+// partition on its owner).
 std::vector<std::int64_t> resident_bytes(const Strategy& strategy, const StrategyContext& context,
                                          const Graph& graph, const PartitionSizes& sizes);
 

@@ -134,7 +134,7 @@ class DglPullStrategy final : public Strategy {
     const int grad = model.loss(logits, own.seeds, iteration.loss_scale);
     model.backward(grad, 0, false);
     emit_all_reduce_and_step(builder, parameters, iteration.rank, context.num_ranks,
-                             model.gradient_ops());
+                             context.all_reduce_ranks_per_machine(), model.gradient_ops());
     Plan plan = builder.finish();
     if (plan.pipeline_depth > 0) add_prefetch_iteration_deps(plan);
     return plan;

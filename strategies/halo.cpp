@@ -225,7 +225,8 @@ void HaloPlanner::backward_and_step(int output, int seeds,
     grad = num_ranks_ == 1 ? grad_input : own_input_gradient(l, grad_input);
   }
   model_.backward_layer(0, grad, false);
-  emit_all_reduce_and_step(builder_, parameters, rank_, num_ranks_, model_.gradient_ops());
+  emit_all_reduce_and_step(builder_, parameters, rank_, num_ranks_,
+                           context_.all_reduce_ranks_per_machine(), model_.gradient_ops());
 }
 
 }  // namespace gnnbed

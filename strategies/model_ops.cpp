@@ -275,7 +275,7 @@ Op exchange_op(std::string label, Traffic traffic, int num_ranks) {
 
 int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
                     const std::vector<std::string>& names, int rank, int num_ranks,
-                    std::vector<int> deps) {
+                    int ranks_per_machine, std::vector<int> deps) {
   const std::int64_t elements = local_elements(parameters, names);
   Op op;
   op.kind = OpKind::all_reduce;
@@ -284,15 +284,13 @@ int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& para
   op.traffic = Traffic::gradients;
   op.parameters = names;
   op.deps = std::move(deps);
-  op.bytes_to.assign(static_cast<std::size_t>(num_ranks), 0);
-  op.bytes_from.assign(static_cast<std::size_t>(num_ranks), 0);
-  if (num_ranks > 1) {
-    const RingPeers peers = ring_peers(rank, num_ranks);
-    op.bytes_to[static_cast<std::size_t>(peers.next)] =
-        kFloatBytes * ring_all_reduce_elements_sent(rank, num_ranks, elements);
-    op.bytes_from[static_cast<std::size_t>(peers.previous)] =
-        kFloatBytes * ring_all_reduce_elements_received(rank, num_ranks, elements);
+  if (hierarchical_all_reduce(num_ranks, ranks_per_machine)) {
+    op.ranks_per_machine = ranks_per_machine;
   }
+  op.bytes_to = all_reduce_elements_to(rank, num_ranks, op.ranks_per_machine, elements);
+  op.bytes_from = all_reduce_elements_from(rank, num_ranks, op.ranks_per_machine, elements);
+  for (std::int64_t& bytes : op.bytes_to) bytes *= kFloatBytes;
+  for (std::int64_t& bytes : op.bytes_from) bytes *= kFloatBytes;
   op.flops = static_cast<double>(elements) * (num_ranks - 1) / std::max(1, num_ranks);
   return builder.add_op(std::move(op));
 }
@@ -315,11 +313,12 @@ int emit_optimizer_step(PlanBuilder& builder, const std::vector<ParameterSpec>& 
 }
 
 void emit_all_reduce_and_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
-                              int rank, int num_ranks, std::vector<int> gradient_ops) {
+                              int rank, int num_ranks, int ranks_per_machine,
+                              std::vector<int> gradient_ops) {
   std::vector<std::string> names;
   for (const ParameterSpec& p : parameters) names.push_back(p.name);
-  const int reduce =
-      emit_all_reduce(builder, parameters, names, rank, num_ranks, std::move(gradient_ops));
+  const int reduce = emit_all_reduce(builder, parameters, names, rank, num_ranks, ranks_per_machine,
+                                     std::move(gradient_ops));
   emit_optimizer_step(builder, parameters, {reduce});
 }
 

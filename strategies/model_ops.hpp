@@ -113,18 +113,21 @@ Op scatter_add_op(const PlanBuilder& builder, std::string label, std::vector<int
 // An empty all-to-all (every slot -1, no bytes) for the caller to fill per peer.
 Op exchange_op(std::string label, Traffic traffic, int num_ranks);
 
-// Ring all-reduce of the gradients of `names` (summed over ranks), after `deps`.
+// All-reduce of the gradients of `names` (summed over ranks), after `deps`: one ring, or
+// hierarchical over machines of `ranks_per_machine` ranks where that is above 1
+// (collective_schedule.hpp; StrategyContext::all_reduce_ranks_per_machine).
 int emit_all_reduce(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
                     const std::vector<std::string>& names, int rank, int num_ranks,
-                    std::vector<int> deps);
+                    int ranks_per_machine, std::vector<int> deps);
 
 // Optimizer step over every parameter of the plan, after `deps`.
 int emit_optimizer_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
                         std::vector<int> deps);
 
-// Data parallel: ring all-reduce of every parameter's gradient after `gradient_ops`, then the
-// optimizer step.
+// Data parallel: all-reduce of every parameter's gradient after `gradient_ops` (as
+// emit_all_reduce), then the optimizer step.
 void emit_all_reduce_and_step(PlanBuilder& builder, const std::vector<ParameterSpec>& parameters,
-                              int rank, int num_ranks, std::vector<int> gradient_ops);
+                              int rank, int num_ranks, int ranks_per_machine,
+                              std::vector<int> gradient_ops);
 
 }  // namespace gnnbed

@@ -274,7 +274,8 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
                                 block(last).num_dst, "neutronstar");
   for (int l = last; l > 0; --l) grad = output_gradient(l, model_.backward_layer(l, grad, true));
   model_.backward_layer(0, grad, false);
-  emit_all_reduce_and_step(builder_, parameters, rank_, num_ranks_, model_.gradient_ops());
+  emit_all_reduce_and_step(builder_, parameters, rank_, num_ranks_,
+                           context_.all_reduce_ranks_per_machine(), model_.gradient_ops());
   return builder_.finish();
 }
 

@@ -44,6 +44,7 @@
 #include <algorithm>
 
 #include "strategies/model_ops.hpp"
+#include "strategies/p3_exchanges.hpp"
 #include "strategies/plan/block_codec.hpp"
 #include "strategies/strategy_common.hpp"
 #include "workloads/common/errors.hpp"
@@ -51,39 +52,6 @@
 
 namespace gnnbed {
 namespace {
-
-// Feature columns [begin, end).
-struct ColumnRange {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-};
-
-// The columns whose partial activations `rank` computes for `owner`'s mini-batch: the slices it
-// serves to `owner`, adjacent ones merged (without caching: the rank's own slice, for every
-// owner). Empty when it computes none, as for a rank without columns: with more ranks than
-// feature columns, the first layer of every batch runs on the ranks that hold one (or, with
-// feature copies, on the members of the owner's group that do).
-std::vector<ColumnRange> columns_computed(const StrategyContext& context, int rank, int owner) {
-  const FeatureColumnSplit split(context.feature_dim, context.num_ranks);
-  // A rank serves only slices it holds; looking at those alone keeps planning every rank of a
-  // thousand linear in the ranks per peer.
-  std::vector<int> held = context.feature_replicas.cached(rank);
-  held.insert(std::lower_bound(held.begin(), held.end(), rank), rank);
-  std::vector<ColumnRange> ranges;
-  for (const int part : held) {
-    if (split.width(part) == 0 || context.feature_replicas.server(owner, part) != rank) continue;
-    if (!ranges.empty() && ranges.back().end == split.begin(part)) {
-      ranges.back().end = split.end(part);
-    } else {
-      ranges.push_back({split.begin(part), split.end(part)});
-    }
-  }
-  return ranges;
-}
-
-bool computes_for(const StrategyContext& context, int rank, int owner) {
-  return !columns_computed(context, rank, owner).empty();
-}
 
 // The first layer's weights whose rows index the feature columns: the ones P3 splits (not GAT's
 // attention vectors, which every rank holds whole).
@@ -94,122 +62,6 @@ std::vector<std::string> column_split_weights(const ModelSpec& spec) {
   }
   return names;
 }
-
-// The first layer's exchanges between each mini-batch's owner and the ranks that compute its
-// partial results, and the sums around them. `first_blocks[q]` is the first-layer block of rank q's
-// mini-batch where this rank computes for it (-1 elsewhere).
-class OwnerExchanges {
- public:
-  OwnerExchanges(PlanBuilder& builder, const StrategyContext& context, int rank,
-                 const std::vector<int>& first_blocks)
-      : builder_(builder), context_(context), rank_(rank), first_blocks_(first_blocks) {}
-
-  // What this rank sends rank q for q's mini-batch: its one partial result, or the sum of its
-  // partial results over several column ranges (-1 when it has none, or q is this rank).
-  std::vector<int> outgoing(const std::vector<std::vector<int>>& partials,
-                            const std::string& what) {
-    std::vector<int> out(partials.size(), -1);
-    for (std::size_t q = 0; q < partials.size(); ++q) {
-      if (static_cast<int>(q) == rank_ || partials[q].empty()) continue;
-      const std::string batch = "rank " + std::to_string(q);
-      out[q] = partials[q].size() == 1 ? partials[q].front()
-                                       : sum("sum " + what + " for " + batch,
-                                             batch + " summed " + what, partials[q], {}, {});
-    }
-    return out;
-  }
-
-  // Pull: every rank sends `outgoing[q]` to q; this rank receives its own mini-batch's partial
-  // results, `rows` x `cols`, from every rank that computes for it. Returns them per peer (-1
-  // where none comes).
-  std::vector<int> pull(const std::string& what, Traffic traffic, const std::vector<int>& outgoing,
-                        std::int64_t rows, std::int64_t cols) {
-    const int num_ranks = context_.num_ranks;
-    Op pull = exchange_op("pull " + what, traffic, num_ranks);
-    for (int q = 0; q < num_ranks; ++q) {
-      if (q == rank_) continue;
-      const auto slot = static_cast<std::size_t>(q);
-      if (outgoing[slot] >= 0) {
-        pull.inputs[slot] = outgoing[slot];
-        pull.bytes_to[slot] = builder_.tensor(outgoing[slot]).bytes();
-      }
-      if (computes_for(context_, q, rank_)) {
-        pull.outputs[slot] =
-            builder_.add_dense(what + " from rank " + std::to_string(q), rows, cols);
-        pull.bytes_from[slot] = rows * cols * kFloatBytes;
-      }
-    }
-    std::vector<int> pulled = pull.outputs;
-    builder_.add_op(std::move(pull));
-    return pulled;
-  }
-
-  // The sum of `own` partial results and the `pulled` ones (-1 entries skipped), plus `bias` if
-  // any: the owner's, or this rank's over several column ranges before they travel.
-  int sum(const std::string& label, const std::string& name, const std::vector<int>& own,
-          const std::vector<int>& pulled, const std::vector<std::string>& bias) {
-    const TensorSpec& shape = builder_.tensor(own.empty() ? first_of(pulled) : own.front());
-    const int out = builder_.add_dense(name, shape.rows, shape.cols);
-    Op sum;
-    sum.kind = OpKind::add_partials;
-    sum.label = label;
-    sum.inputs = own;
-    for (const int t : pulled) {
-      if (t >= 0) sum.inputs.push_back(t);
-    }
-    sum.outputs = {out};
-    sum.parameters = bias;
-    sum.memory_bytes =
-        static_cast<std::int64_t>(sum.inputs.size() + 1) * builder_.tensor(out).bytes();
-    builder_.add_op(std::move(sum));
-    return out;
-  }
-
-  // Push: the owner sends `tensor` to every rank that computes for its mini-batch, and this rank
-  // receives the same from the owners of the mini-batches it computes for, rows_of(their block)
-  // x `cols`. Returns them per owner, with `tensor` in this rank's slot.
-  std::vector<int> push(const std::string& what, Traffic traffic, int tensor, std::int64_t cols,
-                        std::int64_t (*rows_of)(const Block&)) {
-    const int num_ranks = context_.num_ranks;
-    Op push = exchange_op("push " + what, traffic, num_ranks);
-    for (int q = 0; q < num_ranks; ++q) {
-      if (q == rank_) continue;
-      const auto slot = static_cast<std::size_t>(q);
-      if (computes_for(context_, q, rank_)) {
-        push.inputs[slot] = tensor;
-        push.bytes_to[slot] = builder_.tensor(tensor).bytes();
-      }
-      if (first_blocks_[slot] >= 0) {
-        const std::int64_t rows = rows_of(*builder_.tensor(first_blocks_[slot]).block);
-        push.outputs[slot] =
-            builder_.add_dense(what + " from rank " + std::to_string(q), rows, cols);
-        push.bytes_from[slot] = rows * cols * kFloatBytes;
-      }
-    }
-    std::vector<int> pushed = push.outputs;
-    pushed[static_cast<std::size_t>(rank_)] = tensor;
-    builder_.add_op(std::move(push));
-    return pushed;
-  }
-
-  // Rows of a first-layer block's partial activations and their gradients, and of its GAT scores
-  // (the sources', then the destinations').
-  static std::int64_t destination_rows(const Block& block) { return block.num_dst; }
-  static std::int64_t score_rows(const Block& block) { return block.num_src() + block.num_dst; }
-
- private:
-  static int first_of(const std::vector<int>& tensors) {
-    for (const int t : tensors) {
-      if (t >= 0) return t;
-    }
-    throw Error("p3: a sum of no partial results");
-  }
-
-  PlanBuilder& builder_;
-  const StrategyContext& context_;
-  int rank_;
-  const std::vector<int>& first_blocks_;
-};
 
 // The first-layer graphs of the batches this rank computes for, as their owners pushed them.
 std::vector<int> pushed_first_blocks(PlanBuilder& builder, const RankIteration& iteration,
@@ -353,7 +205,9 @@ class P3Strategy final : public Strategy {
     const bool synced = spec.kind() == ModelKind::gat;
     const int heads = spec.layer(0).heads;
     const std::vector<std::string> weight_names = column_split_weights(spec);
-    OwnerExchanges exchanges(builder, context, rank, first_blocks);
+    const Block& own_first = iteration.batch.blocks.front();
+    OwnerExchanges exchanges(builder, context, rank, first_blocks, own_first,
+                             options_.sum_within_machine);
     ModelEmitter model(builder, spec, iteration.dropout_key);
     std::vector<int> first_weight_readers;  // the stage-0 layer ops (pipelining)
     std::vector<std::vector<int>> slices(static_cast<std::size_t>(num_ranks));
@@ -423,13 +277,12 @@ class P3Strategy final : public Strategy {
         slices[slot].push_back(slice);
       }
     }
-    const Block& own_first = iteration.batch.blocks.front();
     const std::size_t own_slot = static_cast<std::size_t>(rank);
     if (synced) {
       const std::vector<int> pulled_scores =
           exchanges.pull("partial attention scores", Traffic::activations,
                          exchanges.outgoing(partials, "partial attention scores"),
-                         OwnerExchanges::score_rows(own_first), heads);
+                         &OwnerExchanges::score_rows, heads);
       const int scores = exchanges.sum("layer0.sum_partial_scores", "layer0 attention scores",
                                        partials[own_slot], pulled_scores, {});
       const std::vector<int> scores_for = exchanges.push(
@@ -456,9 +309,10 @@ class P3Strategy final : public Strategy {
     }
 
     // Pull: every rank sends the partial activations of rank q's batch to q.
-    const std::vector<int> pulled = exchanges.pull(
-        "partial activations", Traffic::activations,
-        exchanges.outgoing(partials, "partial activations"), own_first.num_dst, hidden);
+    const std::vector<int> pulled =
+        exchanges.pull("partial activations", Traffic::activations,
+                       exchanges.outgoing(partials, "partial activations"),
+                       &OwnerExchanges::destination_rows, hidden);
     if (pipelined) builder.set_stage(1);
 
     const std::string bias = parameter_name(0, "b");
@@ -528,7 +382,7 @@ class P3Strategy final : public Strategy {
       const std::vector<int> pulled_grads =
           exchanges.pull("partial score gradients", Traffic::gradients,
                          exchanges.outgoing(partial_grads, "partial score gradients"),
-                         OwnerExchanges::score_rows(own_first), heads);
+                         &OwnerExchanges::score_rows, heads);
       const int score_grads =
           exchanges.sum("layer0.sum_partial_score_gradients", "layer0 score gradients",
                         partial_grads[own_slot], pulled_grads, {});
@@ -570,7 +424,8 @@ class P3Strategy final : public Strategy {
           std::find(weight_names.begin(), weight_names.end(), p.name) != weight_names.end();
       if (!split || context.feature_replicas.any()) reduced.push_back(p.name);
     }
-    const int reduce = emit_all_reduce(builder, parameters, reduced, rank, num_ranks, gradient_ops);
+    const int reduce = emit_all_reduce(builder, parameters, reduced, rank, num_ranks,
+                                       context.all_reduce_ranks_per_machine(), gradient_ops);
     std::vector<int> step_deps = gradient_ops;
     step_deps.push_back(reduce);
     if (pipelined) builder.set_stage(depth);
@@ -606,6 +461,12 @@ P3Options p3_options(const DistributionConfig& distribution) {
   P3Options options;
   if (distribution.pipeline) options.pipeline_depth = kPipelineDepth;
   options.derive_first_layer = distribution.p3_first_layer == "derive";
+  options.sum_within_machine = distribution.p3_partials == "machine";
+  require(!options.sum_within_machine || distribution.cache_budget_bytes == 0 ||
+              distribution.cache == "structure",
+          "distribution.p3_partials",
+          "'machine' relays partial results through each machine's ranks; with copies of the "
+          "column slices (caching) a batch's first layer runs within its owner's group instead");
   return options;
 }
 

@@ -13,6 +13,10 @@ struct P3Options {
   // How a rank learns the first-layer graphs of its peers' mini-batches: false, pushed by their
   // owners (section 3.2); true, sampled again from their seeds (distribution.p3_first_layer).
   bool derive_first_layer = false;
+  // Partial results summed within each machine before they cross the network, and what the owner
+  // pushes back crossing it once per machine (distribution.p3_partials "machine";
+  // strategies/p3_exchanges.hpp).
+  bool sum_within_machine = false;
 };
 
 // The options `distribution` sets for P3 (distribution.pipeline, distribution.p3_first_layer);

@@ -73,6 +73,27 @@ Replication::Replication(std::vector<std::vector<int>> cached,
   }
 }
 
+Replication Replication::machine_store(int num_ranks, int ranks_per_machine) {
+  if (ranks_per_machine < 1 || num_ranks % ranks_per_machine != 0) {
+    throw Error("machine_store: " + std::to_string(num_ranks) + " ranks are not machines of " +
+                std::to_string(ranks_per_machine));
+  }
+  std::vector<std::vector<int>> cached(static_cast<std::size_t>(num_ranks));
+  std::vector<std::vector<int>> servers(static_cast<std::size_t>(num_ranks));
+  for (int r = 0; r < num_ranks; ++r) {
+    const int first = r / ranks_per_machine * ranks_per_machine;
+    for (int q = 0; q < num_ranks; ++q) {
+      const bool same_machine = q >= first && q < first + ranks_per_machine;
+      if (same_machine && q != r) cached[static_cast<std::size_t>(r)].push_back(q);
+      servers[static_cast<std::size_t>(r)].push_back(same_machine ? r : q);
+    }
+  }
+  // No smaller group than every rank holds every partition.
+  Replication store(std::move(cached), std::move(servers), num_ranks);
+  store.shared_within_machine_ = true;
+  return store;
+}
+
 std::vector<int> Replication::cached(int rank) const {
   return cached_.empty() ? std::vector<int>{} : cached_[static_cast<std::size_t>(rank)];
 }

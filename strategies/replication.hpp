@@ -31,6 +31,14 @@ class Replication {
   Replication(std::vector<std::vector<int>> cached, std::vector<std::vector<int>> servers,
               int group_size);
 
+  // The per-machine feature store (distribution.feature_store "machine"): every rank of a machine
+  // of `ranks_per_machine` consecutive ranks reads its machine's partitions from the machine's
+  // host memory, and the other partitions from their owners.
+  static Replication machine_store(int num_ranks, int ranks_per_machine);
+  // Whether the copies are one store that the machine's ranks share (machine_store) rather than
+  // copies each rank holds: a machine then keeps every partition once.
+  bool shared_within_machine() const { return shared_within_machine_; }
+
   // Whether any rank holds a replica.
   bool any() const { return !cached_.empty(); }
   // Ranks in the smallest group: the fewest ranks that hold every partition (`num_ranks` when
@@ -56,6 +64,7 @@ class Replication {
   std::vector<std::vector<int>> cached_;   // per rank; empty when nothing is replicated
   std::vector<std::vector<int>> servers_;  // [rank][part]; empty when nothing is replicated
   int group_size_ = 0;
+  bool shared_within_machine_ = false;
 };
 
 // The greedy placement of P3 section 3.4. `partition_bytes[q]` is the size of rank q's partition;

@@ -59,6 +59,36 @@ void check_fits(const Strategy& strategy, const ExperimentConfig& config, std::i
               " nodes: every rank must own a node");
 }
 
+// The machines of distribution.ranks_per_machine and what the strategy does with them: the
+// hierarchical all-reduce, dgl-pull's per-machine feature store.
+void use_machines(StrategyContext& context, const DistributionConfig& distribution) {
+  const int num_ranks = context.num_ranks;
+  const int ranks_per_machine = std::max(distribution.ranks_per_machine, 1);
+  require(num_ranks % ranks_per_machine == 0, "distribution.ranks_per_machine",
+          std::to_string(num_ranks) + " ranks are not whole machines of " +
+              std::to_string(ranks_per_machine));
+  const bool hierarchical = distribution.all_reduce == "hierarchical";
+  const bool machine_store = distribution.feature_store == "machine";
+  const bool machine_sums = distribution.p3_partials == "machine";
+  const char* user = hierarchical ? "all_reduce" : machine_store ? "feature_store" : "p3_partials";
+  require(
+      !(hierarchical || machine_store || machine_sums) || distribution.ranks_per_machine > 0,
+      "distribution.ranks_per_machine",
+      "distribution." + std::string(user) + " follows the machines: say how many ranks each has");
+  context.ranks_per_machine = ranks_per_machine;
+  context.hierarchical_all_reduce = hierarchical;
+  if (!machine_store) return;
+  const Strategy& strategy = *context.strategy;
+  require(
+      strategy.uses_feature_replicas() && strategy.feature_placement(context, 0).owned_rows_only,
+      "distribution.feature_store",
+      "'machine' shares the feature rows of a machine's ranks: " + strategy.name() +
+          " does not read other ranks' rows (dgl-pull does)");
+  require(distribution.cache_budget_bytes == 0, "distribution.cache_budget_bytes",
+          "caching places copies by budget, the per-machine store by machine: choose one");
+  context.feature_replicas = Replication::machine_store(num_ranks, ranks_per_machine);
+}
+
 StrategyContext make_context(const ExperimentConfig& config, NodePartition partition,
                              int feature_dim, int num_classes,
                              std::shared_ptr<const Strategy> strategy) {
@@ -76,6 +106,7 @@ StrategyContext make_context(const ExperimentConfig& config, NodePartition parti
                           {},
                           std::move(strategy)};
   context.strategy->check(context);
+  use_machines(context, config.distribution);
   return context;
 }
 
@@ -89,6 +120,8 @@ std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution) 
     throw ConfigError("strategy", "'" + distribution.strategy + "' is not one of: " + known);
   }
   // Checked here rather than where the configuration is read: a sweep may set the strategy after.
+  require(distribution.p3_partials == "owner" || distribution.strategy == "p3",
+          "distribution.p3_partials", "is P3's: " + distribution.strategy + " does not take it");
   require(distribution.sancus_staleness_epochs == 0 || distribution.strategy == "sancus",
           "distribution.sancus_staleness_epochs",
           "is SANCUS's staleness bound: " + distribution.strategy + " does not take it");

@@ -45,6 +45,17 @@ struct StrategyContext {
   // The run's strategy with its own options, built once from the configuration
   // (make_strategy_context) and shared by everything that plans or places data for the run.
   std::shared_ptr<const Strategy> strategy;
+  // Machines: every `ranks_per_machine` consecutive ranks share one (its host memory and NIC).
+  // Set from distribution.ranks_per_machine, or where the run learns it (the simulated cluster,
+  // MPI's shared-memory groups); plans depend on it only where the strategy uses the hierarchy.
+  int ranks_per_machine = 1;
+  // distribution.all_reduce "hierarchical": gradients are reduced within each machine before they
+  // cross the network (collective_schedule.hpp).
+  bool hierarchical_all_reduce = false;
+  // The machines emit_all_reduce follows: ranks_per_machine when hierarchical, 1 for one ring.
+  int all_reduce_ranks_per_machine() const {
+    return hierarchical_all_reduce ? ranks_per_machine : 1;
+  }
 };
 
 // Another rank's first-layer computation graph, sampled again here.

@@ -738,7 +738,8 @@ void PlanExecutor::start_transfer(const Plan& plan, const Op& op, int index, InF
       const auto values = active(name).grad.values();
       buffer.insert(buffer.end(), values.begin(), values.end());
     }
-    pending.transfer = transport_.start_all_reduce_sum(std::move(buffer), op.traffic);
+    pending.transfer =
+        transport_.start_all_reduce_sum(std::move(buffer), op.traffic, op.ranks_per_machine);
   }
   batch.pending.push_back(std::move(pending));
 }

@@ -43,6 +43,9 @@ RankWorkload load_from_shards(const ExperimentConfig& config, int num_ranks, int
   require(config.distribution.cache_budget_bytes == 0, "distribution.cache_budget_bytes",
           "caching copies other ranks' partitions, which the rank files of a sharded workload do "
           "not hold: set it to 0, or run on the workload itself");
+  require(config.distribution.feature_store == "rank", "distribution.feature_store",
+          "'machine' reads the rows of a machine's ranks, which the rank files of a sharded "
+          "workload do not hold: set it to rank, or run on the workload itself");
   const ShardManifest manifest = read_shard_manifest(config.workload.path);
   check_layout(manifest, config, num_ranks);
   RankShard shard = load_shard(manifest, rank);

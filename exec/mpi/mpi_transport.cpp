@@ -331,50 +331,60 @@ std::vector<std::vector<std::byte>> MpiTransport::all_gather(std::span<const std
   return blocks;
 }
 
-void MpiTransport::all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) {
+namespace {
+
+// The elements `range` of `data`.
+std::span<float> elements_of(std::span<float> data, ElementRange range) {
+  return data.subspan(static_cast<std::size_t>(range.begin),
+                      static_cast<std::size_t>(range.size()));
+}
+
+// Checked before the first send: the largest message of the schedule.
+std::vector<AllReduceStep> checked_all_reduce_steps(int rank, int size, int ranks_per_machine,
+                                                    std::size_t num_elements, const char* call) {
+  std::vector<AllReduceStep> steps =
+      all_reduce_steps(rank, size, ranks_per_machine, static_cast<std::int64_t>(num_elements));
+  std::int64_t largest = 0;
+  for (const AllReduceStep& step : steps) largest = std::max(largest, step.send.size());
+  message_count(static_cast<std::size_t>(largest) * sizeof(float), call);
+  return steps;
+}
+
+// A step's received elements into `target`: added (reduce phases) or copied (gather phases).
+void apply_step(const AllReduceStep& step, std::span<const float> incoming,
+                std::span<float> target) {
+  if (step.add) {
+    for (std::size_t i = 0; i < target.size(); ++i) target[i] += incoming[i];
+  } else {
+    std::copy(incoming.begin(), incoming.end(), target.begin());
+  }
+}
+
+}  // namespace
+
+void MpiTransport::all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing,
+                                  int ranks_per_machine) {
   const CallTimer call_timer(timing);
   const int tag = next_tag();
   if (size_ == 1) return;
-  const auto num_elements = static_cast<std::int64_t>(data.size());
-  const std::int64_t largest_chunk = (num_elements + size_ - 1) / size_;
-  message_count(static_cast<std::size_t>(largest_chunk) * sizeof(float), "all_reduce_sum");
-
-  const auto chunk = [&](int index) {
-    const ElementRange range = ring_chunk(num_elements, size_, index);
-    return data.subspan(static_cast<std::size_t>(range.begin),
-                        static_cast<std::size_t>(range.size()));
-  };
-  const RingPeers peers = ring_peers(rank_, size_);
+  // Each chunk is summed in the schedule's fixed order and then copied along, so all ranks end
+  // with bit-identical sums, on every run.
   std::vector<std::byte> incoming;
-  const auto receive_chunk = [&](int send_index, int receive_index) {
-    exchange(std::as_bytes(chunk(send_index)), peers.next, peers.previous, tag, incoming, kind,
-             timing);
-    const std::span<float> target = chunk(receive_index);
+  std::vector<float> values;
+  for (const AllReduceStep& step :
+       checked_all_reduce_steps(rank_, size_, ranks_per_machine, data.size(), "all_reduce_sum")) {
+    exchange(std::as_bytes(elements_of(data, step.send)), step.send_to, step.receive_from, tag,
+             incoming, kind, timing);
+    const std::span<float> target = elements_of(data, step.receive);
     if (incoming.size() != target.size_bytes()) {
       throw Error("all_reduce_sum: rank " + std::to_string(rank_) + " received " +
-                  std::to_string(incoming.size()) + " bytes for chunk " +
-                  std::to_string(receive_index) + " from rank " + std::to_string(peers.previous) +
-                  ", expected " + std::to_string(target.size_bytes()) +
-                  ": ranks passed different element counts");
+                  std::to_string(incoming.size()) + " bytes from rank " +
+                  std::to_string(step.receive_from) + " for " + std::to_string(target.size()) +
+                  " elements: ranks passed different element counts or machines");
     }
-    return target;
-  };
-  // Chunk c is summed along the ring starting at rank c, so it is added in the same order on
-  // every run, and the all-gather phase then copies each finished chunk: all ranks end with
-  // bit-identical sums.
-  for (int step = 0; step + 1 < size_; ++step) {
-    const RingGatherStep ring = ring_reduce_scatter_step(rank_, size_, step);
-    const std::span<float> target = receive_chunk(ring.send_block, ring.receive_block);
-    for (std::size_t i = 0; i < target.size(); ++i) {
-      float value;
-      std::memcpy(&value, incoming.data() + i * sizeof(float), sizeof(float));
-      target[i] += value;
-    }
-  }
-  for (int step = 0; step + 1 < size_; ++step) {
-    const RingGatherStep ring = ring_all_reduce_gather_step(rank_, size_, step);
-    const std::span<float> target = receive_chunk(ring.send_block, ring.receive_block);
-    if (!target.empty()) std::memcpy(target.data(), incoming.data(), incoming.size());
+    values.resize(target.size());
+    if (!incoming.empty()) std::memcpy(values.data(), incoming.data(), incoming.size());
+    apply_step(step, values, target);
   }
 }
 
@@ -462,21 +472,21 @@ class MpiPendingAllToAll final : public PendingTransfer {
   bool complete_ = false;
 };
 
-// The ring of all_reduce_sum, one step in flight at a time: a step's send and receive are posted
+// The steps of all_reduce_sum, one in flight at a time: a step's send and receive are posted
 // when the previous step has completed (in test() or wait()), and the sums are added in the same
 // order as the blocking call, so the result is bit-identical to it.
 class MpiPendingAllReduce final : public PendingTransfer {
  public:
-  MpiPendingAllReduce(MpiTransport& transport, std::vector<float> data, Traffic kind)
+  MpiPendingAllReduce(MpiTransport& transport, std::vector<float> data, Traffic kind,
+                      int ranks_per_machine)
       : transport_(transport), kind_(kind), data_(std::move(data)) {
     tag_ = transport.next_tag();
-    const int size = transport.size_;
-    if (size == 1) {
+    if (transport.size_ == 1) {
       complete_ = true;
       return;
     }
-    const std::int64_t largest_chunk = (static_cast<std::int64_t>(data_.size()) + size - 1) / size;
-    message_count(static_cast<std::size_t>(largest_chunk) * sizeof(float), "start_all_reduce_sum");
+    steps_ = checked_all_reduce_steps(transport.rank_, transport.size_, ranks_per_machine,
+                                      data_.size(), "start_all_reduce_sum");
     post();
   }
   ~MpiPendingAllReduce() override {
@@ -511,45 +521,26 @@ class MpiPendingAllReduce final : public PendingTransfer {
   std::vector<float>& reduced() override { return data_; }
 
  private:
-  int steps() const { return 2 * (transport_.size_ - 1); }
-  RingGatherStep ring_step() const {
-    const int rank = transport_.rank_;
-    const int size = transport_.size_;
-    return step_ < size - 1 ? ring_reduce_scatter_step(rank, size, step_)
-                            : ring_all_reduce_gather_step(rank, size, step_ - (size - 1));
-  }
-  std::span<float> chunk(int index) {
-    const ElementRange range =
-        ring_chunk(static_cast<std::int64_t>(data_.size()), transport_.size_, index);
-    return std::span<float>(data_).subspan(static_cast<std::size_t>(range.begin),
-                                           static_cast<std::size_t>(range.size()));
-  }
   void post() {
-    const RingPeers peers = ring_peers(transport_.rank_, transport_.size_);
-    const RingGatherStep ring = ring_step();
-    const std::span<float> outgoing = chunk(ring.send_block);
-    incoming_.resize(chunk(ring.receive_block).size());
-    check(MPI_Irecv(incoming_.data(), static_cast<int>(incoming_.size()), MPI_FLOAT, peers.previous,
-                    tag_, transport_.communicator_, &requests_[0]),
-          transport_.rank_, "MPI_Irecv", peers.previous);
-    check(MPI_Isend(outgoing.data(), static_cast<int>(outgoing.size()), MPI_FLOAT, peers.next, tag_,
-                    transport_.communicator_, &requests_[1]),
-          transport_.rank_, "MPI_Isend", peers.next);
+    const AllReduceStep& step = steps_[step_];
+    const std::span<float> outgoing = elements_of(data_, step.send);
+    incoming_.resize(static_cast<std::size_t>(step.receive.size()));
+    check(MPI_Irecv(incoming_.data(), static_cast<int>(incoming_.size()), MPI_FLOAT,
+                    step.receive_from, tag_, transport_.communicator_, &requests_[0]),
+          transport_.rank_, "MPI_Irecv", step.receive_from);
+    check(MPI_Isend(outgoing.data(), static_cast<int>(outgoing.size()), MPI_FLOAT, step.send_to,
+                    tag_, transport_.communicator_, &requests_[1]),
+          transport_.rank_, "MPI_Isend", step.send_to);
     transport_.bytes_sent_[kind_] += static_cast<std::int64_t>(outgoing.size_bytes());
     transport_.bytes_received_[kind_] +=
         static_cast<std::int64_t>(incoming_.size() * sizeof(float));
   }
-  // The current step has completed: add (reduce-scatter) or copy (all-gather) the received
-  // chunk, then post the next step.
+  // The current step has completed: apply what it received, then post the next step.
   void advance() {
-    const std::span<float> target = chunk(ring_step().receive_block);
-    if (step_ < transport_.size_ - 1) {
-      for (std::size_t i = 0; i < target.size(); ++i) target[i] += incoming_[i];
-    } else {
-      std::copy(incoming_.begin(), incoming_.end(), target.begin());
-    }
+    const AllReduceStep& step = steps_[step_];
+    apply_step(step, incoming_, elements_of(data_, step.receive));
     ++step_;
-    if (step_ == steps()) {
+    if (step_ == steps_.size()) {
       complete_ = true;
     } else {
       post();
@@ -561,8 +552,9 @@ class MpiPendingAllReduce final : public PendingTransfer {
   std::vector<float> data_;
   std::vector<float> incoming_;
   MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::vector<AllReduceStep> steps_;
   int tag_ = 0;
-  int step_ = 0;
+  std::size_t step_ = 0;
   bool complete_ = false;
 };
 
@@ -573,8 +565,9 @@ std::unique_ptr<PendingTransfer> MpiTransport::start_all_to_all(
 }
 
 std::unique_ptr<PendingTransfer> MpiTransport::start_all_reduce_sum(std::vector<float> data,
-                                                                    Traffic kind) {
-  return std::make_unique<MpiPendingAllReduce>(*this, std::move(data), kind);
+                                                                    Traffic kind,
+                                                                    int ranks_per_machine) {
+  return std::make_unique<MpiPendingAllReduce>(*this, std::move(data), kind, ranks_per_machine);
 }
 
 // The collectives below are the nonblocking ones, completed under the progress timeout.

@@ -1,7 +1,7 @@
 #pragma once
 // The Transport over MPI point-to-point messages. Every collective follows the step schedule of
-// strategies/plan/collective_schedule.hpp with one nonblocking send and one probed receive per step,
-// so the bytes counted are exactly the payload bytes those schedules predict (no headers).
+// strategies/plan/collective_schedule.hpp with one nonblocking send and one probed receive per
+// step, so the bytes counted are exactly the payload bytes those schedules predict (no headers).
 #include <mpi.h>
 
 #include <cstdint>
@@ -48,12 +48,14 @@ class MpiTransport final : public Transport {
                        TransferTiming& timing) override;
   std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine, Traffic kind,
                                                  TransferTiming& timing) override;
-  void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) override;
+  using Transport::all_reduce_sum;
+  void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing,
+                      int ranks_per_machine) override;
   std::unique_ptr<PendingTransfer> start_all_to_all(
       const std::vector<std::span<const std::byte>>& send,
       const std::vector<std::int64_t>& receive_bytes, Traffic kind) override;
-  std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data,
-                                                        Traffic kind) override;
+  std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data, Traffic kind,
+                                                        int ranks_per_machine) override;
 
   const TrafficBytes& bytes_sent() const override { return bytes_sent_; }
   const TrafficBytes& bytes_received() const override { return bytes_received_; }

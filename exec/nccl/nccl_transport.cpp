@@ -220,8 +220,14 @@ std::vector<std::vector<std::byte>> NcclTransport::all_gather(std::span<const st
   return blocks;
 }
 
-void NcclTransport::all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) {
+void NcclTransport::all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing,
+                                   int ranks_per_machine) {
   const int me = rank();
+  if (hierarchical_all_reduce(size(), ranks_per_machine)) {
+    throw Error(
+        "the NCCL transport runs NCCL's own all-reduce, which picks its algorithm for the "
+        "machines' topology itself: distribution.all_reduce=hierarchical runs on --transport mpi");
+  }
   const Stopwatch watch;
   if (size() == 1 || data.empty()) return;
   auto* device = static_cast<float*>(state_->send.ensure(data.size_bytes()));
@@ -271,11 +277,12 @@ std::unique_ptr<PendingTransfer> NcclTransport::start_all_to_all(
 }
 
 std::unique_ptr<PendingTransfer> NcclTransport::start_all_reduce_sum(std::vector<float> data,
-                                                                     Traffic kind) {
+                                                                     Traffic kind,
+                                                                     int ranks_per_machine) {
   TransferTiming timing;
-  all_reduce_sum(data, kind, timing);
-  return std::make_unique<CompletedTransfer>(std::vector<std::vector<std::byte>>{},
-                                             std::move(data), timing);
+  all_reduce_sum(data, kind, timing, ranks_per_machine);
+  return std::make_unique<CompletedTransfer>(std::vector<std::vector<std::byte>>{}, std::move(data),
+                                             timing);
 }
 
 }  // namespace gnnbed

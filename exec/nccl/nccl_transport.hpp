@@ -37,7 +37,9 @@ class NcclTransport final : public Transport {
                        TransferTiming& timing) override;
   std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine, Traffic kind,
                                                  TransferTiming& timing) override;
-  void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing) override;
+  using Transport::all_reduce_sum;
+  void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing,
+                      int ranks_per_machine) override;
 
   // Pipelined plans: the blocking operations, run when started, so a started transfer is already
   // complete and overlaps nothing yet (an NCCL stream with an event per transfer would; it needs a
@@ -45,8 +47,8 @@ class NcclTransport final : public Transport {
   std::unique_ptr<PendingTransfer> start_all_to_all(
       const std::vector<std::span<const std::byte>>& send,
       const std::vector<std::int64_t>& receive_bytes, Traffic kind) override;
-  std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data,
-                                                        Traffic kind) override;
+  std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data, Traffic kind,
+                                                        int ranks_per_machine) override;
 
   const TrafficBytes& bytes_sent() const override { return bytes_sent_; }
   const TrafficBytes& bytes_received() const override { return bytes_received_; }

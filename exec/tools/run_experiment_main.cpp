@@ -153,8 +153,8 @@ po::options_description run_experiment_options() {
   return options;
 }
 
-std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_rank, Setup& setup,
-                    int& exit_code) {
+std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_rank,
+                    int ranks_per_host, Setup& setup, int& exit_code) {
   try {
     const po::options_description options = run_experiment_options();
     const auto command_line = parse_command_line(argc, argv, options);
@@ -167,6 +167,11 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_ra
     setup.config = experiment_from_options(
         command_line->parsed,
         {"model.kind=sage", "training.batch_size=1000", "training.fanouts=25,10"});
+    // Unless the configuration names the machines, they are MPI's hosts (0 when those are not
+    // equal blocks of consecutive ranks: the strategy then asks for the field).
+    if (setup.config.distribution.ranks_per_machine == 0) {
+      setup.config.distribution.ranks_per_machine = ranks_per_host;
+    }
     const ExperimentConfig& config = setup.config;
     setup.outputs.result = vm.count("output") != 0 ? vm["output"].as<std::string>()
                                                    : "results/run-" + config.distribution.strategy +
@@ -192,6 +197,11 @@ std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_ra
     }
     if (setup.transport == "nccl" && device != "cuda") {
       throw ConfigError("--transport", "nccl moves data between GPUs: it needs --device cuda");
+    }
+    if (setup.transport == "nccl" && config.distribution.all_reduce == "hierarchical") {
+      throw ConfigError("distribution.all_reduce",
+                        "'hierarchical' follows gnnbed's schedule on --transport mpi; NCCL picks "
+                        "its own all-reduce for the machines' topology");
     }
     const std::string device_features = vm["device-features"].as<std::string>();
     if (device_features != "auto" && device_features != "host") {
@@ -358,8 +368,9 @@ int run(int argc, char** argv, MpiTransport& transport) {
   const int num_ranks = transport.size();
   Setup setup;
   int exit_code = 0;
-  const std::string problem =
-      prepare(argc, argv, num_ranks, rank, local_rank(MPI_COMM_WORLD), setup, exit_code);
+  const int host_rank = local_rank(MPI_COMM_WORLD);
+  const std::string problem = prepare(argc, argv, num_ranks, rank, host_rank,
+                                      ranks_per_host(MPI_COMM_WORLD), setup, exit_code);
   transport.set_progress_timeout(setup.config.distribution.progress_timeout_seconds);
   if (const std::optional<int> code = setup_failure_code(transport, problem, exit_code)) {
     return *code;

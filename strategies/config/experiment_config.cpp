@@ -57,6 +57,10 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("neutronstar_vertex_seconds", config.neutronstar_vertex_seconds);
   reader.read("neutronstar_edge_seconds", config.neutronstar_edge_seconds);
   reader.read("neutronstar_transfer_seconds", config.neutronstar_transfer_seconds);
+  reader.read("ranks_per_machine", config.ranks_per_machine);
+  reader.read("all_reduce", config.all_reduce);
+  reader.read("feature_store", config.feature_store);
+  reader.read("p3_partials", config.p3_partials);
   reader.read("device_memory_bytes", config.device_memory_bytes);
   reader.read("progress_timeout_seconds", config.progress_timeout_seconds);
   reader.finish();
@@ -85,6 +89,12 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
     require(!seconds || (std::isfinite(*seconds) && *seconds > 0), where + "." + field,
             "must be a positive number of seconds per value (or null: probed)");
   }
+  require(config.ranks_per_machine >= 0, where + ".ranks_per_machine",
+          "must be at least 1 (0: the machines the run finds), not " +
+              std::to_string(config.ranks_per_machine));
+  require_one_of(where + ".all_reduce", config.all_reduce, {"ring", "hierarchical"});
+  require_one_of(where + ".feature_store", config.feature_store, {"rank", "machine"});
+  require_one_of(where + ".p3_partials", config.p3_partials, {"owner", "machine"});
   require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
           "must be at least 0 (0 = no limit), not " + std::to_string(config.device_memory_bytes));
   require(std::isfinite(config.progress_timeout_seconds) && config.progress_timeout_seconds >= 0,
@@ -117,6 +127,10 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"neutronstar_vertex_seconds", or_null(config.neutronstar_vertex_seconds)},
           {"neutronstar_edge_seconds", or_null(config.neutronstar_edge_seconds)},
           {"neutronstar_transfer_seconds", or_null(config.neutronstar_transfer_seconds)},
+          {"ranks_per_machine", config.ranks_per_machine},
+          {"all_reduce", config.all_reduce},
+          {"feature_store", config.feature_store},
+          {"p3_partials", config.p3_partials},
           {"device_memory_bytes", config.device_memory_bytes},
           {"progress_timeout_seconds", config.progress_timeout_seconds}};
 }
@@ -163,6 +177,15 @@ const std::vector<ConfigOption>& experiment_options() {
              "sancus: epochs ranks go on with their peers' last broadcast (SCS-E; 0 = none)"},
             {"neutronstar", "distribution.neutronstar_dependencies",
              "neutronstar: cache (DepCache), communicate (DepComm) or hybrid"},
+            {"ranks-per-machine", "distribution.ranks_per_machine",
+             "ranks per machine, consecutive (0 = the cluster's, or MPI's hosts)"},
+            {"all-reduce", "distribution.all_reduce",
+             "gradient all-reduce: ring, or hierarchical (within machines, then across)"},
+            {"feature-store", "distribution.feature_store",
+             "dgl-pull: rank (own rows), or machine (one store per machine in host memory)"},
+            {"p3-partials", "distribution.p3_partials",
+             "p3: owner (partial results summed by the batch's owner), or machine (within each "
+             "machine first)"},
             {"device-memory", "distribution.device_memory_bytes",
              "bytes of the modelled device per rank: an iteration that needs more is reported as "
              "out of memory (0 = no limit)"},

@@ -56,6 +56,21 @@ struct DistributionConfig {
   std::optional<double> neutronstar_vertex_seconds;
   std::optional<double> neutronstar_edge_seconds;
   std::optional<double> neutronstar_transfer_seconds;
+  // The machines the ranks run on: every ranks_per_machine consecutive ranks share one, its host
+  // memory and its NIC (0: where the run learns it: simulate from its cluster, run_experiment from
+  // MPI's shared-memory groups, which must then be equal blocks of consecutive ranks).
+  int ranks_per_machine = 0;
+  // The gradient all-reduce: "ring" over every rank, or "hierarchical": reduced within each
+  // machine, across the machines, then gathered within each machine (every strategy).
+  std::string all_reduce = "ring";
+  // Where P3's partial results of a batch are summed: "owner" (every rank sends its own to the
+  // batch's owner) or "machine" (within each machine first, so that one sum per machine crosses
+  // the network, and the owner's gradients cross it once per machine).
+  std::string p3_partials = "owner";
+  // Where dgl-pull's feature rows are read: "rank" (every rank holds its own nodes' rows and pulls
+  // the others from their owners) or "machine" (DistDGL's shared store: the rows of every rank of
+  // a machine are read from its host memory, and only other machines' rows cross the network).
+  std::string feature_store = "rank";
   // The modelled device's memory per rank (0 = no limit): run_experiment stops every rank, and
   // reports the run as out of memory, before an iteration whose tensors (with parameters and
   // stashed weights, strategies/plan_memory.hpp) would not fit, as simulate does for its

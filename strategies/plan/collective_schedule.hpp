@@ -11,6 +11,11 @@
 //   elements [c * len / n, (c + 1) * len / n)); rank r sends chunk (r - s) mod n at reduce-scatter
 //   step s and chunk (r + 1 - s) mod n at all-gather step s, each time to (r + 1) mod n. Every
 //   rank sends 2 (n - 1) chunks: 2 (n - 1) / n of the buffer, as nccl-tests' bus bandwidth says.
+// - hierarchical all-reduce over machines of g consecutive ranks (Horovod's and NCCL's two-level
+//   scheme): a ring reduce-scatter within every machine leaves local rank i with the machine's sum
+//   of chunk (i + 1) mod g of g; g rings across the machines (ranks with the same local index)
+//   all-reduce those chunks; a ring all-gather within every machine spreads them. A machine's NIC
+//   carries the bytes of one flat ring, in 2 (M - 1) network steps instead of 2 (n - 1).
 #include <cstdint>
 #include <vector>
 
@@ -50,6 +55,30 @@ ElementRange ring_chunk(std::int64_t num_elements, int num_ranks, int chunk);
 RingGatherStep ring_reduce_scatter_step(int rank, int num_ranks, int step);
 // The chunk rank r sends at step s of the all-gather phase (s < n - 1), and receives.
 RingGatherStep ring_all_reduce_gather_step(int rank, int num_ranks, int step);
+
+// One step of an all-reduce as rank r runs it: it sends its elements `send` to `send_to` and
+// receives `receive` from `receive_from`, then adds them into its own (reduce phases) or copies
+// them over its own (gather phases).
+struct AllReduceStep {
+  int send_to;
+  int receive_from;
+  ElementRange send;
+  ElementRange receive;
+  bool add;
+};
+// Rank r's steps of an all-reduce of `num_elements` over n ranks: hierarchical when machines of
+// `ranks_per_machine` ranks (1 < g < n, g divides n) are given, one ring over every rank
+// otherwise. Every rank's steps pair up with its peers' in order, and each element is added in the
+// same order on every rank, so every rank ends with bit-identical sums.
+std::vector<AllReduceStep> all_reduce_steps(int rank, int num_ranks, int ranks_per_machine,
+                                            std::int64_t num_elements);
+// Whether all_reduce_steps is hierarchical for these sizes.
+bool hierarchical_all_reduce(int num_ranks, int ranks_per_machine);
+// Elements rank r sends to / receives from each rank (result[q]) over those steps.
+std::vector<std::int64_t> all_reduce_elements_to(int rank, int num_ranks, int ranks_per_machine,
+                                                 std::int64_t num_elements);
+std::vector<std::int64_t> all_reduce_elements_from(int rank, int num_ranks, int ranks_per_machine,
+                                                   std::int64_t num_elements);
 
 // Elements rank r sends in a ring all-reduce of `num_elements` over n ranks (it receives as many
 // from its predecessor's point of view: see ring_all_reduce_elements_received).

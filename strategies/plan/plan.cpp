@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "strategies/plan/collective_schedule.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/json_config.hpp"
@@ -216,6 +217,7 @@ Op op_from_json(const nlohmann::json& object, const std::string& origin) {
   json_integers_to(object.at("bytes_to"), "bytes_to", op.bytes_to);
   json_integers_to(object.at("bytes_from"), "bytes_from", op.bytes_from);
   for (const auto& hop : object.at("sampling_hops")) op.sampling_hops.push_back(hop_from_json(hop));
+  op.ranks_per_machine = json_integer_or<int>(object, "ranks_per_machine", 0);
   op.flops = object.at("flops").get<double>();
   op.sparse_flops = object.at("sparse_flops").get<double>();
   op.memory_bytes = json_integer<std::int64_t>(object.at("memory_bytes"), "memory_bytes");
@@ -454,6 +456,12 @@ void Plan::validate() const {
       fail(i, "sync_step " + std::to_string(op.sync_step) +
                   ": only partial layer ops have one, 1 or 2");
     }
+    if (op.ranks_per_machine != 0 && (op.kind != OpKind::all_reduce ||
+                                      !hierarchical_all_reduce(num_ranks, op.ranks_per_machine))) {
+      fail(i, "ranks_per_machine " + std::to_string(op.ranks_per_machine) +
+                  ": only a hierarchical all_reduce has one, above 1 and below the " +
+                  std::to_string(num_ranks) + " ranks, dividing them");
+    }
     const bool per_peer = op.kind == OpKind::all_to_all;
     if (is_communication(op.kind) && (static_cast<int>(op.bytes_to.size()) != num_ranks ||
                                       static_cast<int>(op.bytes_from.size()) != num_ranks)) {
@@ -523,6 +531,7 @@ nlohmann::json Plan::to_json() const {
                              {"traffic", to_string(op.traffic)},
                              {"bytes_to", op.bytes_to},
                              {"bytes_from", op.bytes_from},
+                             {"ranks_per_machine", op.ranks_per_machine},
                              {"flops", op.flops},
                              {"sparse_flops", op.sparse_flops},
                              {"memory_bytes", op.memory_bytes},

@@ -186,6 +186,9 @@ struct Op {
   std::vector<std::int64_t> bytes_to;      // per peer, payload bytes this rank sends
   std::vector<std::int64_t> bytes_from;    // per peer, payload bytes this rank receives
   std::vector<SamplingHop> sampling_hops;  // `sample` over partitioned structure
+  // all_reduce: machines of this many consecutive ranks reduce within, then across, then gather
+  // within (collective_schedule.hpp's hierarchical all-reduce); 0: one ring over every rank.
+  int ranks_per_machine = 0;
 
   // Work, for the cost model.
   double flops = 0;                // multiply-adds count 2

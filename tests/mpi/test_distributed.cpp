@@ -3,7 +3,8 @@
 // moves exactly the predicted bytes; one iteration of dgl-pull and of p3 gives the same loss and
 // the same gradients as the single-process model on the same mini-batches and weights, and the
 // transport moves exactly the bytes the plan says, with and without P3's caching, which changes
-// no result; with 4 ranks, training on Cora reaches the single-process accuracy.
+// no result, and with machines of two ranks; with 4 ranks, training on Cora reaches the
+// single-process accuracy.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -194,6 +195,34 @@ TEST(P3MoreRanksThanColumns, GivesTheSingleProcessLossAndGradientsAndThePlannedB
       EXPECT_TRUE(make_strategy_context(config, narrow, 4).feature_replicas.any());
     }
     testing::expect_single_process_iteration(config, narrow, transport, cpu_backend());
+  }
+}
+
+// Machines of two ranks (one where the ranks do not pair up): the hierarchical all-reduce,
+// dgl-pull's per-machine feature store and p3's partial results summed within each machine give
+// the single-process results and move the plans' bytes (on 4 ranks the all-reduce is hierarchical
+// and p3 relays through the machines; on 2 the store serves every row locally).
+TEST(Machines, MachineAwareStrategiesGiveTheSingleProcessIteration) {
+  MpiTransport transport;
+  const int ranks_per_machine = transport.size() % 2 == 0 ? 2 : 1;
+  struct Case {
+    const char* strategy;
+    const char* model;
+    const char* option;
+    const char* value;
+  };
+  for (const Case& c :
+       {Case{"dgl-pull", "sage", "feature_store", "rank"},
+        Case{"dgl-pull", "gat", "feature_store", "machine"},
+        Case{"p3", "sage", "p3_partials", "owner"}, Case{"p3", "sage", "p3_partials", "machine"},
+        Case{"p3", "gat", "p3_partials", "machine"}}) {
+    SCOPED_TRACE(std::string(c.strategy) + " " + c.model + ", " + c.option + " " + c.value);
+    ExperimentConfig config = experiment(c.strategy, "partitioned", c.model);
+    config.distribution.ranks_per_machine = ranks_per_machine;
+    config.distribution.all_reduce = "hierarchical";
+    (std::string(c.option) == "feature_store" ? config.distribution.feature_store
+                                              : config.distribution.p3_partials) = c.value;
+    testing::expect_single_process_iteration(config, cora(), transport, cpu_backend());
   }
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -276,6 +277,45 @@ TEST(MpiTransport, AllReduceSumsExactlyAndCountsRingBytes) {
   }
 }
 
+// Machines of g ranks where the world divides into them (hierarchical), one ring otherwise; the
+// blocking and the started call, with the bytes of the schedule.
+TEST(MpiTransport, HierarchicalAllReduceSumsExactlyAndCountsItsScheduleBytes) {
+  MpiTransport transport;
+  const int n = transport.size();
+  const int r = transport.rank();
+  for (const int g : {1, 2, 3}) {
+    for (const bool started : {false, true}) {
+      SCOPED_TRACE("machines of " + std::to_string(g) + (started ? ", started" : ", blocking"));
+      const std::size_t num_elements = 1009;
+      std::vector<float> data(num_elements);
+      for (std::size_t i = 0; i < num_elements; ++i) data[i] = small_integer(g, r, i);
+      const TrafficBytes sent_before = transport.bytes_sent();
+      const TrafficBytes received_before = transport.bytes_received();
+      TransferTiming timing;
+      if (started) {
+        auto pending = transport.start_all_reduce_sum(data, Traffic::gradients, g);
+        pending->wait(timing);
+        data = pending->reduced();
+      } else {
+        transport.all_reduce_sum(data, Traffic::gradients, timing, g);
+      }
+      for (std::size_t i = 0; i < num_elements; ++i) {
+        float sum = 0;
+        for (int q = 0; q < n; ++q) sum += small_integer(g, q, i);
+        ASSERT_EQ(data[i], sum) << "element " << i;
+      }
+      const auto elements = static_cast<std::int64_t>(num_elements);
+      const auto to = all_reduce_elements_to(r, n, g, elements);
+      const auto from = all_reduce_elements_from(r, n, g, elements);
+      EXPECT_EQ(transport.bytes_sent()[Traffic::gradients] - sent_before[Traffic::gradients],
+                4 * std::accumulate(to.begin(), to.end(), std::int64_t{0}));
+      EXPECT_EQ(
+          transport.bytes_received()[Traffic::gradients] - received_before[Traffic::gradients],
+          4 * std::accumulate(from.begin(), from.end(), std::int64_t{0}));
+    }
+  }
+}
+
 TEST(MpiTransport, AllReduceOfRandomFloatsIsBitIdenticalOnEveryRankAndEveryRun) {
   MpiTransport transport;
   const int n = transport.size();
@@ -514,8 +554,9 @@ TEST(MpiTransport, AnExchangeWithoutProgressNamesThePeerItWaitedFor) {
       transport.all_to_all_into(send, received, Traffic::features, timing);
       ADD_FAILURE() << "the exchange completed without rank 1";
     } catch (const ProgressTimeout& error) {
-      EXPECT_NE(std::string(error.what()).find("rank 0 waited more than 0.2 s in MPI_Probe for "
-                                               "rank 1"),
+      EXPECT_NE(std::string(error.what())
+                    .find("rank 0 waited more than 0.2 s in MPI_Probe for "
+                          "rank 1"),
                 std::string::npos)
           << error.what();
     }
@@ -542,8 +583,9 @@ TEST(MpiTransport, RanksWaitingInDifferentCallsAreReportedAsADeadlock) {
       }
       ADD_FAILURE() << "rank " << transport.rank() << "'s call completed";
     } catch (const ProgressTimeout& error) {
-      EXPECT_NE(std::string(error.what()).find("every rank answers, so none has stopped: the "
-                                               "ranks wait for each other in different calls"),
+      EXPECT_NE(std::string(error.what())
+                    .find("every rank answers, so none has stopped: the "
+                          "ranks wait for each other in different calls"),
                 std::string::npos)
           << error.what();
     }

@@ -96,9 +96,10 @@ TEST(ReplayClosedForm, PointToPointTransfer) {
   EXPECT_EQ(result.communications, 2);  // the empty reply is a zero-byte message, as in MPI
 }
 
-TEST(ReplayClosedForm, RingAllReduce) {
-  const int n = 4;
-  const std::int64_t elements = 1'000'000;  // divisible by n: equal chunks
+// Every one of n ranks all-reduces `elements` gradients, over machines of `ranks_per_machine`
+// (0: one ring).
+std::vector<std::vector<Plan>> all_reduce_plans(int n, std::int64_t elements,
+                                                int ranks_per_machine = 0) {
   std::vector<Plan> plans;
   for (int r = 0; r < n; ++r) {
     Plan plan = empty_plan(r, n);
@@ -109,18 +110,49 @@ TEST(ReplayClosedForm, RingAllReduce) {
     op.label = "all_reduce";
     op.traffic = Traffic::gradients;
     op.parameters = {"w"};
+    op.ranks_per_machine = ranks_per_machine;
     op.bytes_to.assign(n, 0);
     op.bytes_from.assign(n, 0);
     plan.ops.push_back(op);
     plans.push_back(plan);
   }
-  const ReplayResult result = replay_plans(cluster(n, 1), one_iteration(plans), {});
+  return one_iteration(std::move(plans));
+}
+
+TEST(ReplayClosedForm, RingAllReduce) {
+  const int n = 4;
+  const std::int64_t elements = 1'000'000;  // divisible by n: equal chunks
+  const ReplayResult result = replay_plans(cluster(n, 1), all_reduce_plans(n, elements), {});
   const double buffer_bytes = 4.0 * elements;
   // 2 (n - 1) steps of one chunk each: 2 (n - 1) / n * S / B plus 2 (n - 1) route latencies.
   const double expected = 2.0 * (n - 1) / n * buffer_bytes / kNicBandwidth +
                           2.0 * (n - 1) * (2 * kDeviceLatency + 2 * kNicLatency);
   expect_relative(result.makespan_seconds, expected);
   EXPECT_EQ(result.communications, 2 * (n - 1) * n);
+}
+
+// Two machines of two GPUs. One ring over the four: 6 steps, each bound by the chunk S / 4 that
+// crosses a NIC. Hierarchical: a reduce-scatter step within each machine (S / 2 over the device
+// links), two steps across in which both GPUs of a machine send S / 4 through its one NIC (half
+// its bandwidth each), and an all-gather step within.
+TEST(ReplayClosedForm, HierarchicalAllReduceSharesEachMachinesNic) {
+  const std::int64_t elements = 1'000'000;
+  const double buffer_bytes = 4.0 * elements;
+  const double across_latency = 2 * kDeviceLatency + 2 * kNicLatency;
+  const double within = 2 * kDeviceLatency + buffer_bytes / 2 / kDeviceBandwidth;
+  const double across = across_latency + buffer_bytes / 4 / (kNicBandwidth / 2);
+  const ReplayResult hierarchical =
+      replay_plans(cluster(2, 2, "gpu"), all_reduce_plans(4, elements, 2), {});
+  expect_relative(hierarchical.makespan_seconds, 2 * within + 2 * across);
+  EXPECT_EQ(hierarchical.communications, 4 * 4);
+}
+
+TEST(ReplayClosedForm, FlatAllReduceOverMachinesOfTwoGpusWaitsForItsNicSteps) {
+  const std::int64_t elements = 1'000'000;
+  const double buffer_bytes = 4.0 * elements;
+  const ReplayResult flat = replay_plans(cluster(2, 2, "gpu"), all_reduce_plans(4, elements), {});
+  const double across = 2 * kDeviceLatency + 2 * kNicLatency + buffer_bytes / 4 / kNicBandwidth;
+  expect_relative(flat.makespan_seconds, 6 * across);
 }
 
 TEST(ReplayClosedForm, PairwiseAllToAll) {

@@ -215,7 +215,8 @@ TEST(SimulateCli, BadInputIsRejectedWithTheFieldAndNothingWritten) {
   const std::string output = (dir.path() / "bad.json").string();
   for (const std::string& arguments :
        {std::string("--cluster-set nic.bandwidth_gbps=-1"), std::string("--sweep model.hidden="),
-        std::string("--cluster nowhere"), std::string("--sweep model.hidden=0")}) {
+        std::string("--cluster nowhere"), std::string("--sweep model.hidden=0"),
+        std::string("--cluster p3-cluster --ranks-per-machine 2")}) {
     const CommandResult run =
         run_command(simulate() + " --workload cora --quiet " + arguments + " -o " + output);
     EXPECT_EQ(run.exit_code, 2) << arguments << ": " << run.output;

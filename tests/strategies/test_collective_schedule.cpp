@@ -1,6 +1,8 @@
 // The collective schedules, replayed symbolically for 1 to 9 ranks: pairwise all-to-all reaches
 // every peer once, ring all-gather delivers every block everywhere, ring all-reduce adds every
-// contribution exactly once and sends 2 (n - 1) / n of the buffer per rank.
+// contribution exactly once and sends 2 (n - 1) / n of the buffer per rank; the hierarchical
+// all-reduce, run element by element on every rank at once, ends with every rank's sum everywhere
+// and moves one flat ring's bytes across each machine's NIC in 2 (M - 1) steps.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -210,6 +212,91 @@ TEST(CollectiveSchedule, RingAllReduceSendsTwiceNMinusOneOverNOfTheBuffer) {
       }
       EXPECT_EQ(all_sent, 2 * (n - 1) * num_elements) << "n " << n << " elements " << num_elements;
       EXPECT_EQ(all_received, all_sent);
+    }
+  }
+}
+
+// Runs every rank's all_reduce_steps in lockstep on rank r's contributions (r + 1) * 1000003 + i,
+// in exact integers; returns every rank's final values.
+std::vector<std::vector<std::int64_t>> run_all_reduce(int n, int g, std::int64_t num_elements) {
+  std::vector<std::vector<std::int64_t>> values(index(n));
+  std::vector<std::vector<AllReduceStep>> steps(index(n));
+  for (int r = 0; r < n; ++r) {
+    for (std::int64_t i = 0; i < num_elements; ++i) {
+      values[index(r)].push_back((r + 1) * std::int64_t{1000003} + i);
+    }
+    steps[index(r)] = all_reduce_steps(r, n, g, num_elements);
+    EXPECT_EQ(steps[index(r)].size(), steps[0].size()) << "n " << n << " g " << g;
+  }
+  for (std::size_t k = 0; k < steps[0].size(); ++k) {
+    std::vector<std::vector<std::int64_t>> next = values;
+    for (int r = 0; r < n; ++r) {
+      const AllReduceStep& step = steps[index(r)][k];
+      const AllReduceStep& peer = steps[index(step.send_to)][k];
+      // The receiver expects this message at the same step, of the same size.
+      EXPECT_EQ(peer.receive_from, r) << "n " << n << " g " << g << " step " << k;
+      EXPECT_EQ(peer.receive.size(), step.send.size());
+      EXPECT_NE(step.send_to, r);
+      for (std::int64_t i = 0; i < step.send.size(); ++i) {
+        const std::int64_t sent = values[index(r)][static_cast<std::size_t>(step.send.begin + i)];
+        auto& target = next[index(step.send_to)][static_cast<std::size_t>(peer.receive.begin + i)];
+        target = peer.add ? target + sent : sent;
+      }
+    }
+    values = next;
+  }
+  return values;
+}
+
+TEST(CollectiveSchedule, HierarchicalAllReduceSumsEveryContributionOnEveryRank) {
+  for (const auto& [n, g] : std::vector<std::pair<int, int>>{
+           {4, 2}, {6, 2}, {6, 3}, {8, 2}, {8, 4}, {9, 3}, {12, 4}, {12, 3}, {5, 1}, {4, 4}}) {
+    for (const std::int64_t num_elements : {std::int64_t{0}, std::int64_t{1}, std::int64_t{g - 1},
+                                            std::int64_t{n + 1}, std::int64_t{97}}) {
+      const auto values = run_all_reduce(n, g, num_elements);
+      for (int r = 0; r < n; ++r) {
+        for (std::int64_t i = 0; i < num_elements; ++i) {
+          const std::int64_t sum = std::int64_t{1000003} * n * (n + 1) / 2 + n * i;
+          ASSERT_EQ(values[index(r)][static_cast<std::size_t>(i)], sum)
+              << "n " << n << " g " << g << " elements " << num_elements << " rank " << r
+              << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectiveSchedule, HierarchicalAllReduceFallsBackToOneRingWithoutMachines) {
+  for (const auto& [n, g] :
+       std::vector<std::pair<int, int>>{{4, 0}, {4, 1}, {4, 4}, {6, 4}, {1, 1}, {3, 2}}) {
+    EXPECT_FALSE(hierarchical_all_reduce(n, g));
+    for (int r = 0; r < n; ++r) {
+      const auto steps = all_reduce_steps(r, n, g, 1000);
+      ASSERT_EQ(static_cast<int>(steps.size()), n > 1 ? 2 * (n - 1) : 0);
+      for (const AllReduceStep& step : steps) EXPECT_EQ(step.send_to, ring_peers(r, n).next);
+    }
+  }
+  EXPECT_TRUE(hierarchical_all_reduce(4, 2));
+}
+
+TEST(CollectiveSchedule, HierarchicalAllReduceCrossesEachNicWithOneRingsBytesInFewerSteps) {
+  for (const auto& [n, g] : std::vector<std::pair<int, int>>{{8, 2}, {8, 4}, {12, 3}, {16, 4}}) {
+    const int machines = n / g;
+    const std::int64_t num_elements = 1000 * n;  // every chunk whole
+    for (int m = 0; m < machines; ++m) {
+      std::int64_t across = 0;
+      std::int64_t within = 0;
+      for (int r = m * g; r < (m + 1) * g; ++r) {
+        const auto steps = all_reduce_steps(r, n, g, num_elements);
+        EXPECT_EQ(static_cast<int>(steps.size()), 2 * (g - 1) + 2 * (machines - 1))
+            << "n " << n << " g " << g;
+        const auto to = all_reduce_elements_to(r, n, g, num_elements);
+        for (int q = 0; q < n; ++q) (q / g == m ? within : across) += to[index(q)];
+      }
+      // Out of the machine: 2 (M - 1) / M of the buffer, as one ring over M machines.
+      EXPECT_EQ(across, 2 * (machines - 1) * num_elements / machines) << "n " << n << " g " << g;
+      // Within: a reduce-scatter and an all-gather over g ranks.
+      EXPECT_EQ(within, 2 * (g - 1) * num_elements) << "n " << n << " g " << g;
     }
   }
 }
