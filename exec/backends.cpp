@@ -1,5 +1,9 @@
 #include "exec/backends.hpp"
 
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "exec/mpi/mpi_transport.hpp"
 #include "workloads/common/errors.hpp"
 
@@ -64,17 +68,27 @@ int local_rank(MPI_Comm communicator) {
 }
 
 int ranks_per_host(MPI_Comm communicator) {
+  // Only the world communicator carries messages: the host's group is read locally (on an
+  // emulated cluster, whose namespaces share a host name, collectives on the host communicator
+  // hung).
   MPI_Comm host = host_communicator(communicator, "ranks_per_host");
+  MPI_Group host_group = MPI_GROUP_NULL;
+  MPI_Group world_group = MPI_GROUP_NULL;
+  MPI_Comm_group(host, &host_group);
+  MPI_Comm_group(communicator, &world_group);
   int on_host = 0;
-  int rank = 0;
-  MPI_Comm_size(host, &on_host);
-  MPI_Comm_rank(communicator, &rank);
-  int span[2] = {-rank, rank};  // -(lowest rank), highest rank on the host
-  MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_INT, MPI_MAX, host);
+  MPI_Group_size(host_group, &on_host);
+  std::vector<int> host_ranks(static_cast<std::size_t>(on_host));
+  std::vector<int> world_ranks(host_ranks.size());
+  std::iota(host_ranks.begin(), host_ranks.end(), 0);
+  MPI_Group_translate_ranks(host_group, on_host, host_ranks.data(), world_group,
+                            world_ranks.data());
+  MPI_Group_free(&host_group);
+  MPI_Group_free(&world_group);
   MPI_Comm_free(&host);
   // Regular when every host holds as many ranks, consecutive from a multiple of that number.
-  const int lowest = -span[0];
-  int regular = span[1] - lowest == on_host - 1 && lowest % on_host == 0 ? 1 : 0;
+  const auto [lowest, highest] = std::minmax_element(world_ranks.begin(), world_ranks.end());
+  int regular = *highest - *lowest == on_host - 1 && *lowest % on_host == 0 ? 1 : 0;
   int sizes[2] = {on_host, -on_host};  // largest, -(smallest)
   MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, communicator);
   MPI_Allreduce(MPI_IN_PLACE, &regular, 1, MPI_INT, MPI_MIN, communicator);

@@ -231,9 +231,10 @@ chmod +x "$agent"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 # A machine's ranks per namespace, consecutive (Open MPI fills a host's slots first); no binding
-# (every namespace's orted would bind its ranks to core 0). Ranks of one machine talk through
-# shared memory (vader), others over the shaped links. Ranks busy-poll: when they outnumber the
-# cores they yield, or a waiting rank starves a working one.
+# (every namespace's orted would bind its ranks to core 0). Ranks of one machine talk to each
+# other's address in their namespace, which the kernel delivers locally, not through the shaped
+# link (shared memory, vader, crashed Open MPI 4.1 between namespaces that share a host name). Ranks busy-poll: when they
+# outnumber the cores they yield, or a waiting rank starves a working one.
 mpi_args() {
   local ranks="$1" per_machine="${2:-$ranks_per_machine}"
   local hostfile="$scratch/hosts$ranks-$per_machine"
@@ -241,11 +242,10 @@ mpi_args() {
   for ((i = 0; i < ranks / per_machine; ++i)); do
     echo "$subnet_base.$((i + 1)) slots=$per_machine" >> "$hostfile"
   done
-  local yield=0 btl="tcp,self"
+  local yield=0
   [[ $ranks -gt $cores ]] && yield=1
-  [[ $per_machine -gt 1 ]] && btl="tcp,vader,self"
   echo "-np $ranks --hostfile $hostfile --bind-to none --mca plm_rsh_agent $agent" \
-    "--mca btl $btl --mca btl_tcp_if_include $subnet --mca oob_tcp_if_include $subnet" \
+    "--mca btl tcp,self --mca btl_tcp_if_include $subnet --mca oob_tcp_if_include $subnet" \
     "--mca mpi_yield_when_idle $yield -x OMP_NUM_THREADS"
 }
 
@@ -399,7 +399,11 @@ for rate in "${rate_values[@]}"; do
         if [[ $record -eq 1 ]]; then
           recording=(--trace "$output/runs/$label.trace.json" --plans "$output/runs/$label.plans.json")
         fi
-        mpirun_in_cluster "$ranks" "$run_experiment" "${workload_words[@]}" --strategy "$strategy" \
+        # The machines are the namespaces, whatever MPI makes of their shared host name.
+        machines=()
+        [[ $ranks_per_machine -gt 1 ]] && machines=(--ranks-per-machine "$ranks_per_machine")
+        mpirun_in_cluster "$ranks" "$run_experiment" "${workload_words[@]}" "${machines[@]}" \
+          --strategy "$strategy" \
           --hidden "$hidden" --epochs "$epochs" --set "training.eval_every=$eval_every" \
           --set "training.warmup_epochs=$warmup_epochs" --quiet \
           "${recording[@]}" --output "$result" > "$output/logs/$label.txt" 2>&1 || code=$?
