@@ -565,7 +565,8 @@ void PlanExecutor::store_received(const Plan& plan, const Op& op,
     }
     Matrix& out = tensors_[static_cast<std::size_t>(t)].dense;
     out.reshape_for_overwrite(spec.rows, spec.cols);
-    std::memcpy(out.data(), received[q].data(), received[q].size());
+    // An empty tensor may have no storage to copy into.
+    if (!received[q].empty()) std::memcpy(out.data(), received[q].data(), received[q].size());
   }
 }
 
