@@ -155,22 +155,10 @@ int OwnerExchanges::relay(int machine, int owner) const {
   return -1;
 }
 
-std::vector<int> OwnerExchanges::pulled_pieces(int sender, int receiver) const {
+std::vector<int> OwnerExchanges::relayed_batches(int rank, int relay) const {
   std::vector<int> batches;
   for (int b = 0; b < context_.num_ranks; ++b) {
-    if (b != sender && computes_for(context_, sender, b) &&
-        relay(machine_of(sender), b) == receiver) {
-      batches.push_back(b);
-    }
-  }
-  return batches;
-}
-
-std::vector<int> OwnerExchanges::pushed_pieces(int sender, int receiver) const {
-  std::vector<int> batches;
-  for (int b = 0; b < context_.num_ranks; ++b) {
-    if (b != receiver && computes_for(context_, receiver, b) &&
-        relay(machine_of(sender), b) == sender) {
+    if (b != rank && computes_for(context_, rank, b) && this->relay(machine_of(rank), b) == relay) {
       batches.push_back(b);
     }
   }
@@ -221,7 +209,7 @@ std::vector<int> OwnerExchanges::split(int stacked, const std::vector<std::int64
 
 std::vector<std::vector<int>> OwnerExchanges::exchange_within_machine(
     const std::string& label, const std::string& what, Traffic traffic,
-    const std::vector<int>& tensors, PieceList pieces_of, std::int64_t (*rows_of)(const Block&),
+    const std::vector<int>& tensors, bool toward_relays, std::int64_t (*rows_of)(const Block&),
     std::int64_t cols) {
   const int num_ranks = context_.num_ranks;
   const int first = machine_of(rank_) * ranks_per_machine_;
@@ -231,14 +219,17 @@ std::vector<std::vector<int>> OwnerExchanges::exchange_within_machine(
     if (mate == rank_) continue;
     const auto slot = static_cast<std::size_t>(mate);
     std::vector<int> pieces;
-    for (const int b : (this->*pieces_of)(rank_, mate)) {
+    const std::vector<int> sent =
+        toward_relays ? relayed_batches(rank_, mate) : relayed_batches(mate, rank_);
+    for (const int b : sent) {
       pieces.push_back(tensors[static_cast<std::size_t>(b)]);
     }
     if (!pieces.empty()) {
       within.inputs[slot] = stack(pieces, what + " for " + rank_name(mate));
       within.bytes_to[slot] = builder_.tensor(within.inputs[slot]).bytes();
     }
-    std::vector<int> batches = (this->*pieces_of)(mate, rank_);
+    std::vector<int> batches =
+        toward_relays ? relayed_batches(mate, rank_) : relayed_batches(rank_, mate);
     if (batches.empty()) continue;
     std::int64_t rows = 0;
     for (const int b : batches) rows += rows_for(b, rows_of);
@@ -268,9 +259,8 @@ std::vector<int> OwnerExchanges::pull_within_machines(const std::string& what, T
   const int num_ranks = context_.num_ranks;
   const int machine = machine_of(rank_);
   // Within the machine: this rank's pieces to the owners and relays among its machine's ranks.
-  const std::vector<std::vector<int>> from_mates =
-      exchange_within_machine("pull " + what + " within the machine", what, traffic, outgoing,
-                              &OwnerExchanges::pulled_pieces, rows_of, cols);
+  const std::vector<std::vector<int>> from_mates = exchange_within_machine(
+      "pull " + what + " within the machine", what, traffic, outgoing, true, rows_of, cols);
   // Across: the machine's sum of each batch it relays, to the batch's owner.
   Op across = exchange_op("pull " + what + " across machines", traffic, num_ranks);
   for (int b = 0; b < num_ranks; ++b) {
@@ -326,9 +316,8 @@ std::vector<int> OwnerExchanges::push_within_machines(const std::string& what, T
   }
   builder_.add_op(std::move(across));
   // Within: the owner's tensor and the relayed ones, to the machine's ranks that compute for them.
-  const std::vector<std::vector<int>> from_mates =
-      exchange_within_machine("push " + what + " within the machine", what, traffic, pushed,
-                              &OwnerExchanges::pushed_pieces, rows_of, cols);
+  const std::vector<std::vector<int>> from_mates = exchange_within_machine(
+      "push " + what + " within the machine", what, traffic, pushed, false, rows_of, cols);
   for (std::size_t b = 0; b < from_mates.size(); ++b) {
     if (!from_mates[b].empty()) pushed[b] = from_mates[b].front();
   }

@@ -77,15 +77,15 @@ class OwnerExchanges {
                                   std::int64_t cols);
   std::vector<int> push_from_owners(const std::string& what, Traffic traffic, int tensor,
                                     std::int64_t cols, std::int64_t (*rows_of)(const Block&));
-  // The batches whose pieces `sender` passes to `receiver` of its machine.
-  using PieceList = std::vector<int> (OwnerExchanges::*)(int sender, int receiver) const;
   // One exchange among this rank's machine: to every mate the stack of `tensors[b]` for the
-  // batches b of pieces_of(this rank, mate), from every mate the pieces of pieces_of(mate, this
-  // rank), split. Returns per batch the pieces received.
+  // batches b this rank relays between itself and that mate, from every mate the pieces of the
+  // batches it relays, split. `toward_relays` (the pull): a rank sends relayed_batches(itself,
+  // mate); otherwise (the push) the way back, relayed_batches(mate, itself). Returns per batch
+  // the pieces received.
   std::vector<std::vector<int>> exchange_within_machine(const std::string& label,
                                                         const std::string& what, Traffic traffic,
                                                         const std::vector<int>& tensors,
-                                                        PieceList pieces_of,
+                                                        bool toward_relays,
                                                         std::int64_t (*rows_of)(const Block&),
                                                         std::int64_t cols);
   std::vector<int> pull_within_machines(const std::string& what, Traffic traffic,
@@ -98,10 +98,10 @@ class OwnerExchanges {
   // The rank of `machine` that collects, sums and forwards for `owner`'s batch (`owner` itself on
   // its own machine), or -1 when no rank of the machine computes for it.
   int relay(int machine, int owner) const;
-  // The batches whose pieces `sender` passes to `receiver` of its machine in the pull (ascending).
-  std::vector<int> pulled_pieces(int sender, int receiver) const;
-  // The batches whose pushed tensor `sender` forwards to `receiver` of its machine (ascending).
-  std::vector<int> pushed_pieces(int sender, int receiver) const;
+  // The batches (ascending) whose partial results `rank` hands to `relay` of its machine in the
+  // pull (`relay` relays them, or owns them), and whose pushed tensors `relay` hands back to
+  // `rank` in the push.
+  std::vector<int> relayed_batches(int rank, int relay) const;
   // Rows of `owner`'s pieces, as rows_of its first-layer block.
   std::int64_t rows_for(int owner, std::int64_t (*rows_of)(const Block&)) const;
   // One tensor of the pieces' rows one after another (the piece itself when alone).
