@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validation on an emulated cluster (docs/design.md, "The fidelity loop"): one network namespace
-# per machine (of one rank, or of --ranks-per-machine) on this machine, each joined by a veth pair to a bridge and shaped with tc tbf in both
+# per machine (of one rank, or of --ranks-per-machine) on this machine, each joined by a veth pair
+# to a bridge and shaped with tc tbf in both
 # directions, Open MPI launched across them through a plm_rsh_agent that runs its command inside
 # the named namespace. For every configuration (rate x hidden x ranks x strategy) the same
 # experiment runs for real (run_experiment) and in the simulator (simulate --cluster
@@ -20,8 +21,8 @@ usage: experiments/validate_emulated_cluster.sh [options]
   --ranks LIST        ranks (default 2,4)
   --ranks-per-machine G
                       ranks per emulated machine (default 1): G consecutive ranks share one
-                      namespace and its shaped link, and talk through shared memory; the
-                      simulator's cluster has ranks/G machines of G ranks
+                      namespace and its shaped link, and reach each other at its address,
+                      delivered locally; the simulator's cluster has ranks/G machines of G ranks
   --strategies LIST   strategies (default dgl-pull,p3)
   --calibration FILE  calibration file for the simulator (from calibrate; default: none, the
                       preset's cost model)
@@ -233,8 +234,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 # A machine's ranks per namespace, consecutive (Open MPI fills a host's slots first); no binding
 # (every namespace's orted would bind its ranks to core 0). Ranks of one machine talk to each
 # other's address in their namespace, which the kernel delivers locally, not through the shaped
-# link (shared memory, vader, crashed Open MPI 4.1 between namespaces that share a host name). Ranks busy-poll: when they
-# outnumber the cores they yield, or a waiting rank starves a working one.
+# link (shared memory, vader, crashed Open MPI 4.1 between namespaces that share a host name).
+# Ranks busy-poll: when they outnumber the cores they yield, or a waiting rank starves a working
+# one.
 mpi_args() {
   local ranks="$1" per_machine="${2:-$ranks_per_machine}"
   local hostfile="$scratch/hosts$ranks-$per_machine"
