@@ -79,11 +79,19 @@ def plain_log_axes(ax):
             axis.set_minor_formatter(SPARSE if narrow else NullFormatter())
 
 
+def legend_place(plot):
+    """matplotlib's legend placement from the spec: "outside" puts it right of the axes."""
+    where = plot.get("legend_loc", "best")
+    if where == "outside":
+        return {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0)}
+    return {"loc": where}
+
+
 def finish(fig, ax, plot, stem):
     plain_log_axes(ax)
     ax.set_title(plot.get("title", ""))
     if plot.get("legend", True) and ax.get_legend_handles_labels()[0]:
-        ax.legend(loc=plot.get("legend_loc", "best"))
+        ax.legend(**legend_place(plot))
     style.save(fig, stem)
 
 
@@ -102,7 +110,9 @@ def lines(figure, raw, stem):
                       if p["assignments"].get(series_field) == name and p.get(y) is not None)
         if rows:
             ax.plot([r[0] for r in rows], [r[1] for r in rows], marker="o", markersize=3,
-                    color=colour(name, i), label=series_label(plot, name))
+                    color=plot.get("colours", {}).get(name) or colour(name, i),
+                    label=series_label(plot, name),
+                    linestyle=plot.get("linestyles", {}).get(name, "-"))
         oom = [as_number(p["assignments"][x_field]) for p in points
                if p["assignments"].get(series_field) == name and p.get("out_of_memory")]
         for x in oom:
@@ -168,7 +178,7 @@ def grouped_bars(figure, raw, stem):
     ax.set_ylabel(plot.get("ylabel", QUANTITY_LABELS.get(y, y)))
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles))
-    ax.legend(unique.values(), unique.keys(), loc=plot.get("legend_loc", "best"))
+    ax.legend(unique.values(), unique.keys(), **legend_place(plot))
     plot = dict(plot, legend=False)
     finish(fig, ax, plot, stem)
 

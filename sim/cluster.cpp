@@ -71,6 +71,8 @@ void read_nic(const nlohmann::json& object, const std::string& where, ClusterSpe
   reader.read("bandwidth_gbps", gbps);
   reader.read("latency_seconds", nic.latency_seconds);
   reader.read("cpu_seconds_per_byte", cluster.nic_cpu_seconds_per_byte);
+  reader.read("count", cluster.nics_per_machine);
+  reader.read("gpu_direct", cluster.gpu_direct);
   reader.finish();
   require_link_bandwidth(gbps * kGiga / kBitsPerByte, reader.path("bandwidth_gbps"), true);
   require_link_latency(nic.latency_seconds, reader.path("latency_seconds"));
@@ -237,6 +239,23 @@ void validate_deviations(const ClusterSpec& cluster) {
   }
 }
 
+// Rails of equal size; NICs a fat tree's leaves can carry.
+void validate_nics(const ClusterSpec& cluster) {
+  require(
+      cluster.nics_per_machine >= 1 && cluster.ranks_per_machine % cluster.nics_per_machine == 0,
+      "nic.count",
+      "must divide ranks_per_machine (" + std::to_string(cluster.ranks_per_machine) +
+          "): every NIC carries as many ranks");
+  require(!cluster.gpu_direct || cluster.device_kind == DeviceKind::gpu, "nic.gpu_direct",
+          "needs GPUs (device.kind gpu): CPU ranks send from host memory");
+  // A fat tree's leaf is one machine behind one link of the NIC's bandwidth (its limiter): it has
+  // no room for rails, nor for a route from a GPU to the NIC that bypasses the machine's CPU.
+  require(cluster.topology != "fat-tree" || cluster.nics_per_machine == 1, "nic.count",
+          "must be 1 with network.topology fat-tree (a leaf has one link)");
+  require(cluster.topology != "fat-tree" || !cluster.gpu_direct, "nic.gpu_direct",
+          "needs network.topology switch (a fat tree's leaf reaches its machine at the CPU)");
+}
+
 void validate(const ClusterSpec& cluster) {
   require(cluster.machines >= 1, "machines", "must be at least 1");
   require(cluster.ranks_per_machine >= 1, "ranks_per_machine", "must be at least 1");
@@ -259,6 +278,7 @@ void validate(const ClusterSpec& cluster) {
                cluster.host_memory_bytes_per_second <= kFastestLinkBytesPerSecond),
           "host.memory_bandwidth_bytes_per_second",
           "must be 0 (not modelled) or between 1e3 and 1e15 bytes/s");
+  validate_nics(cluster);
   validate_deviations(cluster);
   require(cluster.failure_detection_seconds >= 0 &&
               cluster.failure_detection_seconds <= kLongestFailureDetectionSeconds,
@@ -321,6 +341,10 @@ LinkSpec ClusterSpec::nic_of(int machine) const {
     if (deviation.machine == machine) return deviation.nic.applied_to(nic);
   }
   return nic;
+}
+
+int ClusterSpec::nic_index_of(int rank) const {
+  return rank % ranks_per_machine / (ranks_per_machine / nics_per_machine);
 }
 
 LinkSpec ClusterSpec::device_link_of(int rank) const {
@@ -481,7 +505,9 @@ nlohmann::json ClusterSpec::to_json() const {
       {"nic",
        {{"bandwidth_gbps", nic.bandwidth_bytes_per_second * kBitsPerByte / kGiga},
         {"latency_seconds", nic.latency_seconds},
-        {"cpu_seconds_per_byte", nic_cpu_seconds_per_byte}}},
+        {"cpu_seconds_per_byte", nic_cpu_seconds_per_byte},
+        {"count", nics_per_machine},
+        {"gpu_direct", gpu_direct}}},
       {"network",
        {{"topology", topology}, {"model", network_model}, {"crosstraffic", uses_crosstraffic()}}}};
   if (peer_link) document["peer_link"] = gnnbed::to_json(*peer_link);

@@ -62,7 +62,7 @@ struct Deviation {
   std::optional<int> rank;
   // Multiplies the part's op times (above 1: slower), on top of the cluster's factors.
   double compute_time_factor = 1;
-  LinkChange nic;          // a machine's NIC
+  LinkChange nic;          // a machine's NICs, each of them
   LinkChange device_link;  // a rank's device link (PCIe; shared memory for CPU ranks)
   // The part stops at this simulated time: a rank's process (or GPU) dies, or a whole machine
   // (its CPU and every rank on it).
@@ -111,7 +111,18 @@ struct ClusterSpec {
   LinkSpec device_link;               // device <-> its machine (PCIe; shared memory for CPU ranks)
   PcieSwitchSpec pcie_switch;         // devices grouped under PCIe switches, if any
   std::optional<LinkSpec> peer_link;  // device <-> device in one machine (NVLink)
-  LinkSpec nic;                       // machine <-> fabric
+  LinkSpec nic;                       // machine <-> fabric, each of its NICs
+  // NICs per machine (rails), each at `nic`'s bandwidth and latency: the machine's ranks split
+  // into this many groups of consecutive ranks, group k sending and receiving over NIC k, as
+  // servers with a NIC per GPU or per pair of GPUs are built (DGX-like nodes, rail-optimised
+  // fabrics). The machine's CPU goes out over its first NIC (the one interface its sockets use).
+  int nics_per_machine = 1;
+  // Whether a GPU reaches its NIC directly over its PCIe lanes (GPUDirect RDMA, the NIC under the
+  // GPU's PCIe switch) rather than through host memory: off, a GPU's transfer to another machine
+  // crosses its switch's uplink and the memory bus, as staged copies do.
+  bool gpu_direct = false;
+  // The NIC (0 ... nics_per_machine - 1) of its machine that `rank` sends and receives over.
+  int nic_index_of(int rank) const;
   // CPU time per byte a machine's network stack spends on each byte it sends or receives (kernel
   // TCP), on the CPU that computes for the rank, so it competes with computation. 0 for
   // offloaded transports (RDMA, NCCL between devices).

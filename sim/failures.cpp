@@ -20,7 +20,7 @@ void turn_off_part(const PartFailure& failure, const ClusterSpec& cluster,
       platform.machine_hosts[index]->turn_off();
       return;
     case PartFailure::Kind::nic:
-      turn_off(platform.nics[index]);
+      for (sg4::Link* nic : platform.nics[index]) turn_off(nic);
       return;
     case PartFailure::Kind::device_link:
       turn_off(platform.device_links[index]);

@@ -22,7 +22,20 @@ struct MachineLinks {
   std::vector<sg4::Link*> peer;    // per device: NVLink, when the cluster has it
   std::vector<sg4::Link*> uplink;  // per PCIe switch: to the CPU
   sg4::Link* memory = nullptr;     // the memory bus every DMA crosses, when modelled
+  std::vector<sg4::Link*> nic;     // the machine's NICs, when they are inside its zone
 };
+
+// A device's route to its machine's CPU: its lanes, its switch's uplink and the memory bus.
+std::vector<sg4::LinkInRoute> device_to_cpu(const ClusterSpec& cluster, const MachineLinks& links,
+                                            std::size_t device) {
+  std::vector<sg4::LinkInRoute> route = {{links.device[device], sg4::LinkInRoute::Direction::UP}};
+  if (const int per_switch = cluster.pcie_switch.devices_per_switch; per_switch > 0) {
+    route.emplace_back(links.uplink[device / static_cast<std::size_t>(per_switch)],
+                       sg4::LinkInRoute::Direction::UP);
+  }
+  if (links.memory != nullptr) route.emplace_back(links.memory);
+  return route;
+}
 
 // Routes between a machine's devices and its CPU, and between its devices: a device reaches the
 // CPU over its lanes, its switch's uplink and the memory bus; two devices over NVLink when they
@@ -33,11 +46,8 @@ void add_machine_routes(const ClusterSpec& cluster, sg4::NetZone* zone, const sg
   const int per_switch = cluster.pcie_switch.devices_per_switch;
   const auto switch_of = [&](std::size_t d) { return d / static_cast<std::size_t>(per_switch); };
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    std::vector<sg4::LinkInRoute> to_cpu = {{links.device[i], Direction::UP}};
-    if (per_switch > 0) to_cpu.emplace_back(links.uplink[switch_of(i)], Direction::UP);
-    if (links.memory != nullptr) to_cpu.emplace_back(links.memory);
-    zone->add_route(devices[i]->get_netpoint(), cpu->get_netpoint(), nullptr, nullptr, to_cpu,
-                    true);
+    zone->add_route(devices[i]->get_netpoint(), cpu->get_netpoint(), nullptr, nullptr,
+                    device_to_cpu(cluster, links, i), true);
     for (std::size_t j = i + 1; j < devices.size(); ++j) {
       std::vector<sg4::LinkInRoute> between;
       if (cluster.peer_link) {
@@ -56,9 +66,36 @@ void add_machine_routes(const ClusterSpec& cluster, sg4::NetZone* zone, const sg
   }
 }
 
-// One machine: CPU host (gateway) and its ranks' devices. Returns the zone's CPU netpoint.
+// The machine's NICs inside its zone, and a router beyond them that stands for the machine's
+// ports on the switch: the CPU reaches it over the first NIC, a device over its own (through host
+// memory as its copies go, or straight from its lanes with GPUDirect RDMA). Returns the router.
+NetPoint* add_nic_routes(const ClusterSpec& cluster, sg4::NetZone* zone, const sg4::Host* cpu,
+                         const std::vector<sg4::Host*>& devices, MachineLinks& links, int machine) {
+  const std::string name = "machine" + std::to_string(machine);
+  for (int k = 0; k < cluster.nics_per_machine; ++k) {
+    const std::string suffix = cluster.nics_per_machine > 1 ? std::to_string(k) : "";
+    links.nic.push_back(split_duplex(zone, name + "-nic" + suffix, cluster.nic_of(machine)));
+  }
+  NetPoint* router = zone->create_router(name + "-ports");
+  using Direction = sg4::LinkInRoute::Direction;
+  zone->add_route(cpu->get_netpoint(), router, nullptr, nullptr, {{links.nic[0], Direction::UP}},
+                  true);
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    std::vector<sg4::LinkInRoute> route = {{links.device[i], Direction::UP}};
+    if (!cluster.gpu_direct) route = device_to_cpu(cluster, links, i);
+    const int rank = machine * cluster.ranks_per_machine + static_cast<int>(i);
+    route.emplace_back(links.nic[static_cast<std::size_t>(cluster.nic_index_of(rank))],
+                       Direction::UP);
+    zone->add_route(devices[i]->get_netpoint(), router, nullptr, nullptr, route, true);
+  }
+  return router;
+}
+
+// One machine: its CPU host and its ranks' devices; with `nics_inside` its NICs too, and the
+// router beyond them is the zone's gateway, else its CPU is. Returns the zone's netpoint and its
+// gateway.
 std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::NetZone* parent,
-                                              int machine, Platform& platform) {
+                                              int machine, Platform& platform, bool nics_inside) {
   const std::string name = "machine" + std::to_string(machine);
   sg4::NetZone* zone = sg4::create_full_zone(name);
   zone->set_parent(parent);
@@ -98,8 +135,13 @@ std::pair<NetPoint*, NetPoint*> build_machine(const ClusterSpec& cluster, sg4::N
         zone->create_link(name + "-memory", cluster.host_memory_bytes_per_second)->seal();
   }
   add_machine_routes(cluster, zone, cpu, devices, links);
+  NetPoint* gateway = cpu->get_netpoint();
+  if (nics_inside) {
+    gateway = add_nic_routes(cluster, zone, cpu, devices, links, machine);
+    platform.nics[static_cast<std::size_t>(machine)] = links.nic;
+  }
   zone->seal();
-  return {zone->get_netpoint(), cpu->get_netpoint()};
+  return {zone->get_netpoint(), gateway};
 }
 
 }  // namespace
@@ -142,7 +184,7 @@ Platform build_platform(const ClusterSpec& cluster) {
     // links carry the cluster's NIC latency; a deviating NIC adds what it has beyond.
     sg4::ClusterCallbacks callbacks(
         [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
-          return build_machine(cluster, zone, static_cast<int>(id), platform);
+          return build_machine(cluster, zone, static_cast<int>(id), platform, false);
         },
         {},
         [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
@@ -152,7 +194,7 @@ Platform build_platform(const ClusterSpec& cluster) {
               zone->create_link("nic" + std::to_string(id), nic.bandwidth_bytes_per_second)
                   ->set_latency(std::max(0.0, nic.latency_seconds - cluster.nic.latency_seconds))
                   ->seal();
-          if (machine) platform.nics[id] = link;
+          if (machine) platform.nics[id] = {link};
           return link;
         });
     sg4::create_fatTree_zone(
@@ -165,12 +207,9 @@ Platform build_platform(const ClusterSpec& cluster) {
   }
   sg4::NetZone* fabric = sg4::create_star_zone("fabric");
   for (int m = 0; m < cluster.machines; ++m) {
-    const auto [zone, gateway] = build_machine(cluster, fabric, m, platform);
-    sg4::Link* nic =
-        split_duplex(fabric, "machine" + std::to_string(m) + "-nic", cluster.nic_of(m));
-    platform.nics[static_cast<std::size_t>(m)] = nic;
-    fabric->add_route(zone, nullptr, gateway, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}},
-                      true);
+    const auto [zone, gateway] = build_machine(cluster, fabric, m, platform, true);
+    // The switch itself is not a bottleneck: the machine's links end at its ports.
+    fabric->add_route(zone, nullptr, gateway, nullptr, {}, true);
   }
   fabric->seal();
   return platform;

@@ -1,10 +1,13 @@
 #pragma once
-// Builds the SimGrid platform of a cluster: per machine a full zone holding its CPU host (the
-// zone's gateway) and one host per rank's device, with a device link per device (PCIe, or the
-// ranks' shared memory), the uplinks of its PCIe switches and its memory bus when the cluster
-// has them, and a peer link per device (NVLink) for device-to-device routes when it has one;
-// machines joined through their NICs by one switch (a star zone) or a fat tree. Hosts compute at
-// kWorkUnitsPerSecond, so an op of d seconds is d * kWorkUnitsPerSecond units of work.
+// Builds the SimGrid platform of a cluster: per machine a full zone holding its CPU host and one
+// host per rank's device, with a device link per device (PCIe, or the ranks' shared memory), the
+// uplinks of its PCIe switches and its memory bus when the cluster has them, and a peer link per
+// device (NVLink) for device-to-device routes when it has one; machines joined through their NICs
+// by one switch (a star zone) or a fat tree. Behind one switch, a machine's NICs are inside its
+// zone, between its hosts and a router that stands for its ports on the switch (the zone's
+// gateway), so each rank leaves over its own NIC (rails); in a fat tree the CPU is the gateway
+// and the NIC the leaf's link. Hosts compute at kWorkUnitsPerSecond, so an op of d seconds is
+// d * kWorkUnitsPerSecond units of work.
 #include <simgrid/forward.h>
 
 #include <vector>
@@ -21,8 +24,8 @@ struct Platform {
   // With ClusterSpec::shared_cores: one single-core host per core, rank r computing on core
   // r mod shared_cores, so that the ranks of a core share it (ClusterSpec says why per core).
   std::vector<simgrid::s4u::Host*> shared_cores;
-  // Per machine its NIC, per rank its device link: what a failure of them turns off.
-  std::vector<simgrid::s4u::Link*> nics;
+  // Per machine its NICs, per rank its device link: what a failure of them turns off.
+  std::vector<std::vector<simgrid::s4u::Link*>> nics;
   std::vector<simgrid::s4u::Link*> device_links;
   // A host that never fails, for the actor that applies the cluster's failures (it only sleeps).
   simgrid::s4u::Host* observer = nullptr;

@@ -262,6 +262,29 @@ TEST(Cluster, AMachinesInsideHasPcieSwitchesAndAMemoryBus) {
             std::string::npos);
 }
 
+TEST(Cluster, RailsSplitAMachinesRanksIntoEqualGroups) {
+  const ClusterSpec dgx = load_cluster("dgx-a100", {});
+  EXPECT_EQ(dgx.nics_per_machine, 8);
+  EXPECT_TRUE(dgx.gpu_direct);
+  EXPECT_EQ(dgx.nic_index_of(9), 1);
+  const ClusterSpec again = cluster_from_json(dgx.to_json(), "round trip");
+  EXPECT_EQ(again.nics_per_machine, 8);
+  EXPECT_TRUE(again.gpu_direct);
+  const ClusterSpec pairs = load_cluster("dgx-a100", {"nic.count=2"});
+  EXPECT_EQ(pairs.nic_index_of(3), 0);
+  EXPECT_EQ(pairs.nic_index_of(4), 1);
+  EXPECT_EQ(pairs.nic_index_of(12), 1);
+  EXPECT_EQ(load_cluster("p3-cluster", {}).nics_per_machine, 1);
+  EXPECT_NE(error_of("dgx-a100", {"nic.count=3"}).find("nic.count"), std::string::npos);
+  EXPECT_NE(error_of("dgx-a100", {"nic.count=0"}).find("nic.count"), std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"nic.gpu_direct=true"}).find("nic.gpu_direct"),
+            std::string::npos);
+  EXPECT_NE(error_of("fat-tree-cloud", {"ranks_per_machine=2", "nic.count=2"}).find("nic.count"),
+            std::string::npos);
+  EXPECT_NE(error_of("fat-tree-cloud", {"nic.gpu_direct=true"}).find("nic.gpu_direct"),
+            std::string::npos);
+}
+
 TEST(Cluster, JitteredOpsKeepTheCostModelsMeanAndTheirLogSpread) {
   const ClusterSpec none = load_cluster("emulated-cluster", {"machines=4"});
   EXPECT_EQ(none.jitter_factor(1, 2, 3), 1.0);

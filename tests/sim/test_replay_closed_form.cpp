@@ -330,6 +330,80 @@ TEST(ReplayClosedForm, GpusUnderTwoSwitchesCrossBothUplinks) {
   expect_relative(result.makespan_seconds, 2 * kDeviceLatency + 2e-6 + 8e6 / 1e9);
 }
 
+// 2 machines x 2 GPUs: every rank exchanges `bytes` of `traffic` with its counterpart on the other
+// machine (rank r + 2 mod 4) and zero-byte messages with the rest, as MPI sends them. The pairwise
+// steps: 1 and 3 each cross the network once per rank with nothing in it, step 2 carries the
+// counterparts' bytes both ways.
+std::vector<std::vector<Plan>> counterparts_exchange(Traffic traffic, std::int64_t bytes) {
+  std::vector<Plan> plans;
+  for (int r = 0; r < 4; ++r) {
+    Plan plan = empty_plan(r, 4);
+    Op op = exchange_op("exchange", traffic, 4);
+    const auto counterpart = static_cast<std::size_t>((r + 2) % 4);
+    op.bytes_to[counterpart] = bytes;
+    op.bytes_from[counterpart] = bytes;
+    plan.ops.push_back(op);
+    plans.push_back(plan);
+  }
+  return one_iteration(std::move(plans));
+}
+
+constexpr std::int64_t kCounterpartBytes = 5'000'000;
+// Steps 1 and 3 of counterparts_exchange, over routes of a device link and a NIC at each end.
+const double kEmptyStepsSeconds = 2 * remote_seconds(0);
+
+TEST(ReplayClosedForm, RailsCarryTheirGpusTransfersSideBySide) {
+  // Two NICs per machine, one per GPU: the two counterpart transfers leaving a machine at step 2
+  // each have a NIC.
+  const ReplayResult result =
+      replay_plans(cluster(2, 2, "gpu", {{"nic", {{"count", 2}}}}),
+                   counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
+  expect_relative(result.makespan_seconds,
+                  kEmptyStepsSeconds + remote_seconds(static_cast<double>(kCounterpartBytes)));
+}
+
+TEST(ReplayClosedForm, GpusOfAMachineShareItsOneNic) {
+  const ReplayResult result = replay_plans(
+      cluster(2, 2, "gpu"), counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
+  expect_relative(result.makespan_seconds,
+                  kEmptyStepsSeconds + remote_seconds(0) +
+                      2 * static_cast<double>(kCounterpartBytes) / kNicBandwidth);
+}
+
+// A 1 GB/s memory bus, below the NICs' 1.25 GB/s, in machines with a NIC per GPU.
+ClusterSpec slow_bus_rails(bool gpu_direct) {
+  return cluster(2, 2, "gpu",
+                 {{"host", {{"memory_bandwidth_bytes_per_second", 1e9}}},
+                  {"nic", {{"count", 2}, {"gpu_direct", gpu_direct}}}});
+}
+
+TEST(ReplayClosedForm, GpuDirectTransfersSkipTheMemoryBus) {
+  // With GPUDirect RDMA each of step 2's transfers goes at its NIC's bandwidth.
+  const ReplayResult result = replay_plans(
+      slow_bus_rails(true), counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
+  expect_relative(result.makespan_seconds,
+                  kEmptyStepsSeconds + remote_seconds(static_cast<double>(kCounterpartBytes)));
+}
+
+TEST(ReplayClosedForm, StagedTransfersShareTheMemoryBus) {
+  // Staged through host memory, step 2's four transfers in and out of a machine share its bus:
+  // 0.25 GB/s each.
+  const ReplayResult result = replay_plans(
+      slow_bus_rails(false), counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
+  expect_relative(result.makespan_seconds, kEmptyStepsSeconds + remote_seconds(0) +
+                                               static_cast<double>(kCounterpartBytes) / 0.25e9);
+}
+
+TEST(ReplayClosedForm, TheCpusTransfersLeaveOverItsFirstNic) {
+  // Features move between the machines' CPUs: with a NIC per GPU, both counterpart transfers
+  // still leave over the first NIC and share it. Messages between the CPUs cross two NICs.
+  const ReplayResult result =
+      replay_plans(cluster(2, 2, "gpu", {{"nic", {{"count", 2}}}}),
+                   counterparts_exchange(Traffic::features, kCounterpartBytes), {});
+  expect_relative(result.makespan_seconds,
+                  3 * 2 * kNicLatency + 2 * static_cast<double>(kCounterpartBytes) / kNicBandwidth);
+}
+
 TEST(ReplayClosedForm, FeaturesMoveBetweenMachineCpusWithoutCrossingTheDeviceLinks) {
   // 2 machines x 2 GPUs, every rank pulls 1 MB of features from every other: feature traffic is
   // between the machines' CPUs, so 10 kB/s device links (100 s per MB) are never on its route, at
