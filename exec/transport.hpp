@@ -75,14 +75,16 @@ class Transport {
     all_reduce_sum(data, kind, timing, 0);
   }
 
-  // Started versions of all_to_all and all_reduce_sum, for pipelined plans: the same messages
-  // (the all-to-all posts every pair at once instead of step by step; the all-reduce runs the same
-  // ring steps), completed by the returned transfer. The receiver knows the sizes in advance:
-  // receive_bytes[q] from rank q, and a different size is an error. `send` must stay valid until
-  // completion. Every rank starts its calls in the same order, as for the blocking ones.
+  // Started versions of all_to_all and all_reduce_sum, for plans: the same messages (the
+  // all-to-all posts its steps in blocks, all_to_all_blocks in collective_schedule.hpp, instead of
+  // one by one; the all-reduce runs the same steps), completed by the returned transfer. The
+  // receiver knows the sizes in advance: receive_bytes[q] from rank q, and a different size is an
+  // error. `send` must stay valid until completion. Every rank starts its calls in the same order,
+  // as for the blocking ones.
+  // The all-to-all's steps go in blocks of `block_steps` (all_to_all_blocks).
   virtual std::unique_ptr<PendingTransfer> start_all_to_all(
       const std::vector<std::span<const std::byte>>& send,
-      const std::vector<std::int64_t>& receive_bytes, Traffic kind) = 0;
+      const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) = 0;
   virtual std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data,
                                                                 Traffic kind,
                                                                 int ranks_per_machine) = 0;

@@ -512,7 +512,10 @@ class Replay {
     }
     switch (op.kind) {
       case OpKind::all_to_all:
-        return all_to_all(plan.rank, op);
+        // The prologue's exchanges are blocking, step by step; the plan's post every pair at once
+        // (MpiTransport::all_to_all and start_all_to_all).
+        return index < plan.prologue_ops ? pairwise(plan.rank, op.traffic, op.bytes_to)
+                                         : posted_in_blocks(plan.rank, op.traffic, op.bytes_to);
       case OpKind::all_reduce:
         return all_reduce(plan, op);
       case OpKind::copy_to_device:
@@ -653,93 +656,183 @@ class Replay {
     if (sg4::this_actor::get_host() != host) sg4::this_actor::set_host(host);
   }
 
+  // A receive from `from`, posted: a mailbox get where the two ends are different hosts, else
+  // (both ends the machine's CPU, nothing moves) only the count the sender waits for.
+  struct PostedReceive {
+    Channel* incoming = nullptr;
+    sg4::CommPtr comm;
+    void* received = nullptr;
+  };
+  PostedReceive post_receive(int rank, Traffic traffic, int from, bool hosts, sg4::Host* here) {
+    PostedReceive receive;
+    receive.incoming = &channel(from, rank, hosts);
+    if (endpoint(from, traffic) != here)
+      receive.comm = receive.incoming->mailbox->get_async(&receive.received);
+    ++receive.incoming->receives_posted;
+    rank_state(from).changed->notify_all();
+    return receive;
+  }
+
+  struct ReceiveEnd {
+    double peer_started = 0;  // when the peer started the transfer
+    bool released = false;    // whether this rank had to wait for it
+  };
+  ReceiveEnd finish_receive(int rank, PostedReceive& receive) {
+    Channel& incoming = *receive.incoming;
+    ReceiveEnd end;
+    if (receive.comm) {
+      // Waited for even when done (SimGrid releases a comm from its actor's list in the wait).
+      const double posted = sg4::Engine::get_clock();
+      receive.comm->wait();
+      end.released = sg4::Engine::get_clock() > posted;
+      end.peer_started = receive.comm->get_start_time();
+      if (cluster_.nic_cpu_seconds_per_byte > 0) {
+        // The data is there once both ends' network stacks have processed it.
+        const std::int64_t message = incoming.receives_finished;
+        end.released |=
+            wait_until(rank, [&incoming, message] { return incoming.sends_finished > message; });
+      }
+      ++incoming.receives_finished;
+      return end;
+    }
+    end.released = wait_until(rank, [&incoming] { return !incoming.local_started.empty(); });
+    end.peer_started = incoming.local_started.front();
+    incoming.local_started.pop_front();
+    return end;
+  }
+
   // One step of a pairwise exchange: send `bytes` to `send_to` and receive from `receive_from`.
   // Both are matched in order per pair (a mailbox between two hosts; flags in the channel where
   // both ends are one host, the machine's CPU, and nothing moves), and a transfer starts once its
   // receiver has posted the receive (rendezvous). Waiting is the time until the peer that sends to
-  // this rank started its transfer.
+  // this rank started its transfer; a rank the transfer released then waits for its core.
   StepCost exchange_step(int rank, Traffic traffic, int send_to, std::int64_t bytes,
                          int receive_from) {
     const double step_start = sg4::Engine::get_clock();
     sg4::Host* here = endpoint(rank, traffic);
-    const bool hosts = between_hosts(traffic);
-    Channel& incoming = channel(receive_from, rank, hosts);
-    void* received = nullptr;
-    sg4::CommPtr receive;
-    if (endpoint(receive_from, traffic) != here) {
-      move_to(here);
-      receive = incoming.mailbox->get_async(&received);
-    }
-    ++incoming.receives_posted;
-    rank_state(receive_from).changed->notify_all();
-    double core_waiting_seconds = send_step(rank, traffic, send_to, bytes);
-    double peer_started = 0;
-    if (receive) {
-      // Waited for even when done (SimGrid releases a comm from its actor's list in the wait); a
-      // rank the transfer released then waits for its core.
-      const double posted = sg4::Engine::get_clock();
-      receive->wait();
-      bool released = sg4::Engine::get_clock() > posted;
-      peer_started = receive->get_start_time();
-      if (cluster_.nic_cpu_seconds_per_byte > 0) {
-        // The data is there once both ends' network stacks have processed it.
-        const std::int64_t message = incoming.receives_finished;
-        released |=
-            wait_until(rank, [&incoming, message] { return incoming.sends_finished > message; });
-      }
-      ++incoming.receives_finished;
-      if (released) core_waiting_seconds += wait_for_core(rank);
-    } else {
-      core_waiting_seconds +=
-          wait_for_peer(rank, [&incoming] { return !incoming.local_started.empty(); });
-      peer_started = incoming.local_started.front();
-      incoming.local_started.pop_front();
-    }
-    const double end = sg4::Engine::get_clock();
-    const double waiting = std::max(peer_started - step_start, 0.0) + core_waiting_seconds;
-    return {end - step_start, std::min(waiting, end - step_start)};
+    move_to(here);
+    PostedReceive receive = post_receive(rank, traffic, receive_from, between_hosts(traffic), here);
+    Channel& outgoing = channel(rank, send_to, between_hosts(traffic));
+    const std::int64_t sequence = outgoing.sends_started;
+    double core_waiting_seconds =
+        wait_for_peer(rank, [&outgoing, sequence] { return outgoing.receives_posted > sequence; });
+    PostedSend send = post_send(rank, traffic, send_to, bytes);
+    finish_send(send);
+    const ReceiveEnd end = finish_receive(rank, receive);
+    if (end.released) core_waiting_seconds += wait_for_core(rank);
+    const double finish = sg4::Engine::get_clock();
+    const double waiting = std::max(end.peer_started - step_start, 0.0) + core_waiting_seconds;
+    return {finish - step_start, std::min(waiting, finish - step_start)};
   }
 
-  // The sending half of an exchange step, once `send_to` has posted its receive; returns the
-  // seconds spent waiting for this rank's core after that wait.
-  double send_step(int rank, Traffic traffic, int send_to, std::int64_t bytes) {
+  // A send whose receiver has posted its receive: its transfer and, with the network stack's CPU
+  // time modelled, that work at both ends.
+  struct PostedSend {
+    Channel* outgoing = nullptr;
+    int to = 0;
+    sg4::CommPtr transfer;
+    std::vector<sg4::ExecPtr> stack_work;
+  };
+  PostedSend post_send(int rank, Traffic traffic, int send_to, std::int64_t bytes) {
     sg4::Host* from = endpoint(rank, traffic);
     sg4::Host* to = endpoint(send_to, traffic);
-    Channel& outgoing = channel(rank, send_to, between_hosts(traffic));
-    const std::int64_t sequence = outgoing.sends_started++;
-    const double core_waiting_seconds =
-        wait_for_peer(rank, [&outgoing, sequence] { return outgoing.receives_posted > sequence; });
+    PostedSend send;
+    send.outgoing = &channel(rank, send_to, between_hosts(traffic));
+    send.to = send_to;
+    ++send.outgoing->sends_started;
     if (from == to) {
       // Both ends are the machine's CPU: nothing crosses a link.
-      outgoing.local_started.push_back(sg4::Engine::get_clock());
+      send.outgoing->local_started.push_back(sg4::Engine::get_clock());
       rank_state(send_to).changed->notify_all();
-      return core_waiting_seconds;
+      return send;
     }
     require_up(from, to);
     ++communications_;
-    move_to(from);
-    const sg4::CommPtr transfer =
-        outgoing.mailbox->put_async(&outgoing, static_cast<std::uint64_t>(bytes));
-    std::vector<sg4::ExecPtr> stack_work;
+    send.transfer =
+        send.outgoing->mailbox->put_async(send.outgoing, static_cast<std::uint64_t>(bytes));
     if (cluster_.machine_of(rank) != cluster_.machine_of(send_to)) {
       const double stack_seconds = static_cast<double>(bytes) * cluster_.nic_cpu_seconds_per_byte;
       for (const int end : {rank, send_to}) {
         sg4::Host* cpu = network_stack_cpu(end, traffic);
         if (stack_seconds > 0 && cpu != nullptr) {
-          stack_work.push_back(
+          send.stack_work.push_back(
               sg4::this_actor::exec_init(stack_seconds * kWorkUnitsPerSecond)->set_host(cpu));
-          stack_work.back()->start();
+          send.stack_work.back()->start();
         }
       }
     }
-    transfer->wait();
-    for (const sg4::ExecPtr& work : stack_work) work->wait();
-    ++outgoing.sends_finished;
-    if (cluster_.nic_cpu_seconds_per_byte > 0) rank_state(send_to).changed->notify_all();
-    return core_waiting_seconds;
+    return send;
+  }
+  void finish_send(PostedSend& send) {
+    if (!send.transfer) return;
+    send.transfer->wait();
+    for (const sg4::ExecPtr& work : send.stack_work) work->wait();
+    ++send.outgoing->sends_finished;
+    if (cluster_.nic_cpu_seconds_per_byte > 0) rank_state(send.to).changed->notify_all();
   }
 
-  StepCost all_to_all(int rank, const Op& op) { return pairwise(rank, op.traffic, op.bytes_to); }
+  // A plan's all-to-all: blocks of pairwise steps, each block's receives and sends posted at once
+  // (collective_schedule.hpp), as the engines post them.
+  StepCost posted_in_blocks(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to) {
+    StepCost total;
+    for (const StepBlock& block : all_to_all_blocks(num_ranks_, options_.all_to_all_block_steps)) {
+      const StepCost cost = steps_at_once(rank, traffic, bytes_to, block);
+      total.seconds += cost.seconds;
+      total.waiting_seconds += cost.waiting_seconds;
+    }
+    return total;
+  }
+  // One block: a send starts once its receiver has posted (rendezvous), whatever the block's other
+  // peers do. Waiting is the time until the last peer started sending to this rank.
+  StepCost steps_at_once(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to,
+                         StepBlock block) {
+    const double start = sg4::Engine::get_clock();
+    sg4::Host* here = endpoint(rank, traffic);
+    const bool hosts = between_hosts(traffic);
+    move_to(here);
+    std::vector<PostedReceive> receives;
+    std::vector<int> send_to;
+    for (int s = block.first; s < block.last; ++s) {
+      const PairwiseStep step = pairwise_step(rank, num_ranks_, s);
+      receives.push_back(post_receive(rank, traffic, step.receive_from, hosts, here));
+      send_to.push_back(step.send_to);
+    }
+    // Sends go out as their receivers post; the rank waits only when none of the rest can.
+    std::vector<PostedSend> sends;
+    bool waited = false;
+    RankState& self = rank_state(rank);
+    KillableLock lock(*self.mutex);
+    while (!send_to.empty()) {
+      const auto ready = std::stable_partition(send_to.begin(), send_to.end(), [&](int peer) {
+        const Channel& outgoing = channel(rank, peer, hosts);
+        return outgoing.receives_posted <= outgoing.sends_started;
+      });
+      if (ready == send_to.end()) {
+        self.changed->wait(lock.held());
+        waited = true;
+        continue;
+      }
+      const std::vector<int> now(ready, send_to.end());
+      send_to.erase(ready, send_to.end());
+      for (const int peer : now) {
+        sends.push_back(post_send(rank, traffic, peer, bytes_to[static_cast<std::size_t>(peer)]));
+      }
+    }
+    lock.unlock();
+    double core_waiting_seconds = waited ? wait_for_core(rank) : 0;
+    for (PostedSend& send : sends) finish_send(send);
+    double last_peer_started = start;
+    bool released = false;
+    for (PostedReceive& receive : receives) {
+      const ReceiveEnd end = finish_receive(rank, receive);
+      last_peer_started = std::max(last_peer_started, end.peer_started);
+      released |= end.released;
+    }
+    if (released) core_waiting_seconds += wait_for_core(rank);
+    const double end = sg4::Engine::get_clock();
+    const double waiting = (last_peer_started - start) + core_waiting_seconds;
+    return {end - start, std::min(waiting, end - start)};
+  }
 
   StepCost pairwise(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to) {
     StepCost total;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sim/cluster.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/traffic.hpp"
 
@@ -36,6 +37,9 @@ std::string_view simulated_part_name(std::size_t part);
 struct ReplayOptions {
   bool use_measured_durations = false;  // ops' measured_seconds where recorded
   bool record_trace = false;
+  // A plan's all-to-all posts its pairwise steps in blocks of this many (all_to_all_blocks;
+  // distribution.all_to_all_block_steps), as the engines post it.
+  int all_to_all_block_steps = kDefaultAllToAllBlockSteps;
   // Per rank, the bytes of features it holds, which its GPU keeps where the cluster says
   // (ClusterSpec::keeps_features); empty: no rank keeps them on its device.
   std::vector<std::int64_t> feature_bytes;

@@ -159,6 +159,7 @@ void replay_into(SimulationResult& result, const ClusterSpec& cluster,
   replay_options.feature_bytes = std::move(feature_bytes);
   replay_options.record_trace = options.record_trace;
   replay_options.use_measured_durations = options.use_measured_durations;
+  replay_options.all_to_all_block_steps = options.all_to_all_block_steps;
   ReplayResult replay = replay_plans(cluster, iterations, replay_options);
   result.replay_seconds = replaying.seconds();
   result.communications = replay.communications;

@@ -29,6 +29,8 @@ struct SimulationOptions {
   // (strategies/inference.hpp, the plan run_experiment runs), replayed once the epoch's pipeline
   // has drained. Its blocks hold every edge of the graph once.
   bool evaluation = false;
+  // distribution.all_to_all_block_steps of the run the plans are replayed as (ReplayOptions).
+  int all_to_all_block_steps = kDefaultAllToAllBlockSteps;
   // Called after each planned iteration (done, total): progress for long runs.
   std::function<void(int, int)> progress;
 };

@@ -77,6 +77,7 @@ void use_machines(StrategyContext& context, const DistributionConfig& distributi
       "distribution." + std::string(user) + " follows the machines: say how many ranks each has");
   context.ranks_per_machine = ranks_per_machine;
   context.hierarchical_all_reduce = hierarchical;
+  context.all_to_all_block_steps = distribution.all_to_all_block_steps;
   if (!machine_store) return;
   const Strategy& strategy = *context.strategy;
   require(

@@ -19,6 +19,7 @@
 #include "strategies/config/experiment_config.hpp"
 #include "strategies/config/model_spec.hpp"
 #include "strategies/config/training_config.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "strategies/plan/plan.hpp"
 #include "strategies/replication.hpp"
 #include "workloads/partition.hpp"
@@ -52,6 +53,8 @@ struct StrategyContext {
   // distribution.all_reduce "hierarchical": gradients are reduced within each machine before they
   // cross the network (collective_schedule.hpp).
   bool hierarchical_all_reduce = false;
+  // distribution.all_to_all_block_steps: how a plan's all-to-all is posted (collective_schedule).
+  int all_to_all_block_steps = kDefaultAllToAllBlockSteps;
   // The machines emit_all_reduce follows: ranks_per_machine when hierarchical, 1 for one ring.
   int all_reduce_ranks_per_machine() const {
     return hierarchical_all_reduce ? ranks_per_machine : 1;

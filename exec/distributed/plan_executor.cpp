@@ -732,7 +732,8 @@ void PlanExecutor::start_transfer(const Plan& plan, const Op& op, int index, InF
   pending.op = index;
   pending.record = outcome_.records.size();  // the record run_stage adds next
   if (op.kind == OpKind::all_to_all) {
-    pending.transfer = transport_.start_all_to_all(send_views(plan, op), op.bytes_from, op.traffic);
+    pending.transfer = transport_.start_all_to_all(send_views(plan, op), op.bytes_from, op.traffic,
+                                                   context_.all_to_all_block_steps);
   } else {
     std::vector<float> buffer;
     for (const std::string& name : op.parameters) {

@@ -388,12 +388,14 @@ void MpiTransport::all_reduce_sum(std::span<float> data, Traffic kind, TransferT
   }
 }
 
-// Every pair at once: one send to and one receive from every peer, all posted when started.
+// One send to and one receive from every peer, posted in the blocks of pairwise steps that
+// all_to_all_blocks gives: a block's transfers all at once, the next block once it has completed
+// (in test() or wait()).
 class MpiPendingAllToAll final : public PendingTransfer {
  public:
   MpiPendingAllToAll(MpiTransport& transport, const std::vector<std::span<const std::byte>>& send,
-                     const std::vector<std::int64_t>& receive_bytes, Traffic kind)
-      : transport_(transport), kind_(kind) {
+                     const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps)
+      : transport_(transport), kind_(kind), send_(send) {
     const int size = transport.size_;
     const int rank = transport.rank_;
     if (send.size() != static_cast<std::size_t>(size) ||
@@ -409,26 +411,20 @@ class MpiPendingAllToAll final : public PendingTransfer {
       message_count(static_cast<std::size_t>(receive_bytes[static_cast<std::size_t>(peer)]),
                     "start_all_to_all");
     }
-    const int tag = transport.next_tag();
+    tag_ = transport.next_tag();
     received_.resize(static_cast<std::size_t>(size));
-    // Posted in the blocking call's step order, so that rank pairs match the same way.
-    for (int step = 1; step < size; ++step) {
-      const PairwiseStep peers = pairwise_step(rank, size, step);
-      std::vector<std::byte>& into = received_[static_cast<std::size_t>(peers.receive_from)];
-      into.resize(
-          static_cast<std::size_t>(receive_bytes[static_cast<std::size_t>(peers.receive_from)]));
-      requests_.push_back(MPI_REQUEST_NULL);
-      check(MPI_Irecv(into.data(), static_cast<int>(into.size()), MPI_BYTE, peers.receive_from, tag,
-                      transport.communicator_, &requests_.back()),
-            rank, "MPI_Irecv", peers.receive_from);
-      const std::span<const std::byte> payload = send[static_cast<std::size_t>(peers.send_to)];
-      requests_.push_back(MPI_REQUEST_NULL);
-      check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, peers.send_to,
-                      tag, transport.communicator_, &requests_.back()),
-            rank, "MPI_Isend", peers.send_to);
-      sent_bytes_ += static_cast<std::int64_t>(payload.size());
-      received_bytes_ += static_cast<std::int64_t>(into.size());
+    for (int peer = 0; peer < size; ++peer) {
+      if (peer != rank) {
+        received_[static_cast<std::size_t>(peer)].resize(
+            static_cast<std::size_t>(receive_bytes[static_cast<std::size_t>(peer)]));
+      }
     }
+    blocks_ = all_to_all_blocks(size, block_steps);
+    if (blocks_.empty()) {
+      finish();
+      return;
+    }
+    post_block();
   }
   ~MpiPendingAllToAll() override {
     if (!complete_) {
@@ -438,25 +434,58 @@ class MpiPendingAllToAll final : public PendingTransfer {
 
   bool test() override {
     transport_.answer_liveness_queries();
-    if (complete_) return true;
-    int flag = 0;
-    check(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
-                      MPI_STATUSES_IGNORE),
-          transport_.rank_, "MPI_Testall");
-    if (flag != 0) finish();
-    return complete_;
+    while (!complete_) {
+      int flag = 0;
+      check(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
+                        MPI_STATUSES_IGNORE),
+            transport_.rank_, "MPI_Testall");
+      if (flag == 0) return false;
+      advance();
+    }
+    return true;
   }
   void wait(TransferTiming& timing) override {
-    if (complete_) return;
-    const Stopwatch watch;
-    transport_.complete(requests_, "MPI_Waitall (all-to-all)");
-    timing.waiting_seconds += watch.seconds();
-    finish();
+    while (!complete_) {
+      const Stopwatch watch;
+      transport_.complete(requests_, "MPI_Waitall (all-to-all)");
+      timing.waiting_seconds += watch.seconds();
+      advance();
+    }
   }
   std::vector<std::vector<std::byte>>& received() override { return received_; }
   std::vector<float>& reduced() override { throw Error("an all-to-all reduces nothing"); }
 
  private:
+  // The current block's receives and sends, in the blocking call's step order, so that rank pairs
+  // match the same way.
+  void post_block() {
+    const int rank = transport_.rank_;
+    const StepBlock& block = blocks_[block_];
+    requests_.clear();
+    for (int step = block.first; step < block.last; ++step) {
+      const PairwiseStep peers = pairwise_step(rank, transport_.size_, step);
+      std::vector<std::byte>& into = received_[static_cast<std::size_t>(peers.receive_from)];
+      requests_.push_back(MPI_REQUEST_NULL);
+      check(MPI_Irecv(into.data(), static_cast<int>(into.size()), MPI_BYTE, peers.receive_from,
+                      tag_, transport_.communicator_, &requests_.back()),
+            rank, "MPI_Irecv", peers.receive_from);
+      const std::span<const std::byte> payload = send_[static_cast<std::size_t>(peers.send_to)];
+      requests_.push_back(MPI_REQUEST_NULL);
+      check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, peers.send_to,
+                      tag_, transport_.communicator_, &requests_.back()),
+            rank, "MPI_Isend", peers.send_to);
+      sent_bytes_ += static_cast<std::int64_t>(payload.size());
+      received_bytes_ += static_cast<std::int64_t>(into.size());
+    }
+  }
+  void advance() {
+    ++block_;
+    if (block_ == blocks_.size()) {
+      finish();
+    } else {
+      post_block();
+    }
+  }
   void finish() {
     complete_ = true;
     transport_.bytes_sent_[kind_] += sent_bytes_;
@@ -465,6 +494,11 @@ class MpiPendingAllToAll final : public PendingTransfer {
 
   MpiTransport& transport_;
   Traffic kind_;
+  // The payloads, alive until the transfer completes (as MPI_Isend needs them).
+  std::vector<std::span<const std::byte>> send_;
+  std::vector<StepBlock> blocks_;
+  std::size_t block_ = 0;
+  int tag_ = 0;
   std::vector<MPI_Request> requests_;
   std::vector<std::vector<std::byte>> received_;
   std::int64_t sent_bytes_ = 0;
@@ -560,8 +594,8 @@ class MpiPendingAllReduce final : public PendingTransfer {
 
 std::unique_ptr<PendingTransfer> MpiTransport::start_all_to_all(
     const std::vector<std::span<const std::byte>>& send,
-    const std::vector<std::int64_t>& receive_bytes, Traffic kind) {
-  return std::make_unique<MpiPendingAllToAll>(*this, send, receive_bytes, kind);
+    const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) {
+  return std::make_unique<MpiPendingAllToAll>(*this, send, receive_bytes, kind, block_steps);
 }
 
 std::unique_ptr<PendingTransfer> MpiTransport::start_all_reduce_sum(std::vector<float> data,

@@ -53,7 +53,7 @@ class MpiTransport final : public Transport {
                       int ranks_per_machine) override;
   std::unique_ptr<PendingTransfer> start_all_to_all(
       const std::vector<std::span<const std::byte>>& send,
-      const std::vector<std::int64_t>& receive_bytes, Traffic kind) override;
+      const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) override;
   std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data, Traffic kind,
                                                         int ranks_per_machine) override;
 

@@ -121,6 +121,13 @@ std::vector<std::int64_t> NcclTransport::gather_sizes(std::int64_t mine) {
 void NcclTransport::all_to_all_into(const std::vector<std::span<const std::byte>>& send,
                                     std::vector<std::vector<std::byte>>& received, Traffic kind,
                                     TransferTiming& timing) {
+  // Every pair in one group: NCCL schedules a group's transfers over its channels itself.
+  exchange(send, received, kind, timing, 0);
+}
+
+void NcclTransport::exchange(const std::vector<std::span<const std::byte>>& send,
+                             std::vector<std::vector<std::byte>>& received, Traffic kind,
+                             TransferTiming& timing, int block_steps) {
   const int me = rank();
   const auto n = static_cast<std::size_t>(size());
   if (send.size() != n) {
@@ -149,22 +156,30 @@ void NcclTransport::all_to_all_into(const std::vector<std::span<const std::byte>
                                 cudaMemcpyHostToDevice, state_->stream),
                 "cudaMemcpyAsync (all_to_all payload)");
   }
-  check_nccl(ncclGroupStart(), me, "ncclGroupStart");
-  for (std::size_t q = 0; q < n; ++q) {
-    const int peer = static_cast<int>(q);
-    if (send_sizes[q] > 0) {
-      check_nccl(ncclSend(send_device + send_offsets[q], static_cast<std::size_t>(send_sizes[q]),
-                          ncclInt8, peer, state_->communicator, state_->stream),
-                 me, "ncclSend");
+  // A group per block of pairwise steps (collective_schedule.hpp): the stream runs the groups one
+  // after another, so a block starts once the one before has completed, as the MPI transport's
+  // started all-to-all and the simulator post a plan's.
+  for (const StepBlock& block : all_to_all_blocks(static_cast<int>(n), block_steps)) {
+    check_nccl(ncclGroupStart(), me, "ncclGroupStart");
+    for (int step = block.first; step < block.last; ++step) {
+      const PairwiseStep peers = pairwise_step(me, static_cast<int>(n), step);
+      const auto to = static_cast<std::size_t>(peers.send_to);
+      const auto from = static_cast<std::size_t>(peers.receive_from);
+      if (send_sizes[to] > 0) {
+        check_nccl(
+            ncclSend(send_device + send_offsets[to], static_cast<std::size_t>(send_sizes[to]),
+                     ncclInt8, peers.send_to, state_->communicator, state_->stream),
+            me, "ncclSend");
+      }
+      if (receive_sizes[from] > 0) {
+        check_nccl(ncclRecv(receive_device + receive_offsets[from],
+                            static_cast<std::size_t>(receive_sizes[from]), ncclInt8,
+                            peers.receive_from, state_->communicator, state_->stream),
+                   me, "ncclRecv");
+      }
     }
-    if (receive_sizes[q] > 0) {
-      check_nccl(
-          ncclRecv(receive_device + receive_offsets[q], static_cast<std::size_t>(receive_sizes[q]),
-                   ncclInt8, peer, state_->communicator, state_->stream),
-          me, "ncclRecv");
-    }
+    check_nccl(ncclGroupEnd(), me, "ncclGroupEnd");
   }
-  check_nccl(ncclGroupEnd(), me, "ncclGroupEnd");
   received.resize(n);
   for (std::size_t q = 0; q < n; ++q) {
     received[q].resize(static_cast<std::size_t>(receive_sizes[q]));
@@ -259,10 +274,10 @@ std::string nccl_library_version() {
 
 std::unique_ptr<PendingTransfer> NcclTransport::start_all_to_all(
     const std::vector<std::span<const std::byte>>& send,
-    const std::vector<std::int64_t>& receive_bytes, Traffic kind) {
+    const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) {
   TransferTiming timing;
   std::vector<std::vector<std::byte>> received;
-  all_to_all_into(send, received, kind, timing);
+  exchange(send, received, kind, timing, block_steps);
   for (std::size_t q = 0; q < received.size(); ++q) {
     if (static_cast<int>(q) == rank()) continue;
     if (q >= receive_bytes.size() ||

@@ -41,12 +41,13 @@ class NcclTransport final : public Transport {
   void all_reduce_sum(std::span<float> data, Traffic kind, TransferTiming& timing,
                       int ranks_per_machine) override;
 
-  // Pipelined plans: the blocking operations, run when started, so a started transfer is already
-  // complete and overlaps nothing yet (an NCCL stream with an event per transfer would; it needs a
-  // GPU to be tested). The messages, their order and the bytes counted are the blocking calls'.
+  // Plans: the blocking operations, run when started, so a started transfer is already complete
+  // and overlaps nothing yet (an NCCL stream with an event per transfer would; it needs a GPU to
+  // be tested). The messages and the bytes counted are the blocking calls'; the all-to-all's go in
+  // a group per block of `block_steps` pairwise steps.
   std::unique_ptr<PendingTransfer> start_all_to_all(
       const std::vector<std::span<const std::byte>>& send,
-      const std::vector<std::int64_t>& receive_bytes, Traffic kind) override;
+      const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) override;
   std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data, Traffic kind,
                                                         int ranks_per_machine) override;
 
@@ -67,6 +68,11 @@ class NcclTransport final : public Transport {
   }
 
  private:
+  // all_to_all_into's exchange, a group of NCCL sends and receives per block of `block_steps`
+  // pairwise steps (all_to_all_blocks; 0: every pair in one group).
+  void exchange(const std::vector<std::span<const std::byte>>& send,
+                std::vector<std::vector<std::byte>>& received, Traffic kind, TransferTiming& timing,
+                int block_steps);
   struct State;  // NCCL communicator, CUDA stream, staging buffers (CUDA types stay in the .cpp)
 
   // Every rank's payload size (MPI_Allgather).

@@ -150,7 +150,10 @@ nlohmann::json run_point(const Setup& setup, const Point& point, std::size_t ind
     document["replayed_plans"] = {{"file", setup.replay_plans},
                                   {"plans", plans.size()},
                                   {"measured_durations", setup.options.use_measured_durations}};
-    result = simulate_recorded_plans(plans, cluster, setup.iterations_per_epoch, setup.options);
+    // Recorded plans are posted as this command's distribution.all_to_all_block_steps says.
+    SimulationOptions options = setup.options;
+    options.all_to_all_block_steps = setup.base.distribution.all_to_all_block_steps;
+    result = simulate_recorded_plans(plans, cluster, setup.iterations_per_epoch, options);
   } else {
     const ExperimentConfig config = point_config(setup, point);
     const Stopwatch loading;
@@ -158,6 +161,7 @@ nlohmann::json run_point(const Setup& setup, const Point& point, std::size_t ind
         config.workload, show_progress ? stderr_step_progress("simulate") : StepProgress{});
     document["load_seconds"] = loading.seconds();
     SimulationOptions options = setup.options;
+    options.all_to_all_block_steps = config.distribution.all_to_all_block_steps;
     if (show_progress) {
       options.progress = [index](int done, int total) {
         std::fprintf(stderr, "\r  point %zu: planned %d/%d iterations", index + 1, done, total);

@@ -59,6 +59,7 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("neutronstar_transfer_seconds", config.neutronstar_transfer_seconds);
   reader.read("ranks_per_machine", config.ranks_per_machine);
   reader.read("all_reduce", config.all_reduce);
+  reader.read("all_to_all_block_steps", config.all_to_all_block_steps);
   reader.read("feature_store", config.feature_store);
   reader.read("p3_partials", config.p3_partials);
   reader.read("device_memory_bytes", config.device_memory_bytes);
@@ -93,6 +94,9 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
           "must be at least 1 (0: the machines the run finds), not " +
               std::to_string(config.ranks_per_machine));
   require_one_of(where + ".all_reduce", config.all_reduce, {"ring", "hierarchical"});
+  require(config.all_to_all_block_steps >= 0, where + ".all_to_all_block_steps",
+          "must be at least 0 (0 = every pair at once), not " +
+              std::to_string(config.all_to_all_block_steps));
   require_one_of(where + ".feature_store", config.feature_store, {"rank", "machine"});
   require_one_of(where + ".p3_partials", config.p3_partials, {"owner", "machine"});
   require(config.device_memory_bytes >= 0, where + ".device_memory_bytes",
@@ -129,6 +133,7 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"neutronstar_transfer_seconds", or_null(config.neutronstar_transfer_seconds)},
           {"ranks_per_machine", config.ranks_per_machine},
           {"all_reduce", config.all_reduce},
+          {"all_to_all_block_steps", config.all_to_all_block_steps},
           {"feature_store", config.feature_store},
           {"p3_partials", config.p3_partials},
           {"device_memory_bytes", config.device_memory_bytes},
@@ -181,6 +186,9 @@ const std::vector<ConfigOption>& experiment_options() {
              "ranks per machine, consecutive (0 = the cluster's, or MPI's hosts)"},
             {"all-reduce", "distribution.all_reduce",
              "gradient all-reduce: ring, or hierarchical (within machines, then across)"},
+            {"all-to-all-block-steps", "distribution.all_to_all_block_steps",
+             "a plan's all-to-all posts its pairwise steps in blocks of this many (0 = every pair "
+             "at once, 1 = step by step)"},
             {"feature-store", "distribution.feature_store",
              "dgl-pull: rank (own rows), or machine (one store per machine in host memory)"},
             {"p3-partials", "distribution.p3_partials",

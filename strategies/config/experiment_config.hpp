@@ -9,6 +9,7 @@
 
 #include "strategies/config/model_spec.hpp"
 #include "strategies/config/training_config.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "workloads/common/json_config.hpp"
 #include "workloads/workload_config.hpp"
 
@@ -63,6 +64,10 @@ struct DistributionConfig {
   // The gradient all-reduce: "ring" over every rank, or "hierarchical": reduced within each
   // machine, across the machines, then gathered within each machine (every strategy).
   std::string all_reduce = "ring";
+  // A plan's all-to-all posts its pairwise steps in blocks of this many, each block once the one
+  // before has completed (collective_schedule.hpp): 0 posts every pair at once, 1 one step at a
+  // time. Both engines follow it.
+  int all_to_all_block_steps = kDefaultAllToAllBlockSteps;
   // Where P3's partial results of a batch are summed: "owner" (every rank sends its own to the
   // batch's owner) or "machine" (within each machine first, so that one sum per machine crosses
   // the network, and the owner's gradients cross it once per machine).

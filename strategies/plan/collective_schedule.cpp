@@ -1,5 +1,6 @@
 #include "strategies/plan/collective_schedule.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace gnnbed {
@@ -15,6 +16,15 @@ RingPeers ring_peers(int rank, int num_ranks) {
 
 PairwiseStep pairwise_step(int rank, int num_ranks, int step) {
   return {wrap(rank + step, num_ranks), wrap(rank - step, num_ranks)};
+}
+
+std::vector<StepBlock> all_to_all_blocks(int num_ranks, int block_steps) {
+  const int per_block = block_steps > 0 ? block_steps : std::max(num_ranks - 1, 1);
+  std::vector<StepBlock> blocks;
+  for (int first = 1; first < num_ranks; first += per_block) {
+    blocks.push_back({first, std::min(num_ranks, first + per_block)});
+  }
+  return blocks;
 }
 
 RingGatherStep ring_gather_step(int rank, int num_ranks, int step) {

@@ -4,7 +4,11 @@
 // simulator (sim/) replays them, so the bytes a plan predicts are the bytes the transport moves.
 //
 // - pairwise all-to-all(v): at step s = 1 .. n-1, rank r sends its payload for (r + s) mod n and
-//   receives the payload of (r - s) mod n (Open MPI's and NCCL's pairwise exchange).
+//   receives the payload of (r - s) mod n (Open MPI's and NCCL's pairwise exchange). Blocking
+//   exchanges (sampling, announcements) run the steps one after another; a plan's all-to-all
+//   posts them in blocks of distribution.all_to_all_block_steps (4 unless set) at once, each block
+//   once the one before has completed, as MPICH throttles its alltoallv: with 4, every pair at
+//   once on up to 5 ranks, and no rank with more than 4 transfers in flight on more.
 // - ring all-gather(v): at step s = 0 .. n-2, rank r sends block (r - s) mod n to (r + 1) mod n
 //   and receives block (r - s - 1) mod n from (r - 1) mod n.
 // - ring all-reduce: reduce-scatter then all-gather over n chunks of the buffer (chunk c holds
@@ -33,6 +37,15 @@ struct PairwiseStep {
   int receive_from;
 };
 PairwiseStep pairwise_step(int rank, int num_ranks, int step);
+
+// A plan's all-to-all: the steps [first, last) a rank posts at once, in blocks of `block_steps`
+// (0: every step in one block; 1: one step at a time).
+inline constexpr int kDefaultAllToAllBlockSteps = 4;
+struct StepBlock {
+  int first;
+  int last;
+};
+std::vector<StepBlock> all_to_all_blocks(int num_ranks, int block_steps);
 
 // Ring all-gather: the block (origin rank) rank r forwards at step s (0 <= s < n - 1), and the one
 // it receives.

@@ -155,9 +155,9 @@ TEST(ReplayClosedForm, FlatAllReduceOverMachinesOfTwoGpusWaitsForItsNicSteps) {
   expect_relative(flat.makespan_seconds, 6 * across);
 }
 
-TEST(ReplayClosedForm, PairwiseAllToAll) {
-  const int n = 5;
-  const std::int64_t bytes = 400'000;  // to every peer
+// n ranks, one per machine, each sending `bytes` to every other in one all-to-all, in the plan's
+// body or (prologue) before it.
+std::vector<std::vector<Plan>> uniform_all_to_all(int n, std::int64_t bytes, bool prologue) {
   std::vector<Plan> plans;
   for (int r = 0; r < n; ++r) {
     Plan plan = empty_plan(r, n);
@@ -168,14 +168,49 @@ TEST(ReplayClosedForm, PairwiseAllToAll) {
       op.bytes_from[static_cast<std::size_t>(q)] = bytes;
     }
     plan.ops.push_back(op);
+    if (prologue) plan.prologue_ops = 1;
     plans.push_back(plan);
   }
-  const ReplayResult result = replay_plans(cluster(n, 1), one_iteration(plans), {});
-  expect_relative(result.makespan_seconds, (n - 1) * remote_seconds(static_cast<double>(bytes)));
+  return one_iteration(std::move(plans));
+}
+
+TEST(ReplayClosedForm, PlansAllToAllPostsEveryPairAtOnceOnFewRanks) {
+  // 5 ranks: one block of 4 steps, so each NIC carries 4 transfers at once each way.
+  const int n = 5;
+  const std::int64_t bytes = 400'000;
+  const ReplayResult result = replay_plans(cluster(n, 1), uniform_all_to_all(n, bytes, false), {});
+  expect_relative(result.makespan_seconds, remote_seconds(4.0 * static_cast<double>(bytes)));
   for (const SimulatedRank& rank : result.ranks) {
     EXPECT_EQ(rank.sent[Traffic::activations], (n - 1) * bytes);
     EXPECT_EQ(rank.seconds[kNumTimeCategories], 0.0);  // nobody waits: all start together
   }
+}
+
+TEST(ReplayClosedForm, PlansAllToAllPostsItsStepsInBlocksOfFour) {
+  // 10 ranks: steps 1-4 at once, then 5-8 once they have all completed, then step 9.
+  ASSERT_EQ(ReplayOptions{}.all_to_all_block_steps, 4);
+  const int n = 10;
+  const auto bytes = static_cast<double>(400'000);
+  const ReplayResult result =
+      replay_plans(cluster(n, 1), uniform_all_to_all(n, 400'000, false), {});
+  expect_relative(result.makespan_seconds, 2 * remote_seconds(4 * bytes) + remote_seconds(bytes));
+}
+
+TEST(ReplayClosedForm, PlansAllToAllPostsTheBlocksItIsGiven) {
+  // Blocks of 3 on 10 ranks: steps 1-3, 4-6, 7-9.
+  ReplayOptions options;
+  options.all_to_all_block_steps = 3;
+  const auto bytes = static_cast<double>(400'000);
+  const ReplayResult result =
+      replay_plans(cluster(10, 1), uniform_all_to_all(10, 400'000, false), options);
+  expect_relative(result.makespan_seconds, 3 * remote_seconds(3 * bytes));
+}
+
+TEST(ReplayClosedForm, PrologueAllToAllRunsStepByStep) {
+  const int n = 5;
+  const std::int64_t bytes = 400'000;
+  const ReplayResult result = replay_plans(cluster(n, 1), uniform_all_to_all(n, bytes, true), {});
+  expect_relative(result.makespan_seconds, (n - 1) * remote_seconds(static_cast<double>(bytes)));
 }
 
 TEST(ReplayClosedForm, ComputeOnlyPlanFollowsTheCostModel) {
@@ -331,9 +366,8 @@ TEST(ReplayClosedForm, GpusUnderTwoSwitchesCrossBothUplinks) {
 }
 
 // 2 machines x 2 GPUs: every rank exchanges `bytes` of `traffic` with its counterpart on the other
-// machine (rank r + 2 mod 4) and zero-byte messages with the rest, as MPI sends them. The pairwise
-// steps: 1 and 3 each cross the network once per rank with nothing in it, step 2 carries the
-// counterparts' bytes both ways.
+// machine (rank r + 2 mod 4) and zero-byte messages with the rest, as MPI sends them, all at once
+// (one block of pairwise steps): the counterparts' transfers carry the time.
 std::vector<std::vector<Plan>> counterparts_exchange(Traffic traffic, std::int64_t bytes) {
   std::vector<Plan> plans;
   for (int r = 0; r < 4; ++r) {
@@ -349,8 +383,6 @@ std::vector<std::vector<Plan>> counterparts_exchange(Traffic traffic, std::int64
 }
 
 constexpr std::int64_t kCounterpartBytes = 5'000'000;
-// Steps 1 and 3 of counterparts_exchange, over routes of a device link and a NIC at each end.
-const double kEmptyStepsSeconds = 2 * remote_seconds(0);
 
 TEST(ReplayClosedForm, RailsCarryTheirGpusTransfersSideBySide) {
   // Two NICs per machine, one per GPU: the two counterpart transfers leaving a machine at step 2
@@ -358,16 +390,14 @@ TEST(ReplayClosedForm, RailsCarryTheirGpusTransfersSideBySide) {
   const ReplayResult result =
       replay_plans(cluster(2, 2, "gpu", {{"nic", {{"count", 2}}}}),
                    counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
-  expect_relative(result.makespan_seconds,
-                  kEmptyStepsSeconds + remote_seconds(static_cast<double>(kCounterpartBytes)));
+  expect_relative(result.makespan_seconds, remote_seconds(static_cast<double>(kCounterpartBytes)));
 }
 
 TEST(ReplayClosedForm, GpusOfAMachineShareItsOneNic) {
   const ReplayResult result = replay_plans(
       cluster(2, 2, "gpu"), counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
   expect_relative(result.makespan_seconds,
-                  kEmptyStepsSeconds + remote_seconds(0) +
-                      2 * static_cast<double>(kCounterpartBytes) / kNicBandwidth);
+                  remote_seconds(0) + 2 * static_cast<double>(kCounterpartBytes) / kNicBandwidth);
 }
 
 // A 1 GB/s memory bus, below the NICs' 1.25 GB/s, in machines with a NIC per GPU.
@@ -381,8 +411,7 @@ TEST(ReplayClosedForm, GpuDirectTransfersSkipTheMemoryBus) {
   // With GPUDirect RDMA each of step 2's transfers goes at its NIC's bandwidth.
   const ReplayResult result = replay_plans(
       slow_bus_rails(true), counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
-  expect_relative(result.makespan_seconds,
-                  kEmptyStepsSeconds + remote_seconds(static_cast<double>(kCounterpartBytes)));
+  expect_relative(result.makespan_seconds, remote_seconds(static_cast<double>(kCounterpartBytes)));
 }
 
 TEST(ReplayClosedForm, StagedTransfersShareTheMemoryBus) {
@@ -390,18 +419,18 @@ TEST(ReplayClosedForm, StagedTransfersShareTheMemoryBus) {
   // 0.25 GB/s each.
   const ReplayResult result = replay_plans(
       slow_bus_rails(false), counterparts_exchange(Traffic::activations, kCounterpartBytes), {});
-  expect_relative(result.makespan_seconds, kEmptyStepsSeconds + remote_seconds(0) +
-                                               static_cast<double>(kCounterpartBytes) / 0.25e9);
+  expect_relative(result.makespan_seconds,
+                  remote_seconds(0) + static_cast<double>(kCounterpartBytes) / 0.25e9);
 }
 
 TEST(ReplayClosedForm, TheCpusTransfersLeaveOverItsFirstNic) {
   // Features move between the machines' CPUs: with a NIC per GPU, both counterpart transfers
-  // still leave over the first NIC and share it. Messages between the CPUs cross two NICs.
+  // still leave over the first NIC and share it, across two NICs.
   const ReplayResult result =
       replay_plans(cluster(2, 2, "gpu", {{"nic", {{"count", 2}}}}),
                    counterparts_exchange(Traffic::features, kCounterpartBytes), {});
   expect_relative(result.makespan_seconds,
-                  3 * 2 * kNicLatency + 2 * static_cast<double>(kCounterpartBytes) / kNicBandwidth);
+                  2 * kNicLatency + 2 * static_cast<double>(kCounterpartBytes) / kNicBandwidth);
 }
 
 TEST(ReplayClosedForm, FeaturesMoveBetweenMachineCpusWithoutCrossingTheDeviceLinks) {
@@ -642,9 +671,9 @@ TEST(ReplayClosedForm, CoreMatesComputingTakeTurnsOfATimeSlice) {
 }
 
 // Ranks 0, 1 and 2 on sliced_cores run one all-to-all in which only rank 1 sends rank 0 anything
-// (`bytes`); rank 2 then computes for `relu_seconds`. The pairwise steps: rank 2 is done at 2 T0
-// (T0 = remote_seconds(0)) and computes, while rank 0 still waits for rank 1's message, which
-// arrives at T0 + remote_seconds(bytes).
+// (`bytes`); rank 2 then computes for `relu_seconds`. Every pair at once: rank 2 is done at
+// T0 = remote_seconds(0) and computes, while rank 0 still waits for rank 1's message, which
+// arrives at remote_seconds(bytes).
 ReplayResult released_beside_a_computing_core_mate(double slice_seconds, std::int64_t bytes,
                                                    double relu_seconds) {
   std::vector<Plan> plans;
@@ -665,9 +694,7 @@ ReplayResult released_beside_a_computing_core_mate(double slice_seconds, std::in
 
 constexpr std::int64_t kReleasingBytes = 1'250'000;  // 1 ms over the NIC
 
-double releasing_arrival_seconds() {
-  return remote_seconds(0) + remote_seconds(static_cast<double>(kReleasingBytes));
-}
+double releasing_arrival_seconds() { return remote_seconds(static_cast<double>(kReleasingBytes)); }
 
 TEST(ReplayClosedForm, ARankReleasedWhileItsCoreMateComputesRunsAtTheNextTick) {
   const ReplayResult result = released_beside_a_computing_core_mate(0.004, kReleasingBytes, 0.010);
@@ -676,19 +703,19 @@ TEST(ReplayClosedForm, ARankReleasedWhileItsCoreMateComputesRunsAtTheNextTick) {
   // Rank 0's peers started sending as soon as it asked: what it waited for is its core.
   EXPECT_NEAR(result.ranks[0].seconds[kNumTimeCategories], 0.004 - releasing_arrival_seconds(),
               1e-12);
-  // Rank 2 was released at 2 T0, when its core-mate waited: it computed at once, alone.
-  expect_relative(result.ranks[2].finish_seconds, 2 * remote_seconds(0) + 0.010);
+  // Rank 2 was released at T0, when its core-mate waited: it computed at once, alone.
+  expect_relative(result.ranks[2].finish_seconds, remote_seconds(0) + 0.010);
 }
 
 TEST(ReplayClosedForm, ARankReleasedWhileItsCoreMateComputesRunsWhenTheCoreMateStops) {
   // Rank 2's relu ends between the message's arrival and the next tick: the core-mate then waits
   // in MPI and yields.
-  const double relu_seconds = (releasing_arrival_seconds() + 0.004) / 2 - 2 * remote_seconds(0);
+  const double relu_seconds = (releasing_arrival_seconds() + 0.004) / 2 - remote_seconds(0);
   const ReplayResult result =
       released_beside_a_computing_core_mate(0.004, kReleasingBytes, relu_seconds);
   // The relu as costed, its bytes rounded.
   const double relu_end =
-      2 * remote_seconds(0) + 3e-6 + static_cast<double>(relu_of(relu_seconds).memory_bytes) / 5e10;
+      remote_seconds(0) + 3e-6 + static_cast<double>(relu_of(relu_seconds).memory_bytes) / 5e10;
   ASSERT_GT(relu_end, releasing_arrival_seconds());
   expect_relative(result.ranks[2].finish_seconds, relu_end);
   expect_relative(result.ranks[0].finish_seconds, relu_end);

@@ -46,6 +46,24 @@ TEST(CollectiveSchedule, SmallHandWorkedCases) {
   EXPECT_EQ(ring_all_gather_bytes_received(0, {5, 7, 11}), 11 + 7);
 }
 
+TEST(CollectiveSchedule, AllToAllBlocksCoverEveryStepInOrder) {
+  EXPECT_TRUE(all_to_all_blocks(1, 8).empty());
+  EXPECT_TRUE(all_to_all_blocks(1, 0).empty());
+  using Bounds = std::vector<std::pair<int, int>>;
+  const auto bounds = [](int n, int block_steps) {
+    Bounds out;
+    for (const StepBlock& b : all_to_all_blocks(n, block_steps)) out.emplace_back(b.first, b.last);
+    return out;
+  };
+  EXPECT_EQ(bounds(2, 8), (Bounds{{1, 2}}));
+  EXPECT_EQ(bounds(9, 8), (Bounds{{1, 9}}));
+  EXPECT_EQ(bounds(10, 8), (Bounds{{1, 9}, {9, 10}}));
+  EXPECT_EQ(bounds(20, 8), (Bounds{{1, 9}, {9, 17}, {17, 20}}));
+  EXPECT_EQ(bounds(20, 0), (Bounds{{1, 20}}));
+  EXPECT_EQ(kDefaultAllToAllBlockSteps, 4);
+  EXPECT_EQ(bounds(4, 1), (Bounds{{1, 2}, {2, 3}, {3, 4}}));
+}
+
 TEST(CollectiveSchedule, RingPeersAreInverse) {
   for (int n = 1; n <= kMaxRanks; ++n) {
     for (int r = 0; r < n; ++r) {
