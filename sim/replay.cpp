@@ -29,6 +29,8 @@ struct Channel {
   sg4::Mailbox* mailbox = nullptr;  // the transfers, matched in order
   std::int64_t receives_posted = 0;
   std::int64_t sends_started = 0;
+  // Whether the receiver has posted the receive of the next message to send (rendezvous).
+  bool receiver_ready() const { return receives_posted > sends_started; }
   // Where both ends are one host (nothing moves): when each message was sent, from the first not
   // yet received on. A vector, not a deque: an empty deque allocates over 500 bytes, and a replay
   // holds a channel per direction of every pair of ranks that talk (millions at 1024 machines).
@@ -111,6 +113,12 @@ class KillableLock {
 struct StepCost {
   double seconds = 0;
   double waiting_seconds = 0;
+
+  StepCost& operator+=(const StepCost& other) {
+    seconds += other.seconds;
+    waiting_seconds += other.waiting_seconds;
+    return *this;
+  }
 };
 
 // A core of an emulated cluster that time slices is given to one computing rank at a time, as
@@ -525,8 +533,8 @@ class Replay {
     }
     switch (op.kind) {
       case OpKind::all_to_all:
-        // The prologue's exchanges are blocking, step by step; the plan's post every pair at once
-        // (MpiTransport::all_to_all and start_all_to_all).
+        // The prologue's exchanges are blocking, step by step; the plan's are posted in blocks of
+        // steps (MpiTransport::all_to_all and start_all_to_all).
         return index < plan.prologue_ops ? pairwise(plan.rank, op.traffic, op.bytes_to)
                                          : posted_in_blocks(plan.rank, op.traffic, op.bytes_to);
       case OpKind::all_reduce:
@@ -725,9 +733,8 @@ class Replay {
     move_to(here);
     PostedReceive receive = post_receive(rank, traffic, receive_from, between_hosts(traffic), here);
     Channel& outgoing = channel(rank, send_to, between_hosts(traffic));
-    const std::int64_t sequence = outgoing.sends_started;
     double core_waiting_seconds =
-        wait_for_peer(rank, [&outgoing, sequence] { return outgoing.receives_posted > sequence; });
+        wait_for_peer(rank, [&outgoing] { return outgoing.receiver_ready(); });
     PostedSend send = post_send(rank, traffic, send_to, bytes);
     finish_send(send);
     const ReceiveEnd end = finish_receive(rank, receive);
@@ -788,9 +795,7 @@ class Replay {
   StepCost posted_in_blocks(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to) {
     StepCost total;
     for (const StepBlock& block : all_to_all_blocks(num_ranks_, options_.all_to_all_block_steps)) {
-      const StepCost cost = steps_at_once(rank, traffic, bytes_to, block);
-      total.seconds += cost.seconds;
-      total.waiting_seconds += cost.waiting_seconds;
+      total += steps_at_once(rank, traffic, bytes_to, block);
     }
     return total;
   }
@@ -816,8 +821,7 @@ class Replay {
     KillableLock lock(*self.mutex);
     while (!send_to.empty()) {
       const auto ready = std::stable_partition(send_to.begin(), send_to.end(), [&](int peer) {
-        const Channel& outgoing = channel(rank, peer, hosts);
-        return outgoing.receives_posted <= outgoing.sends_started;
+        return !channel(rank, peer, hosts).receiver_ready();
       });
       if (ready == send_to.end()) {
         self.changed->wait(lock.held());
@@ -850,11 +854,8 @@ class Replay {
     StepCost total;
     for (int s = 1; s < num_ranks_; ++s) {
       const PairwiseStep step = pairwise_step(rank, num_ranks_, s);
-      const StepCost cost =
-          exchange_step(rank, traffic, step.send_to,
-                        bytes_to[static_cast<std::size_t>(step.send_to)], step.receive_from);
-      total.seconds += cost.seconds;
-      total.waiting_seconds += cost.waiting_seconds;
+      total += exchange_step(rank, traffic, step.send_to,
+                             bytes_to[static_cast<std::size_t>(step.send_to)], step.receive_from);
     }
     return total;
   }
@@ -864,10 +865,8 @@ class Replay {
     const std::int64_t elements = local_elements(plan.parameters, op.parameters);
     for (const AllReduceStep& step :
          all_reduce_steps(plan.rank, num_ranks_, op.ranks_per_machine, elements)) {
-      const StepCost cost = exchange_step(plan.rank, op.traffic, step.send_to,
-                                          kFloatBytes * step.send.size(), step.receive_from);
-      total.seconds += cost.seconds;
-      total.waiting_seconds += cost.waiting_seconds;
+      total += exchange_step(plan.rank, op.traffic, step.send_to, kFloatBytes * step.send.size(),
+                             step.receive_from);
     }
     return total;
   }
