@@ -209,6 +209,20 @@ ExperimentConfig on_cluster_machines(ExperimentConfig config, const ClusterSpec&
   return config;
 }
 
+// Plans the epochs before `first_epoch` as the run goes through them, for a strategy whose plans
+// depend on those before (Strategy::carries_state): `carried_states` ends as every rank's state
+// after them. The plans themselves are dropped.
+void plan_earlier_epochs(const StrategyContext& context, const Graph& structure,
+                         const BatchSchedule& schedule, int first_epoch,
+                         std::vector<std::vector<std::int32_t>>& carried_states) {
+  for (int epoch = 1; epoch < first_epoch; ++epoch) {
+    for (int iteration = 0; iteration < schedule.iterations_per_epoch(); ++iteration) {
+      plan_iteration(*context.strategy, context, structure, schedule,
+                     sampler_seed(context.training), epoch, iteration, {}, &carried_states);
+    }
+  }
+}
+
 }  // namespace
 
 SimulationResult simulate_experiment(const ExperimentConfig& requested, const Dataset& dataset,
@@ -243,11 +257,14 @@ SimulationResult simulate_experiment(const ExperimentConfig& requested, const Da
   std::vector<std::vector<Plan>> iterations;
   std::vector<DeviceMemory> devices(static_cast<std::size_t>(num_ranks));
   const std::size_t per_epoch = sample.iterations.size() / static_cast<std::size_t>(sample.epochs);
+  std::vector<std::vector<std::int32_t>> carried_states;
+  auto* carried = strategy.carries_state() ? &carried_states : nullptr;
+  if (carried) plan_earlier_epochs(context, dataset.graph, schedule, epoch, carried_states);
   for (std::size_t k = 0; k < sample.iterations.size(); ++k) {
-    iterations.push_back(
-        plan_iteration(strategy, context, dataset.graph, schedule, sampler_seed(config.training),
-                       epoch + static_cast<int>(k / per_epoch), sample.iterations[k],
-                       [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }));
+    iterations.push_back(plan_iteration(
+        strategy, context, dataset.graph, schedule, sampler_seed(config.training),
+        epoch + static_cast<int>(k / per_epoch), sample.iterations[k],
+        [&](Plan& plan) { charge_device_memory(plan, devices, result.memory); }, carried));
     if (options.progress) options.progress(static_cast<int>(k) + 1, result.iterations_simulated);
   }
   if (options.evaluation) {

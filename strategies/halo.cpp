@@ -141,7 +141,8 @@ Plan HaloPlanner::build(const Announcement& requests, const Announcement& receiv
   for (const ParameterSpec& p : parameters) builder_.add_parameter(p);
   const OwnBatchTensors own = add_own_batch(builder_, context_, iteration_);
   const int graph = add_local_block(builder_, iteration_);
-  announced_ = add_announcement(builder_, requests, received, rank_);
+  announced_ = add_announcement(builder_, exchanged_sent_ ? *exchanged_sent_ : requests,
+                                exchanged_received_ ? *exchanged_received_ : received, rank_);
   builder_.end_prologue();
   add_positions();
 

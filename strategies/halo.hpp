@@ -65,6 +65,12 @@ class HaloPlanner {
   // `requests`: what this rank announced (its halo's ids per owner); `received`: what every peer
   // announced to it (the ids of its own nodes the peer reads).
   Plan build(const Announcement& requests, const Announcement& received);
+  // The announcements as the ranks exchanged them, where they carry more than the halo (SANCUS's
+  // decisions in front): the plan's announce op moves these. Before build; they must outlive it.
+  void announced_as(const Announcement& sent, const Announcement& received) {
+    exchanged_sent_ = &sent;
+    exchanged_received_ = &received;
+  }
 
  protected:
   // The input of `layer` over the block's sources from the rank's own rows `own` (layer 0: its
@@ -89,6 +95,8 @@ class HaloPlanner {
   ModelEmitter model_;
   const Announcement* requests_ = nullptr;
   const Announcement* received_ = nullptr;
+  const Announcement* exchanged_sent_ = nullptr;
+  const Announcement* exchanged_received_ = nullptr;
   AnnouncementTensors announced_;
   int own_rows_ = -1;             // the own nodes' rows among the sources (the first ones)
   std::vector<int> halo_rows_;    // per peer: its nodes' rows among the block's sources

@@ -123,9 +123,16 @@ std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution) 
   // Checked here rather than where the configuration is read: a sweep may set the strategy after.
   require(distribution.p3_partials == "owner" || distribution.strategy == "p3",
           "distribution.p3_partials", "is P3's: " + distribution.strategy + " does not take it");
-  require(distribution.sancus_staleness_epochs == 0 || distribution.strategy == "sancus",
-          "distribution.sancus_staleness_epochs",
-          "is SANCUS's staleness bound: " + distribution.strategy + " does not take it");
+  if (distribution.strategy != "sancus") {
+    for (const auto& [field, set] :
+         {std::pair{"sancus_bound", distribution.sancus_bound != "epochs"},
+          {"sancus_staleness_epochs", distribution.sancus_staleness_epochs != 0},
+          {"sancus_change_threshold", distribution.sancus_change_threshold.has_value()},
+          {"sancus_broadcast_fraction", distribution.sancus_broadcast_fraction.has_value()}}) {
+      require(!set, std::string("distribution.") + field,
+              "is SANCUS's staleness bound: " + distribution.strategy + " does not take it");
+    }
+  }
   return it->second(distribution);
 }
 
@@ -218,8 +225,10 @@ std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBat
 std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext& context,
                                  const Graph& structure, const BatchSchedule& schedule,
                                  std::uint64_t sampler_seed, int epoch, int iteration,
-                                 const std::function<void(Plan&)>& finish) {
+                                 const std::function<void(Plan&)>& finish,
+                                 std::vector<std::vector<std::int32_t>>* carried_states) {
   const int num_ranks = context.num_ranks;
+  if (carried_states) carried_states->resize(static_cast<std::size_t>(num_ranks));
   const NeighborSampler sampler(structure, context.training.fanouts, sampler_seed);
   const bool full_graph = strategy.full_graph();
   // The whole graph's GCN degrees, computed once: every rank's share carries them, and strategies
@@ -241,6 +250,7 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
     it.loss_scale = 1.0 / static_cast<double>(std::max<std::int64_t>(
                               1, schedule.seeds_in_iteration(epoch, iteration)));
     it.dropout_key = schedule.dropout_key(epoch, iteration);
+    if (carried_states) it.carried_state = (*carried_states)[static_cast<std::size_t>(r)];
     const std::vector<NodeId> seeds = schedule.seeds(r, epoch, iteration);
     if (full_graph) {
       it.batch.seeds = seeds;
@@ -285,6 +295,7 @@ std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext
     }
     plans.push_back(strategy.plan(context, iterations[static_cast<std::size_t>(r)],
                                   announcements[static_cast<std::size_t>(r)], received));
+    if (carried_states) (*carried_states)[static_cast<std::size_t>(r)] = plans.back().carried_state;
     if (finish) finish(plans.back());
   }
   return plans;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,13 @@ struct RankIteration {
   // Traffic and work of sampling over partitioned structure (one entry per hop; empty when the
   // structure is replicated), as sampling_traffic() computes it.
   std::vector<SamplingHop> sampling_hops;
+  // The carried_state of the plan the engine prepared before this one for the rank (empty for its
+  // first), for strategies whose decisions depend on the ones before (Strategy::carries_state).
+  std::vector<std::int32_t> carried_state;
+  // The values of one of the rank's persistent tensors as the plans before left them (row-major;
+  // empty where no plan has held it), for strategies that decide from the run's values (SANCUS's
+  // change bound). Unset where there are none: the simulator computes no values.
+  std::function<std::span<const float>(const std::string& name)> persistent_values;
 };
 
 class Strategy {
@@ -121,6 +129,10 @@ class Strategy {
   // work (SANCUS broadcasts every few epochs and reuses what it received in between). The
   // simulator replays that many epochs and reports their mean.
   virtual int epoch_cycle() const { return 1; }
+
+  // Whether a rank's plan depends on its plan of the iteration before (Plan::carried_state): the
+  // simulator then plans the epochs before the first it replays, as the run went through them.
+  virtual bool carries_state() const { return false; }
 
   // The depth of the pipeline its plans form (Plan::pipeline_depth; P3's pipelining), 0: none.
   virtual int pipeline_depth() const { return 0; }
@@ -179,11 +191,13 @@ std::vector<std::vector<SamplingHop>> sampling_traffic(const std::vector<MiniBat
 // full-graph strategy, cuts every rank's share of `structure`), delivers the announcements and
 // builds every rank's plan. `finish`, when given, runs on each plan as soon as it is built: the
 // simulator accounts for a plan's memory there and drops its payloads (blocks, index values),
-// which the plans of hundreds of ranks could not all hold at once.
+// which the plans of hundreds of ranks could not all hold at once. `carried_states`, when given,
+// holds every rank's Plan::carried_state from the iteration before, and the new plans' after.
 std::vector<Plan> plan_iteration(const Strategy& strategy, const StrategyContext& context,
                                  const Graph& structure, const BatchSchedule& schedule,
                                  std::uint64_t sampler_seed, int epoch, int iteration,
-                                 const std::function<void(Plan&)>& finish = {});
+                                 const std::function<void(Plan&)>& finish = {},
+                                 std::vector<std::vector<std::int32_t>>* carried_states = nullptr);
 
 // The payload bytes of an announcement entry.
 std::int64_t announcement_bytes(const std::vector<std::int32_t>& payload);

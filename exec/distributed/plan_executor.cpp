@@ -256,6 +256,12 @@ void PlanExecutor::take_persistent(const Plan& plan) {
   }
 }
 
+std::span<const float> PlanExecutor::persistent_values(const std::string& name) const {
+  const auto held = persistent_.find(name);
+  if (held == persistent_.end()) return {};
+  return {held->second.data(), static_cast<std::size_t>(held->second.size())};
+}
+
 void PlanExecutor::keep_persistent(const Plan& plan, std::vector<TensorValue>& tensors) {
   for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
     if (plan.tensors[t].persistent) persistent_[plan.tensors[t].name] = std::move(tensors[t].dense);

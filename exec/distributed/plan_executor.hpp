@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -80,6 +81,9 @@ class PlanExecutor {
   // A dense tensor of the plan that finished last (its results: evaluation's logits), until the
   // next plan is admitted.
   const Matrix& dense(int tensor) const;
+  // A persistent tensor's values as the plans that held it left them (row-major, brought to the
+  // host); empty where no plan has held it yet. Valid until the next plan is admitted.
+  std::span<const float> persistent_values(const std::string& name) const;
 
   // Collective: every parameter as a full tensor (values, or gradients), reassembled from the
   // ranks' rows. For evaluation and for checking against a single-process model.

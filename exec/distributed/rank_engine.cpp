@@ -114,6 +114,10 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   it.loss_scale = 1.0 / static_cast<double>(std::max<std::int64_t>(
                             1, schedule_.seeds_in_iteration(epoch, iteration)));
   it.dropout_key = schedule_.dropout_key(epoch, iteration);
+  it.carried_state = carried_state_;
+  it.persistent_values = [this](const std::string& name) {
+    return executor_.persistent_values(name);
+  };
 
   run.sample_start = clock.seconds();
   TransferTiming sample_timing;
@@ -154,6 +158,7 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   const Stopwatch planning;
   run.plan = context_.strategy->plan(context_, it, requests, received);
   run.planning_seconds = requests_seconds + planning.seconds();
+  carried_state_ = run.plan.carried_state;
   if (device_memory_bytes_ > 0) check_device_memory(run.plan);
 }
 

@@ -79,6 +79,7 @@ class RankEngine {
   std::shared_ptr<const std::vector<std::int32_t>> gcn_degrees_;  // full graph only
   std::int64_t device_memory_bytes_ = 0;                          // 0: no limit
   DeviceMemory device_memory_;
+  std::vector<std::int32_t> carried_state_;  // the last plan's (Plan::carried_state)
 };
 
 }  // namespace gnnbed

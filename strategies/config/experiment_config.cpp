@@ -37,6 +37,36 @@ nlohmann::json to_json(const ExperimentConfig& config) {
           {"distribution", to_json(config.distribution)}};
 }
 
+namespace {
+
+// SANCUS's bound and the options each bound takes: a field another bound would ignore is an error.
+void check_sancus_bound(const DistributionConfig& config, const std::string& where) {
+  require_one_of(where + ".sancus_bound", config.sancus_bound, {"epochs", "adaptive", "change"});
+  const bool change = config.sancus_bound == "change";
+  require(config.sancus_staleness_epochs >= 0, where + ".sancus_staleness_epochs",
+          "must be at least 0 (0 = broadcast every epoch), not " +
+              std::to_string(config.sancus_staleness_epochs));
+  require(!change || config.sancus_staleness_epochs == 0, where + ".sancus_staleness_epochs",
+          "counts epochs for the epochs and adaptive bounds; the change bound takes "
+          "sancus_change_threshold");
+  require(change || (!config.sancus_change_threshold && !config.sancus_broadcast_fraction),
+          where + (config.sancus_change_threshold ? ".sancus_change_threshold"
+                                                  : ".sancus_broadcast_fraction"),
+          "is the change bound's (sancus_bound \"change\"), not the " + config.sancus_bound +
+              " bound's");
+  require(!change || config.sancus_change_threshold, where + ".sancus_change_threshold",
+          "must be set for the change bound (SANCUS uses 0.01 to 0.05)");
+  const auto& threshold = config.sancus_change_threshold;
+  require(!threshold || (std::isfinite(*threshold) && *threshold > 0),
+          where + ".sancus_change_threshold",
+          "must be a positive relative change (e.g. 0.03 for 3 %)");
+  const auto& fraction = config.sancus_broadcast_fraction;
+  require(!fraction || (*fraction >= 0 && *fraction <= 1), where + ".sancus_broadcast_fraction",
+          "must be a chance between 0 and 1");
+}
+
+}  // namespace
+
 DistributionConfig distribution_config_from_json(const nlohmann::json& object,
                                                  const DistributionConfig& defaults,
                                                  const std::string& where) {
@@ -52,7 +82,10 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("pipeline", config.pipeline);
   reader.read("prefetch", config.prefetch);
   reader.read("p3_first_layer", config.p3_first_layer);
+  reader.read("sancus_bound", config.sancus_bound);
   reader.read("sancus_staleness_epochs", config.sancus_staleness_epochs);
+  reader.read("sancus_change_threshold", config.sancus_change_threshold);
+  reader.read("sancus_broadcast_fraction", config.sancus_broadcast_fraction);
   reader.read("neutronstar_dependencies", config.neutronstar_dependencies);
   reader.read("neutronstar_vertex_seconds", config.neutronstar_vertex_seconds);
   reader.read("neutronstar_edge_seconds", config.neutronstar_edge_seconds);
@@ -78,9 +111,7 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
           where + ".p3_first_layer",
           "'derive' samples every rank's first-layer graph from a whole copy of the structure: it "
           "needs structure replicated");
-  require(config.sancus_staleness_epochs >= 0, where + ".sancus_staleness_epochs",
-          "must be at least 0 (0 = broadcast every epoch), not " +
-              std::to_string(config.sancus_staleness_epochs));
+  check_sancus_bound(config, where);
   require_one_of(where + ".neutronstar_dependencies", config.neutronstar_dependencies,
                  {"cache", "communicate", "hybrid"});
   for (const auto& [field, seconds] :
@@ -126,7 +157,10 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"pipeline", config.pipeline},
           {"prefetch", config.prefetch},
           {"p3_first_layer", config.p3_first_layer},
+          {"sancus_bound", config.sancus_bound},
           {"sancus_staleness_epochs", config.sancus_staleness_epochs},
+          {"sancus_change_threshold", or_null(config.sancus_change_threshold)},
+          {"sancus_broadcast_fraction", or_null(config.sancus_broadcast_fraction)},
           {"neutronstar_dependencies", config.neutronstar_dependencies},
           {"neutronstar_vertex_seconds", or_null(config.neutronstar_vertex_seconds)},
           {"neutronstar_edge_seconds", or_null(config.neutronstar_edge_seconds)},
@@ -178,8 +212,14 @@ const std::vector<ConfigOption>& experiment_options() {
             {"p3-first-layer", "distribution.p3_first_layer",
              "p3: push (the owner sends each batch's first-layer graph) or derive (it sends its "
              "seeds and every rank samples the graph itself; structure replicated)"},
+            {"sancus-bound", "distribution.sancus_bound",
+             "sancus: epochs (SCS-E), adaptive (SCS-A) or change (SCS-H)"},
             {"sancus-staleness", "distribution.sancus_staleness_epochs",
-             "sancus: epochs ranks go on with their peers' last broadcast (SCS-E; 0 = none)"},
+             "sancus, epochs and adaptive bounds: epochs of stale peer blocks (0 = none)"},
+            {"sancus-change-threshold", "distribution.sancus_change_threshold",
+             "sancus, change bound: relative change of a block that is broadcast (e.g. 0.03)"},
+            {"sancus-broadcast-fraction", "distribution.sancus_broadcast_fraction",
+             "sancus, change bound, simulate only: chance a block changed beyond the threshold"},
             {"neutronstar", "distribution.neutronstar_dependencies",
              "neutronstar: cache (DepCache), communicate (DepComm) or hybrid"},
             {"ranks-per-machine", "distribution.ranks_per_machine",

@@ -44,10 +44,19 @@ struct DistributionConfig {
   // pure function of the seeds and the shared sampling seed), which trades the network for
   // (ranks - 1) times the sampling work and needs the structure replicated (docs/plans.md).
   std::string p3_first_layer = "push";
-  // SANCUS's skip-broadcast with the SCS-E bound (strategies/sancus.hpp): the epochs a rank's
-  // peers may go on with its embeddings and gradients from its last broadcast; the ranks broadcast
-  // every sancus_staleness_epochs + 1 epochs. 0: every epoch (no staleness). sancus only.
+  // SANCUS's skip-broadcast (strategies/sancus.hpp); sancus only. The bound on staleness:
+  // "epochs" (SCS-E: every rank broadcasts every sancus_staleness_epochs + 1 epochs; 0 = every
+  // epoch, no staleness), "adaptive" (SCS-A: a rank broadcasts once it has computed
+  // sancus_staleness_epochs epochs with a stale copy of a peer's block) or "change" (SCS-H: a rank
+  // broadcasts a block that changed by more than sancus_change_threshold, relative, since the
+  // copy its peers hold).
+  std::string sancus_bound = "epochs";
   int sancus_staleness_epochs = 0;
+  std::optional<double> sancus_change_threshold;
+  // SCS-H in simulate, which computes no values: the chance that a block changed by more than the
+  // threshold in an epoch (a seeded draw per rank, layer and epoch). run_experiment measures the
+  // change itself, and reports the share of blocks it broadcast.
+  std::optional<double> sancus_broadcast_fraction;
   // NeutronStar's dependency management (strategies/neutronstar.hpp): "cache" (DepCache),
   // "communicate" (DepComm) or "hybrid", and its cost model's Tv, Te and Tc in seconds per value.
   // Unset, they are probed where the cluster is known, as NeutronStar probes them on its

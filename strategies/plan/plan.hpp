@@ -269,6 +269,11 @@ struct Plan {
   std::vector<TensorSpec> tensors;
   std::vector<ParameterSpec> parameters;
   std::vector<Op> ops;
+  // What the strategy's planning of this rank's next iteration starts from
+  // (RankIteration::carried_state): decisions that depend on the ones before (SANCUS's adaptive
+  // bound counts the epochs a rank computed with stale copies). Planning state, not work: plan
+  // files leave it out.
+  std::vector<std::int32_t> carried_state;
 
   // Bytes this rank sends / receives, by traffic kind, over every communication op (sampling
   // requests and replies included).

@@ -36,9 +36,22 @@ ExperimentConfig sancus_config(int staleness_epochs, const std::string& kind = "
   return config;
 }
 
+// Every rank's plan of `epoch`, as the run's first plan (nothing carried from an epoch before).
 std::vector<Plan> sancus_plans(const StrategyContext& context, int epoch) {
   const BatchSchedule schedule(cora().split.train, context.partition, 0, 5);
   return plan_iteration(*context.strategy, context, cora().graph, schedule, 9, epoch, 0);
+}
+
+// Every rank's plans of epochs 1 to `last`, each carrying the state of the one before: [epoch - 1].
+std::vector<std::vector<Plan>> sancus_run(const StrategyContext& context, int last) {
+  const BatchSchedule schedule(cora().split.train, context.partition, 0, 5);
+  std::vector<std::vector<std::int32_t>> carried;
+  std::vector<std::vector<Plan>> epochs;
+  for (int epoch = 1; epoch <= last; ++epoch) {
+    epochs.push_back(plan_iteration(*context.strategy, context, cora().graph, schedule, 9, epoch, 0,
+                                    {}, &carried));
+  }
+  return epochs;
 }
 
 std::int64_t parameter_elements(const StrategyContext& context) {
@@ -102,17 +115,21 @@ TEST(SancusPlans, SkippedEpochsMoveOnlyTheAllReduceAndReadTheKeptCopies) {
   EXPECT_EQ(context.strategy->epoch_cycle(), kStaleness + 1);
   const std::int64_t all_reduce =
       4 * ring_all_reduce_elements_sent(0, kRanks, parameter_elements(context));
-  const std::vector<Plan> broadcast = sancus_plans(context, 4);
+  const std::vector<std::vector<Plan>> run = sancus_run(context, 5);
+  const std::vector<Plan>& broadcast = run[3];
   for (const int epoch : {2, 3, 5}) {
     SCOPED_TRACE("epoch " + std::to_string(epoch));
-    const std::vector<Plan> skipped = sancus_plans(context, epoch);
+    const std::vector<Plan>& skipped = run[static_cast<std::size_t>(epoch - 1)];
     for (int r = 0; r < kRanks; ++r) {
       const Plan& plan = skipped[static_cast<std::size_t>(r)];
       const TrafficBytes sent = plan.bytes_sent();
       EXPECT_EQ(sent[Traffic::features], 0);
       EXPECT_EQ(sent[Traffic::activations], 0);
       EXPECT_EQ(sent[Traffic::gradients], all_reduce);
-      EXPECT_GT(broadcast[static_cast<std::size_t>(r)].bytes_sent()[Traffic::features], 0);
+      EXPECT_GT(broadcast[static_cast<std::size_t>(r)].bytes_sent()[Traffic::activations], 0);
+      EXPECT_EQ(broadcast[static_cast<std::size_t>(r)].bytes_sent()[Traffic::features], 0)
+          << "the features never change: sent once, in the first epoch";
+      EXPECT_GT(run[0][static_cast<std::size_t>(r)].bytes_sent()[Traffic::features], 0);
       // The copies read now are the ones the broadcast epochs write.
       const auto held = persistent_of(plan);
       EXPECT_EQ(held.size(), 3U) << "layer 0 and 1 blocks of the peer, layer 1 gradients from it";
@@ -129,7 +146,7 @@ TEST(SancusPlans, SkippedEpochsMoveOnlyTheAllReduceAndReadTheKeptCopies) {
 // plan file.
 TEST(PersistentTensors, AreReadBeforeWrittenOnlyAsDeclaredAndSurviveAPlanFile) {
   const StrategyContext context = make_strategy_context(sancus_config(1), cora(), 2);
-  const Plan skipped = sancus_plans(context, 2).front();
+  const Plan skipped = sancus_run(context, 2)[1].front();
   ASSERT_NO_THROW(skipped.validate());
   const auto held = persistent_of(skipped);
   ASSERT_FALSE(held.empty());
@@ -185,8 +202,9 @@ TEST(SancusConfig, TheBoundIsSancusOnlyAndNotNegative) {
 }
 
 TEST(SancusOptions, BroadcastsInTheFirstEpochAndEveryBoundPlusOneAfter) {
-  const SancusOptions every{0};
-  const SancusOptions third{2};
+  const SancusOptions every;
+  SancusOptions third;
+  third.staleness_epochs = 2;
   for (int epoch = 1; epoch <= 7; ++epoch) {
     EXPECT_TRUE(every.broadcasts(epoch));
     EXPECT_EQ(third.broadcasts(epoch), epoch == 1 || epoch == 4 || epoch == 7) << epoch;

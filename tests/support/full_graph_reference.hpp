@@ -81,12 +81,12 @@ inline void expect_full_graph_step(RankEngine& engine, Transport& transport,
 }
 
 // SANCUS's step in one process. Every rank r computes layer l >= 1 for its own nodes from an input
-// whose rows of r's nodes are fresh and whose other rows are the copy of the layer's input kept
-// from the last broadcast epoch; backward, the gradient of a node's row adds its owner's fresh
-// contribution to the other ranks' contributions kept from the last broadcast. Layer 0's input,
-// the features, never changes, so its copies are exact and layer 0 runs once on the whole graph.
-// The caller steps the parameters between epochs (with an optimizer that keeps no state, so that
-// a fresh one per step does the same).
+// whose rows of r's nodes are fresh and whose other rows are the copy kept from their owner's last
+// broadcast of the layer; backward, the gradient of a node's row adds its owner's fresh
+// contribution to the other ranks' contributions kept from the owner's last broadcast. Layer 0's
+// input, the features, never changes, so its copies are exact and layer 0 runs once on the whole
+// graph. The caller steps the parameters between epochs (with an optimizer that keeps no state, so
+// that a fresh one per step does the same).
 class StaleFullGraphReference {
  public:
   StaleFullGraphReference(const ModelSpec& spec, std::uint64_t seed, const Dataset& dataset,
@@ -113,17 +113,29 @@ class StaleFullGraphReference {
 
   // One epoch; `broadcast`: the copies are refreshed first. Returns the loss.
   double step(const TrainingConfig& training, int epoch, bool broadcast) {
+    return step(training, epoch,
+                std::vector<std::vector<char>>(static_cast<std::size_t>(spec_.num_layers()),
+                                               std::vector<char>(num_ranks(), broadcast ? 1 : 0)));
+  }
+  // One epoch where owner q's rows of layer l's input are refreshed first where fresh[l][q] (and
+  // the gradients of those rows then kept); layer 0's entries are not read.
+  double step(const TrainingConfig& training, int epoch,
+              const std::vector<std::vector<char>>& fresh) {
+    fresh_ = fresh;
     for (Parameter* p : parameters()) p->grad.fill(0.0f);
     key_ = full_graph_dropout_key(dataset_, training, epoch);
-    forward(broadcast);
+    forward();
     Matrix grad;
     const double loss = training_loss_gradient(dataset_, outputs_.back(), grad);
-    backward(std::move(grad), broadcast);
+    backward(std::move(grad));
     return loss;
   }
 
  private:
   int num_ranks() const { return partition_.num_parts(); }
+  bool fresh(std::size_t layer, NodeId v) const {
+    return fresh_[layer][static_cast<std::size_t>(partition_.owner(v))] != 0;
+  }
   std::uint64_t layer_key(int layer) const {
     return hash_mix(key_, static_cast<std::uint64_t>(layer));
   }
@@ -139,7 +151,7 @@ class StaleFullGraphReference {
   }
 
   // outputs_[l]: layer l's output over every node, each row computed by its owner (after ReLU).
-  void forward(bool broadcast) {
+  void forward() {
     const auto num_layers = static_cast<std::size_t>(spec_.num_layers());
     layers_.clear();
     layers_.resize(num_layers);
@@ -154,13 +166,16 @@ class StaleFullGraphReference {
     outputs_[0] = layers_[0][0]->forward(block_, inputs_[0][0]);
     if (spec_.layer(0).relu) cpu::relu_forward(outputs_[0]);
     for (std::size_t l = 1; l < num_layers; ++l) {
-      const Matrix& fresh = outputs_[l - 1];
-      if (broadcast) kept_inputs_[l] = fresh;
-      outputs_[l] = Matrix(fresh.rows(), spec_.layer(static_cast<int>(l)).out_dim);
+      const Matrix& computed = outputs_[l - 1];
+      if (kept_inputs_[l].size() == 0) kept_inputs_[l] = Matrix(computed.rows(), computed.cols());
+      for (NodeId v = 0; v < dataset_.num_nodes(); ++v) {
+        if (fresh(l, v)) std::copy_n(computed.row(v), computed.cols(), kept_inputs_[l].row(v));
+      }
+      outputs_[l] = Matrix(computed.rows(), spec_.layer(static_cast<int>(l)).out_dim);
       for (int r = 0; r < num_ranks(); ++r) {
         Matrix input = kept_inputs_[l];
         for (NodeId v = 0; v < dataset_.num_nodes(); ++v) {
-          if (partition_.owner(v) == r) std::copy_n(fresh.row(v), fresh.cols(), input.row(v));
+          if (partition_.owner(v) == r) std::copy_n(computed.row(v), computed.cols(), input.row(v));
         }
         dropout(input, static_cast<int>(l));
         inputs_[l].push_back(std::move(input));
@@ -175,12 +190,12 @@ class StaleFullGraphReference {
   }
 
   // `grad`: of the last layer's output over every node.
-  void backward(Matrix grad, bool broadcast) {
+  void backward(Matrix grad) {
     const auto rate = static_cast<float>(spec_.dropout());
     for (int l = spec_.num_layers() - 1; l >= 1; --l) {
       const auto slot = static_cast<std::size_t>(l);
       if (spec_.layer(l).relu) cpu::relu_backward(outputs_[slot], grad);
-      if (broadcast) kept_gradients_[slot].assign(static_cast<std::size_t>(num_ranks()), Matrix());
+      kept_gradients_[slot].resize(static_cast<std::size_t>(num_ranks()));
       Matrix input_grad(grad.rows(), spec_.layer(l).in_dim);
       for (int r = 0; r < num_ranks(); ++r) {
         Matrix own(grad.rows(), grad.cols());
@@ -189,11 +204,13 @@ class StaleFullGraphReference {
         }
         Matrix contribution = layers_[slot][static_cast<std::size_t>(r)]->backward(own, true);
         if (rate > 0) cpu::dropout_backward(contribution, block_.src_nodes, rate, layer_key(l));
-        if (broadcast) kept_gradients_[slot][static_cast<std::size_t>(r)] = contribution;
+        Matrix& kept = kept_gradients_[slot][static_cast<std::size_t>(r)];
+        if (kept.size() == 0) kept = Matrix(contribution.rows(), contribution.cols());
         for (NodeId v = 0; v < dataset_.num_nodes(); ++v) {
-          const bool owned = partition_.owner(v) == r;
-          const Matrix& added =
-              owned ? contribution : kept_gradients_[slot][static_cast<std::size_t>(r)];
+          // Rows read from a fresh block send their gradients back; the others' owner adds what
+          // came back when it last broadcast.
+          if (fresh(slot, v)) std::copy_n(contribution.row(v), contribution.cols(), kept.row(v));
+          const Matrix& added = partition_.owner(v) == r ? contribution : kept;
           for (std::int64_t c = 0; c < input_grad.cols(); ++c)
             input_grad.row(v)[c] += added.row(v)[c];
         }
@@ -214,7 +231,8 @@ class StaleFullGraphReference {
   std::vector<std::vector<std::unique_ptr<GnnLayer>>> layers_;  // [layer][rank]
   std::vector<std::vector<Matrix>> inputs_;                     // [layer][rank], after dropout
   std::vector<Matrix> outputs_;
-  std::vector<Matrix> kept_inputs_;                  // [layer]: the input of the last broadcast
+  std::vector<std::vector<char>> fresh_;             // [layer][owner]: refreshed this epoch
+  std::vector<Matrix> kept_inputs_;                  // [layer]: owners' rows as last broadcast
   std::vector<std::vector<Matrix>> kept_gradients_;  // [layer][rank]: its input gradient then
 };
 
