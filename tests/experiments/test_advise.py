@@ -1,0 +1,103 @@
+"""experiments/advise: its ranking and its reason on given candidates, and a whole run on Cora
+(every candidate simulated, ranked by epoch time or pruned by the memory limit, the result
+written; options it chooses itself refused before any work)."""
+import importlib.machinery
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ADVISE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "experiments",
+                      "advise")
+loader = importlib.machinery.SourceFileLoader("advise", ADVISE)
+spec = importlib.util.spec_from_loader("advise", loader)
+advise = importlib.util.module_from_spec(spec)
+loader.exec_module(advise)
+
+
+def candidate(name, strategy, seconds, parts, mb):
+    return {"name": name, "strategy": strategy, "fits": True, "epoch_seconds": seconds,
+            "breakdown_seconds": dict(zip(advise.PARTS, parts)),
+            "mean_bytes_sent_per_rank": mb * 1e6, "max_device_peak_bytes": 1}
+
+
+class Ranking(unittest.TestCase):
+    def test_fastest_first_and_the_reason_is_the_largest_gain_over_another_strategy(self):
+        p3 = candidate("p3", "p3", 1.0, [0.1, 0.2, 0.3, 0.4, 0.0], 10)
+        p3_pipelined = candidate("p3 (pipeline)", "p3", 1.1, [0.1, 0.2, 0.3, 0.5, 0.0], 10)
+        dgl = candidate("dgl-pull (hash)", "dgl-pull", 2.5, [0.1, 0.6, 0.3, 1.5, 0.0], 90)
+        pruned = {"name": "dgl-pull (metis)", "strategy": "dgl-pull", "fits": False,
+                  "out_of_memory": "rank 0 needs more"}
+        order = advise.ranked([dgl, pruned, p3_pipelined, p3])
+        self.assertEqual([c["name"] for c in order], ["p3", "p3 (pipeline)", "dgl-pull (hash)"])
+        why = advise.why_it_wins(order)
+        self.assertIn("beats dgl-pull (hash)", why, "against the best of another strategy")
+        self.assertIn("communication, 0.4 s against 1.5 s", why)
+        self.assertIn("2.50x", why)
+
+    def test_one_strategy_or_none(self):
+        only = candidate("p3", "p3", 1.0, [0.0] * 5, 1)
+        self.assertIn("only candidate", advise.why_it_wins([only]))
+        self.assertEqual(advise.why_it_wins([]), "no candidate fits")
+
+    def test_labels_name_what_the_sweeps_chose(self):
+        self.assertEqual(advise.label("p3", [("distribution.cache_budget_bytes", "2147483648"),
+                                             ("distribution.pipeline", "true")]),
+                         "p3 (cache 2 GiB, pipeline)")
+        self.assertEqual(advise.label("p3", [("distribution.cache_budget_bytes", "0"),
+                                             ("distribution.pipeline", "false")]),
+                         "p3 (cache none)")
+        self.assertEqual(advise.label("sancus", [("distribution.sancus_staleness_epochs", "1")]),
+                         "sancus (SCS-E1)")
+
+
+class WholeRun(unittest.TestCase):
+    def run_advise(self, *args):
+        return subprocess.run([sys.executable, ADVISE, "--workload", "cora", "--cluster",
+                               "p3-cluster", "-q", "-j", "2", *args],
+                              capture_output=True, text=True, check=False)
+
+    def test_every_candidate_is_ranked_or_pruned(self):
+        with tempfile.TemporaryDirectory() as folder:
+            output = os.path.join(folder, "advise.json")
+            done = self.run_advise("--output", output)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(output, encoding="utf-8") as f:
+                result = json.load(f)
+            ranked = result["ranked"]
+            self.assertEqual(len(ranked) + len(result["pruned"]), 8)
+            self.assertEqual(result["failed"], [])
+            seconds = [c["epoch_seconds"] for c in ranked]
+            self.assertEqual(seconds, sorted(seconds))
+            self.assertEqual(result["winner"], ranked[0]["name"])
+            self.assertIn(ranked[0]["name"], done.stdout.splitlines()[1])
+            self.assertTrue(result["why"].startswith(ranked[0]["name"] + " beats"))
+            self.assertEqual(len(result["provenance"]["simulate_commands"]), 2)
+
+            # A limit between the smallest and the largest peak prunes some, never those below.
+            peaks = sorted(c["max_device_peak_bytes"] for c in ranked)
+            limit = (peaks[0] + peaks[-1]) / 2
+            done = self.run_advise("--memory-limit", str(limit), "--output", output)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(output, encoding="utf-8") as f:
+                limited = json.load(f)
+            self.assertTrue(limited["pruned"])
+            self.assertTrue(all(c["max_device_peak_bytes"] <= limit for c in limited["ranked"]))
+
+    def test_options_it_chooses_are_refused_before_any_work(self):
+        with tempfile.TemporaryDirectory() as folder:
+            output = os.path.join(folder, "advise.json")
+            done = self.run_advise("--strategy", "p3", "--output", output)
+            self.assertEqual(done.returncode, 2)
+            self.assertIn("--strategy", done.stderr)
+            self.assertFalse(os.path.exists(output))
+            done = self.run_advise("--cache-budgets", "0,lots", "--output", output)
+            self.assertEqual(done.returncode, 2)
+            self.assertIn("--cache-budgets", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
