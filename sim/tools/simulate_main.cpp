@@ -521,8 +521,18 @@ void collect(const Setup& setup, const Child& child, const std::string& message,
   }
 }
 
+// A sweep's progress after each point: how many are done and about how long the rest take (on
+// stderr, so that the table on stdout stays one row per point).
+void print_sweep_progress(std::size_t finished, std::size_t total, double elapsed_seconds) {
+  const double left_seconds =
+      elapsed_seconds / static_cast<double>(finished) * static_cast<double>(total - finished);
+  std::fprintf(stderr, "simulate: %zu of %zu points after %.1f s, about %.1f s left\n", finished,
+               total, elapsed_seconds, left_seconds);
+}
+
 // Runs the points in child processes, up to --jobs at once; none starts after a failure.
 PointRuns run_points(const Setup& setup) {
+  const Stopwatch clock;
   PointRuns runs;
   runs.results.resize(setup.points.size());
   std::map<pid_t, Child> running;
@@ -546,6 +556,9 @@ PointRuns run_points(const Setup& setup) {
     running.erase(it);
     ++finished;
     collect(setup, child, message, status, runs);
+    if (!setup.quiet && finished < setup.points.size() && runs.failure.empty()) {
+      print_sweep_progress(finished, setup.points.size(), clock.seconds());
+    }
   }
   return runs;
 }
