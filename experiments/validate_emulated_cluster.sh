@@ -279,6 +279,14 @@ echo "ranks ran in $seen distinct namespaces: $(sort -u "$scratch/where.txt" | t
 
 mkdir -p "$output/runs" "$output/logs"
 output="$(realpath "$output")"
+
+# What a run on real machines starts with (docs/cluster.md): every namespace sees the same tools,
+# and the links between them, before any shaping. The namespaces share a host name: every pair.
+echo "== cluster check: the tools every namespace sees, and the unshaped links"
+mpirun_in_cluster "$num_namespaces" --per-machine 1 "$build/exec/cluster_check" --pairs ranks \
+  --path "$run_experiment" --path "$build/sim/simulate" --output "$output/cluster_check.json" \
+  > "$output/logs/cluster-check.txt" 2>&1 || fail "cluster check failed: $output/logs/cluster-check.txt"
+sed 's/^/  /' "$output/logs/cluster-check.txt"
 manifest="$output/runs.tsv"
 printf 'rate_gbps\thidden\tranks\tstrategy\tresult\texit_code\twall_seconds\tload_average_before\tcompute_time_ratio\n' > "$manifest"
 
