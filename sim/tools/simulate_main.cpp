@@ -526,6 +526,7 @@ void collect(const Setup& setup, const Child& child, const std::string& message,
 void print_sweep_progress(std::size_t finished, std::size_t total, double elapsed_seconds) {
   const double left_seconds =
       elapsed_seconds / static_cast<double>(finished) * static_cast<double>(total - finished);
+  std::fflush(stdout);  // the point's row first, where stdout is a pipe
   std::fprintf(stderr, "simulate: %zu of %zu points after %.1f s, about %.1f s left\n", finished,
                total, elapsed_seconds, left_seconds);
 }
