@@ -52,6 +52,16 @@ class Ranking(unittest.TestCase):
                          "p3 (cache none)")
         self.assertEqual(advise.label("sancus", [("distribution.sancus_staleness_epochs", "1")]),
                          "sancus (SCS-E1)")
+        self.assertEqual(advise.label("dgl-pull", [("distribution.partitioner", "metis"),
+                                                   ("training.batch_size", "1000")]),
+                         "dgl-pull (metis, batch 1000)")
+
+    def test_batch_sizes_multiply_the_mini_batch_candidates_only(self):
+        plain = advise.families(False, [0])
+        sized = advise.families(False, [0], [500, 1000])
+        self.assertEqual([len(advise.list_points(f)) for f in sized],
+                         [2 * len(advise.list_points(f)) for f in plain])
+        self.assertEqual(sized[0]["sweeps"]["training.batch_size"], ["500", "1000"])
 
 
 class WholeRun(unittest.TestCase):
@@ -97,6 +107,10 @@ class WholeRun(unittest.TestCase):
             done = self.run_advise("--cache-budgets", "0,lots", "--output", output)
             self.assertEqual(done.returncode, 2)
             self.assertIn("--cache-budgets", done.stderr)
+            done = self.run_advise("--full-graph", "--batch-sizes", "100", "--output", output)
+            self.assertEqual(done.returncode, 2)
+            self.assertIn("--batch-sizes", done.stderr)
+            self.assertFalse(os.path.exists(output))
 
 
 if __name__ == "__main__":
