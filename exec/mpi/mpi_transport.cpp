@@ -698,6 +698,17 @@ std::vector<std::vector<float>> MpiTransport::all_gather_control(std::span<const
   return values;
 }
 
+MPI_Comm pair_communicator(MPI_Comm world, int a, int b) {
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  const bool in_pair = rank == a || rank == b;
+  MPI_Comm pair = MPI_COMM_NULL;
+  if (MPI_Comm_split(world, in_pair ? 0 : MPI_UNDEFINED, rank == a ? 0 : 1, &pair) != MPI_SUCCESS) {
+    throw Error("MPI_Comm_split failed");
+  }
+  return pair;
+}
+
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;

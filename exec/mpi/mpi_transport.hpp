@@ -126,6 +126,10 @@ class ProgressTimeout : public Error {
   using Error::Error;
 };
 
+// Ranks `a` and `b` of `world` as a communicator of their own, `a` its rank 0 (MPI_COMM_NULL on
+// every other rank; the caller frees it). Collective over `world`.
+MPI_Comm pair_communicator(MPI_Comm world, int a, int b);
+
 // The first line of the MPI library's version string, for provenance.
 std::string mpi_library_version();
 

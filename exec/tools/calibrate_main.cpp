@@ -128,11 +128,8 @@ std::optional<Settings> parse(int argc, char** argv) {
 }
 
 // Ranks 0 and 1 as a transport of their own, over `transport` (null on other ranks). Collective.
-std::unique_ptr<Transport> pair_transport(const std::string& transport, int rank, int local) {
-  MPI_Comm split = MPI_COMM_NULL;
-  if (MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &split) != MPI_SUCCESS) {
-    throw Error("MPI_Comm_split failed");
-  }
+std::unique_ptr<Transport> pair_transport(const std::string& transport, int local) {
+  MPI_Comm split = pair_communicator(MPI_COMM_WORLD, 0, 1);
   std::unique_ptr<Transport> pair;
   if (split != MPI_COMM_NULL) {
     pair = make_data_transport(transport, split, local);
@@ -325,7 +322,7 @@ void time_compute_cases(const Settings& settings, const std::vector<ComputeCase>
 void time_network(const Settings& settings, Transport& world, Transport& collective, int local,
                   Measurements& measured) {
   if (world.size() < 2) return;
-  const std::unique_ptr<Transport> pair = pair_transport(settings.transport, world.rank(), local);
+  const std::unique_ptr<Transport> pair = pair_transport(settings.transport, local);
   if (pair != nullptr) {
     measured.ping_pongs = ping_pong(*pair, settings.ping_pong_bytes, settings.transfer);
   }

@@ -64,16 +64,6 @@ std::optional<Settings> parse(int argc, char** argv, int rank) {
   return settings;
 }
 
-// Rank 0's problem with its output (it writes it), told to every rank: all stop, or none.
-void agree_on_output(const std::string& output, int rank) {
-  std::string problem = rank == 0 ? output_path_problem(output) : "";
-  int length = static_cast<int>(problem.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  problem.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(problem.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
-  if (!problem.empty()) throw ConfigError("--output", problem);
-}
-
 std::string host_name() {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
@@ -81,36 +71,23 @@ std::string host_name() {
   return std::string(name, static_cast<std::size_t>(length));
 }
 
-// Every rank's view, on rank 0 (empty elsewhere).
-std::vector<RankView> gather_views(const RankView& mine, int rank, int num_ranks) {
-  const std::string text = to_json(mine).dump();
-  int length = static_cast<int>(text.size());
-  std::vector<int> lengths(static_cast<std::size_t>(num_ranks));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<int> offsets(static_cast<std::size_t>(num_ranks), 0);
-  for (std::size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
-  std::string all(rank == 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, ' ');
-  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-              0, MPI_COMM_WORLD);
+// Every rank's view, on rank 0 (empty elsewhere). Collective.
+std::vector<RankView> gather_views(MpiTransport& world, const RankView& mine) {
   std::vector<RankView> views;
-  if (rank != 0) return views;
-  for (int r = 0; r < num_ranks; ++r) {
-    const auto slot = static_cast<std::size_t>(r);
-    views.push_back(rank_view_from_json(nlohmann::json::parse(all.substr(
-        static_cast<std::size_t>(offsets[slot]), static_cast<std::size_t>(lengths[slot])))));
+  for (const std::string& text : world.gather_to_root(to_json(mine).dump())) {
+    views.push_back(rank_view_from_json(nlohmann::json::parse(text)));
   }
   return views;
 }
 
-std::vector<std::string> all_hosts(const std::string& mine, int num_ranks) {
-  std::vector<char> names(static_cast<std::size_t>(num_ranks) * MPI_MAX_PROCESSOR_NAME, '\0');
-  std::vector<char> padded(MPI_MAX_PROCESSOR_NAME, '\0');
-  std::copy(mine.begin(), mine.end(), padded.begin());
-  MPI_Allgather(padded.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(),
-                MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+// Every rank's host, on every rank. Collective.
+std::vector<std::string> all_hosts(MpiTransport& world, const std::string& mine) {
+  TransferTiming timing;
   std::vector<std::string> hosts;
-  for (int r = 0; r < num_ranks; ++r)
-    hosts.emplace_back(&names[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+  for (const std::vector<std::byte>& name :
+       world.all_gather(std::as_bytes(std::span(mine)), Traffic::structure, timing)) {
+    hosts.emplace_back(reinterpret_cast<const char*>(name.data()), name.size());
+  }
   return hosts;
 }
 
@@ -121,26 +98,25 @@ struct PairTiming {
 };
 
 // Collective: every pair in turn, the others waiting; every rank gets every timing.
-std::vector<PairTiming> time_pairs(const std::vector<std::pair<int, int>>& pairs,
-                                   std::int64_t bytes, int rank) {
+std::vector<PairTiming> time_pairs(MpiTransport& world,
+                                   const std::vector<std::pair<int, int>>& pairs,
+                                   std::int64_t bytes) {
   std::vector<PairTiming> timings;
   const std::vector<std::int64_t> sizes = {0, bytes};
   for (const auto& [a, b] : pairs) {
-    const bool in_pair = rank == a || rank == b;
-    MPI_Comm pair = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, in_pair ? 0 : MPI_UNDEFINED, rank == a ? 0 : 1, &pair);
-    double measured[2] = {0, 0};
+    MPI_Comm pair = pair_communicator(MPI_COMM_WORLD, a, b);
+    std::vector<TransferSample> samples(sizes.size());
     if (pair != MPI_COMM_NULL) {
       {
         MpiTransport transport(pair);
-        const std::vector<TransferSample> samples = ping_pong(transport, sizes, {});
-        if (rank == a) measured[0] = samples[0].seconds, measured[1] = samples[1].seconds;
+        samples = ping_pong(transport, sizes, {});
       }
       MPI_Comm_free(&pair);
     }
-    double agreed[2] = {0, 0};
-    MPI_Allreduce(measured, agreed, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    timings.push_back({a, b, agreed[0], static_cast<double>(bytes) / agreed[1]});
+    // The pair's times, every other rank's 0.
+    const double latency = world.max_over_ranks(samples[0].seconds);
+    const double seconds = world.max_over_ranks(samples[1].seconds);
+    timings.push_back({a, b, latency, static_cast<double>(bytes) / seconds});
   }
   return timings;
 }
@@ -184,14 +160,17 @@ void report(const Settings& settings, const std::vector<RankView>& views,
 
 int cluster_check(int argc, char** argv) {
   MpiSession session(&argc, &argv);
-  int rank = 0;
-  int num_ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &num_ranks);
+  MpiTransport world;
+  const int rank = world.rank();
   const std::optional<Settings> parsed = parse(argc, argv, rank);
   if (!parsed) return 0;
   const Settings& settings = *parsed;
-  agree_on_output(settings.output, rank);
+  // Rank 0 writes the result: its problem with the path stops every rank, rank 0 saying why.
+  const std::string problem = rank == 0 ? output_path_problem(settings.output) : "";
+  if (world.max_over_ranks(problem.empty() ? 0.0 : 1.0) > 0) {
+    if (rank == 0) throw ConfigError("--output", problem);
+    return 2;
+  }
   RankView mine{rank, host_name(), {}};
   try {
     mine.files.push_back(fingerprint_file(std::filesystem::canonical("/proc/self/exe").string()));
@@ -199,10 +178,10 @@ int cluster_check(int argc, char** argv) {
   } catch (const std::exception& error) {
     abort_all_ranks("rank " + std::to_string(rank) + ": " + error.what(), 1);
   }
-  const std::vector<RankView> views = gather_views(mine, rank, num_ranks);
-  const std::vector<std::string> hosts = all_hosts(mine.host, num_ranks);
+  const std::vector<RankView> views = gather_views(world, mine);
+  const std::vector<std::string> hosts = all_hosts(world, mine.host);
   const std::vector<PairTiming> timings =
-      time_pairs(pairs_to_time(hosts, settings.per_host), settings.bytes, rank);
+      time_pairs(world, pairs_to_time(hosts, settings.per_host), settings.bytes);
   if (rank != 0) return 0;
   const std::vector<std::string> differences = file_differences(views);
   report(settings, views, differences, hosts, timings, argc, argv);
