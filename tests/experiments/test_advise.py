@@ -59,8 +59,8 @@ class Ranking(unittest.TestCase):
     def test_batch_sizes_multiply_the_mini_batch_candidates_only(self):
         plain = advise.families(False, [0])
         sized = advise.families(False, [0], [500, 1000])
-        self.assertEqual([len(advise.list_points(f)) for f in sized],
-                         [2 * len(advise.list_points(f)) for f in plain])
+        self.assertEqual([advise.point_count(f) for f in sized],
+                         [2 * advise.point_count(f) for f in plain])
         self.assertEqual(sized[0]["sweeps"]["training.batch_size"], ["500", "1000"])
 
 
