@@ -76,12 +76,11 @@ class Transport {
   }
 
   // Started versions of all_to_all and all_reduce_sum, for plans: the same messages (the
-  // all-to-all posts its steps in blocks, all_to_all_blocks in collective_schedule.hpp, instead of
-  // one by one; the all-reduce runs the same steps), completed by the returned transfer. The
-  // receiver knows the sizes in advance: receive_bytes[q] from rank q, and a different size is an
-  // error. `send` must stay valid until completion. Every rank starts its calls in the same order,
-  // as for the blocking ones.
-  // The all-to-all's steps go in blocks of `block_steps` (all_to_all_blocks).
+  // all-to-all posts its steps in blocks of `block_steps`, all_to_all_blocks in
+  // collective_schedule.hpp, instead of one by one; the all-reduce runs the same steps), completed
+  // by the returned transfer. The receiver knows the sizes in advance: receive_bytes[q] from rank
+  // q, and a different size is an error. `send` must stay valid until completion. Every rank
+  // starts its calls in the same order, as for the blocking ones.
   virtual std::unique_ptr<PendingTransfer> start_all_to_all(
       const std::vector<std::span<const std::byte>>& send,
       const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) = 0;
