@@ -8,11 +8,14 @@
 #   4. bench_cuda_kernels: kernel throughput against the device's peaks, our aggregation kernel
 #      against cuSPARSE;
 #   5. a GPU calibration for simulate: the network over MPI between two ranks of this machine
-#      (--quick), then every compute case on one rank's GPU (full);
+#      (--quick), then every compute case on one rank's GPU (full); and the host's sampling rate
+#      on the calibration's graph and on products-like (bench_sampler);
 #   6. one epoch of mini-batch GraphSAGE on the full products-like preset with stored features
 #      (batch 1000, fanouts 25,10), hidden 32 and 256, on the GPU and on the CPU of the same
 #      machine, one rank each; on the GPU with inputs gathered there and gathered on the host;
-#      one over NCCL; one of GAT (its attention on the GPU); and p3 on 2 ranks sharing the GPU.
+#      one over NCCL; one of GAT (its attention on the GPU); and p3 on 2 ranks sharing the GPU;
+#   7. full-graph roc, neutronstar and sancus (each of its bounds) on 2 ranks sharing the GPU,
+#      against the same runs on the CPU (experiments/gpu_full_graph_check.sh).
 # Writes every log and result under --output, a summary line per step in summary.tsv, and prints
 # a table of the epoch times at the end.
 #
@@ -28,7 +31,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --output) output=$2; shift 2 ;;
     --skip) skip=",$2,"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "gpu_checks.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -74,6 +77,12 @@ step calibrate_network 180 mpirun "${mpirun_flags[@]}" --bind-to none -np 2 "$bu
   --quick --device cuda -o "$output/calibration-gpu.json"
 step calibrate_compute 600 mpirun "${mpirun_flags[@]}" --bind-to none -np 1 "$build/exec/calibrate" \
   --device cuda -o "$output/calibration-gpu.json"
+# The host's sampling rate on the calibration's graph (csbm, 262,144 nodes, degree 16) and on the
+# products-like graph the epochs below run on: how much a larger graph slows it down.
+step sampler-calibration-graph 60 "$build/experiments/bench_sampler" --threads 1 --seconds 3 \
+  --workload csbm --set workload.num_nodes=262144 --set workload.average_degree=16
+step sampler-products 120 "$build/experiments/bench_sampler" --threads 1 --seconds 3 \
+  --workload products-like
 
 # Unbound, so that the CPU run's OpenMP kernels use every core (mpirun binds a lone rank to one
 # core, which leaves it one thread): execution.omp_threads in each result says what it had.
@@ -102,6 +111,10 @@ step p3-cuda-np2 240 mpirun "${mpirun_flags[@]}" -np 2 "$build/exec/run_experime
   --batch-size 1000 --fanouts 25,10 --hidden 32 --epochs 2 --device cuda \
   --set training.eval_every=-1 -q \
   -o "$output/p3-cuda-np2.json"
+# Full-graph strategies on the GPU: 2 ranks sharing it over MPI, each run beside the same run on
+# the CPU; the loss of every epoch must agree within float32 rounding and the bytes equal.
+step full-graph-np2 300 experiments/gpu_full_graph_check.sh --build "$build" \
+  --output "$output/full-graph" "${mpirun_flags[@]/#/--mpirun-flag=}"
 epoch_run cpu 32
 epoch_run cpu 256
 

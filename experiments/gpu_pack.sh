@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
 done
 
 binaries=(exec/run_experiment exec/calibrate tests/test_backend_kernels_cuda
-  tests/test_gpu_distributed experiments/bench_cuda_kernels)
+  tests/test_gpu_distributed experiments/bench_cuda_kernels experiments/bench_sampler)
 for binary in "${binaries[@]}"; do
   [ -x "$build/$binary" ] || { echo "gpu_pack.sh: $build/$binary is missing (build it)" >&2; exit 2; }
 done

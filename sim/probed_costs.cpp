@@ -20,7 +20,9 @@ NeutronStarCosts neutronstar_costs(const ClusterSpec& cluster, int hidden) {
   NeutronStarCosts costs;
   costs.vertex_seconds = seconds_at(cost.dense_flops_per_second, 2.0 * hidden) +
                          seconds_at(cost.memory_bytes_per_second, 2 * kBytesPerValue);
-  costs.edge_seconds = seconds_at(cost.sparse_flops_per_second, 2);
+  // Te is per edge and value: a multiply-add, and the edge's own entry shared by `hidden` values.
+  costs.edge_seconds = seconds_at(cost.sparse_flops_per_second, 2) +
+                       seconds_at(cost.sparse_entries_per_second, 1.0 / std::max(1, hidden));
   const double narrowest = std::min(cluster.device_link.bandwidth_bytes_per_second,
                                     cluster.nic.bandwidth_bytes_per_second);
   costs.transfer_seconds = kBytesPerValue / narrowest;

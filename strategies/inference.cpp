@@ -561,6 +561,7 @@ int PlanWriter::combine(int l, std::size_t k, std::size_t c, int input, int prod
   const std::int64_t terms = block.num_edges() + (model_.gcn_normalised() ? block.num_dst : 0);
   // GraphSAGE's self term is one addition per output entry: memory-bound, in the bytes.
   op.sparse_flops = 2.0 * static_cast<double>(terms) * shape.out_dim;
+  op.sparse_entries = terms;
   op.flops = op.sparse_flops;
   op.memory_bytes = (sage ? 2 : 1) * builder_.tensor(output).bytes();
   builder_.add_op(std::move(op));

@@ -191,6 +191,7 @@ int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
 void set_layer_work(Op& op, const ModelSpec::LayerWork& work) {
   op.flops = work.total_flops();
   op.sparse_flops = work.sparse_flops;
+  op.sparse_entries = static_cast<std::int64_t>(work.sparse_entries);
   op.memory_bytes = static_cast<std::int64_t>(work.memory_bytes);
 }
 

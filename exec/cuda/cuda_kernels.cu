@@ -32,11 +32,25 @@ __global__ void add_row_vector_kernel(float* y, const float* bias, std::int64_t 
   for (std::int64_t i = first_index(); i < rows * cols; i += stride()) y[i] += bias[i % cols];
 }
 
-__global__ void column_sums_kernel(const float* grad, std::int64_t rows, std::int64_t cols,
-                                   float* bias_grad) {
+// One thread per chunk and column; neighbouring threads read neighbouring columns of a row.
+__global__ void chunk_column_sums_kernel(const float* grad, std::int64_t rows, std::int64_t cols,
+                                         std::int64_t chunk_rows, std::int64_t chunks,
+                                         double* chunk_sums) {
+  for (std::int64_t t = first_index(); t < chunks * cols; t += stride()) {
+    const std::int64_t chunk = t / cols;
+    const std::int64_t j = t % cols;
+    const std::int64_t end = min(rows, (chunk + 1) * chunk_rows);
+    double sum = 0.0;
+    for (std::int64_t i = chunk * chunk_rows; i < end; ++i) sum += grad[i * cols + j];
+    chunk_sums[t] = sum;
+  }
+}
+
+__global__ void add_chunk_sums_kernel(const double* chunk_sums, std::int64_t chunks,
+                                      std::int64_t cols, float* bias_grad) {
   for (std::int64_t j = first_index(); j < cols; j += stride()) {
     double sum = 0.0;
-    for (std::int64_t i = 0; i < rows; ++i) sum += grad[i * cols + j];
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) sum += chunk_sums[chunk * cols + j];
     bias_grad[j] += static_cast<float>(sum);
   }
 }
@@ -144,9 +158,14 @@ void add_row_vector(float* y, const float* bias, std::int64_t rows, std::int64_t
 }
 
 void accumulate_column_sums(const float* grad, std::int64_t rows, std::int64_t cols,
-                            float* bias_grad, cudaStream_t stream) {
-  if (cols == 0) return;
-  column_sums_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(grad, rows, cols, bias_grad);
+                            std::int64_t chunk_rows, double* chunk_sums, float* bias_grad,
+                            cudaStream_t stream) {
+  if (cols == 0 || rows == 0) return;
+  const std::int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+  chunk_column_sums_kernel<<<blocks_for(chunks * cols), kThreads, 0, stream>>>(
+      grad, rows, cols, chunk_rows, chunks, chunk_sums);
+  add_chunk_sums_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(chunk_sums, chunks, cols,
+                                                                   bias_grad);
 }
 
 void gather_rows(const float* source, std::int64_t source_cols, const std::int32_t* rows,

@@ -20,9 +20,12 @@ void spmm_csr(std::int64_t rows, std::int64_t width, const std::int64_t* offsets
 // y[i, j] += bias[j].
 void add_row_vector(float* y, const float* bias, std::int64_t rows, std::int64_t cols,
                     cudaStream_t stream);
-// bias_grad[j] += sum over i of grad[i, j], summed in double in row order (as the CPU does).
+// bias_grad[j] += sum over i of grad[i, j], in the CPU's order (cpu::kColumnSumChunkRows): in
+// double per chunk of `chunk_rows` rows, into chunk_sums (ceil(rows / chunk_rows) x cols), then
+// over the chunks in order.
 void accumulate_column_sums(const float* grad, std::int64_t rows, std::int64_t cols,
-                            float* bias_grad, cudaStream_t stream);
+                            std::int64_t chunk_rows, double* chunk_sums, float* bias_grad,
+                            cudaStream_t stream);
 // out (count x width) = columns [column_begin, column_begin + width) of source's rows `rows`
 // (source row-major with source_cols columns; rows checked by the caller).
 void gather_rows(const float* source, std::int64_t source_cols, const std::int32_t* rows,

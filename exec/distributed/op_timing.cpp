@@ -51,8 +51,8 @@ nlohmann::json OpKindTable::to_json() const {
   nlohmann::json array = nlohmann::json::array();
   for (const OpKindTotals& t : kinds_) {
     array.push_back({t.count, t.seconds, t.waiting_seconds, t.work.dense_flops, t.work.sparse_flops,
-                     t.work.memory_bytes, t.work.sampled_edges, t.bytes_sent,
-                     t.work.planned_nodes});
+                     t.work.memory_bytes, t.work.sampled_edges, t.bytes_sent, t.work.planned_nodes,
+                     t.work.sparse_entries});
   }
   return array;
 }
@@ -66,7 +66,7 @@ OpKindTable OpKindTable::from_json(const nlohmann::json& array) {
     t.seconds = v.at(1).get<double>();
     t.waiting_seconds = v.at(2).get<double>();
     t.work = {v.at(3).get<double>(), v.at(4).get<double>(), v.at(5).get<double>(),
-              v.at(6).get<double>(), v.at(8).get<double>()};
+              v.at(6).get<double>(), v.at(8).get<double>(), v.at(9).get<double>()};
     t.bytes_sent = v.at(7).get<double>();
   }
   return table;
@@ -102,6 +102,7 @@ nlohmann::json op_kinds_json(std::span<const OpKindTable> ranks, int epochs) {
           {"memory_bytes", work.memory_bytes * per_rank_epoch},
           {"sampled_edges", work.sampled_edges * per_rank_epoch},
           {"planned_nodes", work.planned_nodes * per_rank_epoch},
+          {"sparse_entries", work.sparse_entries * per_rank_epoch},
           {"bytes_sent", bytes_sent * per_rank_epoch}}}};
   }
   return kinds;

@@ -55,7 +55,7 @@ class OpKindTable {
 // Every rank's table over `epochs` measured epochs, per op kind that ran: {"count_per_epoch",
 // "seconds_per_epoch": {"mean", "max"}, "waiting_seconds_per_epoch": {"mean", "max"},
 // "work_per_epoch": {"dense_flops", "sparse_flops", "memory_bytes", "sampled_edges",
-// "planned_nodes", "bytes_sent"}}, means and maxima over ranks (work: mean).
+// "planned_nodes", "sparse_entries", "bytes_sent"}}, means and maxima over ranks (work: mean).
 nlohmann::json op_kinds_json(std::span<const OpKindTable> ranks, int epochs);
 
 // The iteration's plan with every op that ran given its `measured_seconds` (wall time, waiting

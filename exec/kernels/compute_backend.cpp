@@ -12,6 +12,9 @@ class CpuBackend final : public ComputeBackend {
     cpu::gemm(a, transpose_a, b, transpose_b, c, alpha, beta);
   }
   void spmm(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) override { cpu::spmm(a, x, y); }
+  void spmm_transposed(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) override {
+    cpu::spmm(a.transposed(), x, y);
+  }
   void add_row_vector(Matrix& y, const Matrix& bias) override { cpu::add_row_vector(y, bias); }
   void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) override {
     cpu::accumulate_column_sums(grad, bias_grad);

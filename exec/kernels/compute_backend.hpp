@@ -33,6 +33,8 @@ class ComputeBackend {
   virtual void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
                     float alpha = 1.0f, float beta = 0.0f) = 0;
   virtual void spmm(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) = 0;
+  // y = transpose(a) x: spmm(a.transposed(), x, y), bit for bit (a backward pass's aggregation).
+  virtual void spmm_transposed(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) = 0;
   virtual void add_row_vector(Matrix& y, const Matrix& bias) = 0;
   virtual void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) = 0;
   virtual void scale(Matrix& x, float factor) = 0;

@@ -74,14 +74,24 @@ void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) {
   if (bias_grad.rows() != 1 || bias_grad.cols() != grad.cols()) {
     throw Error("accumulate_column_sums: shape mismatch");
   }
-  // Sequential over rows in double: exact enough and independent of thread count.
-  std::vector<double> sums(static_cast<std::size_t>(grad.cols()), 0.0);
-  for (std::int64_t i = 0; i < grad.rows(); ++i) {
-    const float* row = grad.row(i);
-    for (std::int64_t j = 0; j < grad.cols(); ++j) sums[static_cast<std::size_t>(j)] += row[j];
+  const std::int64_t rows = grad.rows();
+  const std::int64_t cols = grad.cols();
+  const std::int64_t chunks = column_sum_chunks(rows);
+  std::vector<double> chunk_sums(static_cast<std::size_t>(chunks * cols), 0.0);
+  // Raw pointers taken once: Matrix's accessors check residency (exec/tensor.hpp) on each call.
+  const float* const values = grad.data();
+#pragma omp parallel for schedule(static) if (rows * cols > 65536)
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    double* sums = chunk_sums.data() + chunk * cols;
+    const std::int64_t end = std::min(rows, (chunk + 1) * kColumnSumChunkRows);
+    for (std::int64_t i = chunk * kColumnSumChunkRows; i < end; ++i) {
+      for (std::int64_t j = 0; j < cols; ++j) sums[j] += values[i * cols + j];
+    }
   }
-  for (std::int64_t j = 0; j < grad.cols(); ++j) {
-    bias_grad.data()[j] += static_cast<float>(sums[static_cast<std::size_t>(j)]);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    double sum = 0.0;
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) sum += chunk_sums[chunk * cols + j];
+    bias_grad.data()[j] += static_cast<float>(sum);
   }
 }
 
@@ -104,8 +114,10 @@ void check_gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
   const auto count = static_cast<std::int64_t>(rows.size());
   std::int32_t lowest = 0;
   std::int32_t highest = 0;
-#pragma omp parallel for schedule(static) reduction(min : lowest) reduction(max : highest) \
-    if (count > 65536)
+#pragma omp parallel for schedule(static) reduction(min       \
+                                                    : lowest) \
+    reduction(max                                             \
+              : highest) if (count > 65536)
   for (std::int64_t i = 0; i < count; ++i) {
     lowest = std::min(lowest, rows[static_cast<std::size_t>(i)]);
     highest = std::max(highest, rows[static_cast<std::size_t>(i)]);

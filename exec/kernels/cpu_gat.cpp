@@ -207,8 +207,7 @@ void gat_attention_backward(const AttentionEdges& edges, const Matrix& grad_out,
 void gat_scores_backward(const Matrix& z, const Matrix& score_grads, const Matrix& a_src,
                          const Matrix& a_dst, std::int64_t num_dst, Matrix& grad_z,
                          Matrix& grad_a_src, Matrix& grad_a_dst) {
-  check_gat_scores_backward(z, score_grads, a_src, a_dst, num_dst, grad_z, grad_a_src,
-                            grad_a_dst);
+  check_gat_scores_backward(z, score_grads, a_src, a_dst, num_dst, grad_z, grad_a_src, grad_a_dst);
   const std::int64_t heads = a_src.rows();
   const std::int64_t head_dim = a_src.cols();
   const std::int64_t num_src = z.rows();

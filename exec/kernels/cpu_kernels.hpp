@@ -66,7 +66,14 @@ void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y);
 
 // y += broadcast(bias) over rows.
 void add_row_vector(Matrix& y, const Matrix& bias);
-// bias_grad (1 x cols) += column sums of grad.
+// Column sums are summed in double, per chunk of this many rows in row order, then over the chunks
+// in chunk order: chunks can be summed in parallel without changing the result, and the CUDA
+// kernel follows the same order, so both give the same bits on any number of threads.
+constexpr std::int64_t kColumnSumChunkRows = 256;
+inline std::int64_t column_sum_chunks(std::int64_t rows) {
+  return (rows + kColumnSumChunkRows - 1) / kColumnSumChunkRows;
+}
+// bias_grad (1 x cols) += column sums of grad, in the order above.
 void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad);
 // x *= factor.
 void scale(Matrix& x, float factor);

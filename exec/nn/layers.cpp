@@ -60,7 +60,7 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
   Matrix grad_input;
   if (transform_first_) {
     Matrix grad_transformed;
-    backend_.spmm(aggregation_.transposed(), grad_out, grad_transformed);
+    backend_.spmm_transposed(aggregation_, grad_out, grad_transformed);
     backend_.gemm(*h_src_, true, grad_transformed, false, weight_grad, 1.0f, 1.0f);
     if (want_input_grad) backend_.gemm(grad_transformed, false, weight, true, grad_input);
   } else {
@@ -68,7 +68,7 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
     if (want_input_grad) {
       Matrix grad_aggregated;
       backend_.gemm(grad_out, false, weight, true, grad_aggregated);
-      backend_.spmm(aggregation_.transposed(), grad_aggregated, grad_input);
+      backend_.spmm_transposed(aggregation_, grad_aggregated, grad_input);
     }
   }
   return grad_input;
@@ -100,7 +100,7 @@ Matrix PropagationLayer::forward(const Block& block, const Matrix& h_src) {
 Matrix PropagationLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
   Matrix grad_input;
-  if (want_input_grad) backend_.spmm(aggregation_.transposed(), grad_out, grad_input);
+  if (want_input_grad) backend_.spmm_transposed(aggregation_, grad_out, grad_input);
   return grad_input;
 }
 

@@ -148,19 +148,20 @@ std::string rate_text(double rate, double unit) {
 
 void print_fits(const std::array<std::optional<CostFit>, kNumOpKinds>& fits,
                 const SamplesByKind& samples) {
-  std::printf("\n%-17s %7s %9s %10s %10s %8s %9s %9s %8s %8s\n", "op kind", "samples", "fixed us",
-              "dense GF/s", "sparse GF/s", "mem GB/s", "Medges/s", "Mnodes/s", "med|res|",
-              "max|res|");
+  std::printf("\n%-17s %7s %9s %10s %10s %8s %9s %9s %9s %8s %8s\n", "op kind", "samples",
+              "fixed us", "dense GF/s", "sparse GF/s", "mem GB/s", "Medges/s", "Mnodes/s",
+              "Mentries/s", "med|res|", "max|res|");
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     if (!fits[k]) continue;
     const OpCost& c = fits[k]->cost;
-    std::printf("%-17s %7zu %9.2f %10s %10s %8s %9s %9s %7.1f%% %7.1f%%\n",
+    std::printf("%-17s %7zu %9.2f %10s %10s %8s %9s %9s %9s %7.1f%% %7.1f%%\n",
                 std::string(to_string(static_cast<OpKind>(k))).c_str(), samples[k].size(),
                 1e6 * c.fixed_seconds, rate_text(c.dense_flops_per_second, 1e9).c_str(),
                 rate_text(c.sparse_flops_per_second, 1e9).c_str(),
                 rate_text(c.memory_bytes_per_second, 1e9).c_str(),
                 rate_text(c.sampled_edges_per_second, 1e6).c_str(),
                 rate_text(c.planned_nodes_per_second, 1e6).c_str(),
+                rate_text(c.sparse_entries_per_second, 1e6).c_str(),
                 100 * fits[k]->summary.median_abs_relative_residual,
                 100 * fits[k]->summary.max_abs_relative_residual);
   }

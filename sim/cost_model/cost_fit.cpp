@@ -12,15 +12,16 @@
 namespace gnnbed {
 namespace {
 
-constexpr std::size_t kNumTerms = 5;
-constexpr std::array<const char*, kNumTerms> kTermNames = {
-    "dense_flops", "sparse_flops", "memory_bytes", "sampled_edges", "planned_nodes"};
+constexpr std::size_t kNumTerms = 6;
+constexpr std::array<const char*, kNumTerms> kTermNames = {"dense_flops",   "sparse_flops",
+                                                           "memory_bytes",  "sampled_edges",
+                                                           "planned_nodes", "sparse_entries"};
 // Unit columns closer than this are the same direction (exactly proportional work).
 constexpr double kProportionalTolerance = 1e-9;
 
 std::array<double, kNumTerms> term_work(const OpWork& work) {
-  return {work.dense_flops, work.sparse_flops, work.memory_bytes, work.sampled_edges,
-          work.planned_nodes};
+  return {work.dense_flops,   work.sparse_flops,  work.memory_bytes,
+          work.sampled_edges, work.planned_nodes, work.sparse_entries};
 }
 
 void check_samples(std::span<const CostSample> samples) {
@@ -54,8 +55,11 @@ void set_rate(OpCost& cost, std::size_t term, double rate) {
     case 3:
       cost.sampled_edges_per_second = rate;
       return;
-    default:
+    case 4:
       cost.planned_nodes_per_second = rate;
+      return;
+    default:
+      cost.sparse_entries_per_second = rate;
   }
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // Fitting the cost model to measurements (calibration). For one op kind, time = fixed_seconds +
-// sum over its work terms of work / rate (sim/cost_model/cost_model.hpp); the fit finds the fixed cost
-// and the seconds per unit of every work term (1 / rate) by least squares on the *relative* error,
-// (predicted - measured) / measured, so that small and large ops count alike, with every
+// sum over its work terms of work / rate (sim/cost_model/cost_model.hpp); the fit finds the fixed
+// cost and the seconds per unit of every work term (1 / rate) by least squares on the *relative*
+// error, (predicted - measured) / measured, so that small and large ops count alike, with every
 // coefficient non-negative (a negative cost per FLOP means nothing). Only the terms whose work is
 // non-zero in some sample are fitted. The network's latency and bandwidth are the same fit with
 // one term: latency + bytes / bandwidth.

@@ -36,8 +36,12 @@ OpKind op_kind_from_name(const std::string& name, const std::string& where) {
 }  // namespace
 
 OpWork work_of(const Op& op) {
-  return {op.flops - op.sparse_flops, op.sparse_flops, static_cast<double>(op.memory_bytes),
-          static_cast<double>(op.sampled_edges), static_cast<double>(op.planned_nodes)};
+  return {op.flops - op.sparse_flops,
+          op.sparse_flops,
+          static_cast<double>(op.memory_bytes),
+          static_cast<double>(op.sampled_edges),
+          static_cast<double>(op.planned_nodes),
+          static_cast<double>(op.sparse_entries)};
 }
 
 OpWork& OpWork::operator+=(const OpWork& other) {
@@ -46,6 +50,7 @@ OpWork& OpWork::operator+=(const OpWork& other) {
   memory_bytes += other.memory_bytes;
   sampled_edges += other.sampled_edges;
   planned_nodes += other.planned_nodes;
+  sparse_entries += other.sparse_entries;
   return *this;
 }
 
@@ -59,7 +64,8 @@ double OpCost::work_seconds(const OpWork& work) const {
          term_seconds(work.sampled_edges, sampled_edges_per_second, "sampled edges",
                       "sampled_edges_per_second") +
          term_seconds(work.planned_nodes, planned_nodes_per_second, "planned nodes",
-                      "planned_nodes_per_second");
+                      "planned_nodes_per_second") +
+         (sparse_entries_per_second > 0 ? work.sparse_entries / sparse_entries_per_second : 0.0);
 }
 
 nlohmann::json OpCost::to_json() const {
@@ -69,6 +75,8 @@ nlohmann::json OpCost::to_json() const {
   if (memory_bytes_per_second > 0) object["memory_bytes_per_second"] = memory_bytes_per_second;
   if (sampled_edges_per_second > 0) object["sampled_edges_per_second"] = sampled_edges_per_second;
   if (planned_nodes_per_second > 0) object["planned_nodes_per_second"] = planned_nodes_per_second;
+  if (sparse_entries_per_second > 0)
+    object["sparse_entries_per_second"] = sparse_entries_per_second;
   return object;
 }
 
@@ -81,6 +89,7 @@ OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where)
   reader.read("memory_bytes_per_second", cost.memory_bytes_per_second);
   reader.read("sampled_edges_per_second", cost.sampled_edges_per_second);
   reader.read("planned_nodes_per_second", cost.planned_nodes_per_second);
+  reader.read("sparse_entries_per_second", cost.sparse_entries_per_second);
   reader.finish();
   // Ranges the simulator's arithmetic handles: a rate is 0 (no such work), or at least 1 per
   // second and finite (calibration writes the largest double for work it found free); a fixed
@@ -91,7 +100,8 @@ OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where)
                                   {"sparse_flops_per_second", cost.sparse_flops_per_second},
                                   {"memory_bytes_per_second", cost.memory_bytes_per_second},
                                   {"sampled_edges_per_second", cost.sampled_edges_per_second},
-                                  {"planned_nodes_per_second", cost.planned_nodes_per_second}}) {
+                                  {"planned_nodes_per_second", cost.planned_nodes_per_second},
+                                  {"sparse_entries_per_second", cost.sparse_entries_per_second}}) {
     require(rate == 0 || (rate >= 1 && std::isfinite(rate)), reader.path(key),
             "must be 0 (no such work) or a finite rate of at least 1 per second");
   }

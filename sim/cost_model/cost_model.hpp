@@ -21,13 +21,16 @@ struct OpWork {
   double memory_bytes = 0;
   double sampled_edges = 0;
   double planned_nodes = 0;
+  double sparse_entries = 0;
 
   OpWork& operator+=(const OpWork& other);
 };
 OpWork work_of(const Op& op);
 
 // time = fixed_seconds + dense_flops / dense_flops_per_second + ... ; a rate of 0 means the term
-// does not apply (its work must then be 0, or the cost is undefined and seconds() throws).
+// does not apply (its work must then be 0, or the cost is undefined and seconds() throws). The
+// exception is sparse_entries: without a rate, their cost is taken to be in the sparse FLOPs' (as
+// in cost models fitted before entries were counted).
 struct OpCost {
   double fixed_seconds = 0;
   double dense_flops_per_second = 0;
@@ -35,6 +38,7 @@ struct OpCost {
   double memory_bytes_per_second = 0;
   double sampled_edges_per_second = 0;
   double planned_nodes_per_second = 0;
+  double sparse_entries_per_second = 0;
 
   double seconds(const OpWork& work) const { return fixed_seconds + work_seconds(work); }
   // The terms of `work` alone, without the fixed cost.

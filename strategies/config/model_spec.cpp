@@ -125,6 +125,7 @@ ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::i
   const double aggregated =
       static_cast<double>(num_edges) + (self_loops ? static_cast<double>(num_dst) : 0.0);
   work.sparse_flops = 2.0 * aggregated * width;
+  work.sparse_entries = aggregated;
   if (kind_ == ModelKind::gat) {
     // Attention: a score per row and head from each side (a multiply-add per column), then per
     // edge and head the sum, LeakyReLU, exponential, softmax sum and division.
@@ -147,8 +148,13 @@ ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::
   // Transforming first, the transposed aggregation feeds the weight gradient; aggregating first,
   // it only carries the input gradient. GAT's backward goes through the attention too (the
   // gradients of the coefficients, the softmax and the scores): about twice its forward.
-  work.sparse_flops = (transforms_first(l, in_width) || input_grad) ? forward.sparse_flops : 0.0;
-  if (kind_ == ModelKind::gat) work.sparse_flops = 2.0 * forward.sparse_flops;
+  const bool aggregates = transforms_first(l, in_width) || input_grad;
+  work.sparse_flops = aggregates ? forward.sparse_flops : 0.0;
+  work.sparse_entries = aggregates ? forward.sparse_entries : 0.0;
+  if (kind_ == ModelKind::gat) {
+    work.sparse_flops = 2.0 * forward.sparse_flops;
+    work.sparse_entries = 2.0 * forward.sparse_entries;
+  }
   return work;
 }
 
@@ -158,7 +164,8 @@ ModelSpec::SplitWork ModelSpec::split_forward_work(int l, std::int64_t num_dst,
   if (kind_ != ModelKind::gat) throw Error("only GAT's layers split at a sum over ranks");
   const LayerWork whole = forward_work(l, num_dst, num_src, num_edges, in_width);
   const double scores = gat_score_flops(num_dst, num_src, layer(l).out_dim);
-  return {{whole.dense_flops, scores, whole.memory_bytes}, {0, whole.sparse_flops - scores, 0}};
+  return {{whole.dense_flops, scores, whole.memory_bytes, 0},
+          {0, whole.sparse_flops - scores, 0, whole.sparse_entries}};
 }
 
 ModelSpec::SplitWork ModelSpec::split_backward_work(int l, std::int64_t num_dst,
@@ -169,7 +176,8 @@ ModelSpec::SplitWork ModelSpec::split_backward_work(int l, std::int64_t num_dst,
   // The second step sends the score gradients into z and the attention vectors (twice the
   // scores' forward work) and runs the weight products.
   const double scores = 2.0 * gat_score_flops(num_dst, num_src, layer(l).out_dim);
-  return {{0, whole.sparse_flops - scores, 0}, {whole.dense_flops, scores, whole.memory_bytes}};
+  return {{0, whole.sparse_flops - scores, 0, whole.sparse_entries},
+          {whole.dense_flops, scores, whole.memory_bytes, 0}};
 }
 
 }  // namespace gnnbed

@@ -94,6 +94,9 @@ class ModelSpec {
 
   // A layer's work. Multiply-adds count as 2 FLOPs, split into dense weight products and sparse
   // aggregation (one multiply-add per edge and column; GCN adds a self loop per destination).
+  // `sparse_entries` counts the aggregation matrix's entries the layer goes through (built,
+  // transposed, read): work per edge whatever the width, which on a GPU costs more than the
+  // multiply-adds (an index load and a row gathered per entry).
   // `memory_bytes` is what the dense products stream: their input rows read and output rows
   // written (the weights stay in cache). A narrow product (few input or output columns) does few
   // FLOPs per byte and is bound by these bytes rather than by its FLOPs.
@@ -101,6 +104,7 @@ class ModelSpec {
     double dense_flops = 0;
     double sparse_flops = 0;
     double memory_bytes = 0;
+    double sparse_entries = 0;
     double total_flops() const { return dense_flops + sparse_flops; }
   };
   // `in_width` < in_dim counts a partial layer over that many input columns (P3's first layer

@@ -220,6 +220,8 @@ Op op_from_json(const nlohmann::json& object, const std::string& origin) {
   op.ranks_per_machine = json_integer_or<int>(object, "ranks_per_machine", 0);
   op.flops = object.at("flops").get<double>();
   op.sparse_flops = object.at("sparse_flops").get<double>();
+  // Plans recorded before entries were counted have none.
+  op.sparse_entries = json_integer_or<std::int64_t>(object, "sparse_entries", 0);
   op.memory_bytes = json_integer<std::int64_t>(object.at("memory_bytes"), "memory_bytes");
   op.sampled_edges = json_integer<std::int64_t>(object.at("sampled_edges"), "sampled_edges");
   // Plans recorded before planning was counted have none.
@@ -534,6 +536,7 @@ nlohmann::json Plan::to_json() const {
                              {"ranks_per_machine", op.ranks_per_machine},
                              {"flops", op.flops},
                              {"sparse_flops", op.sparse_flops},
+                             {"sparse_entries", op.sparse_entries},
                              {"memory_bytes", op.memory_bytes},
                              {"sampled_edges", op.sampled_edges},
                              {"planned_nodes", op.planned_nodes},

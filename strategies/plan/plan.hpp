@@ -191,10 +191,11 @@ struct Op {
   int ranks_per_machine = 0;
 
   // Work, for the cost model.
-  double flops = 0;                // multiply-adds count 2
-  double sparse_flops = 0;         // the part of `flops` spent aggregating over edges
-  std::int64_t memory_bytes = 0;   // bytes read and written by data-movement ops
-  std::int64_t sampled_edges = 0;  // `sample`
+  double flops = 0;                 // multiply-adds count 2
+  double sparse_flops = 0;          // the part of `flops` spent aggregating over edges
+  std::int64_t sparse_entries = 0;  // aggregation-matrix entries gone through (ModelSpec)
+  std::int64_t memory_bytes = 0;    // bytes read and written by data-movement ops
+  std::int64_t sampled_edges = 0;   // `sample`
   // Planning (host work on the batch after sampling, charged to the op_timing planning op): the
   // nodes whose holder the strategy looked up to decide what to request and where rows come from
   // (dgl-pull: every input node). Strategies whose plans take ids as sampling gave them plan none.

@@ -123,10 +123,23 @@ TEST_F(BackendKernels, AggregationMatchesTheCpuExactly) {
     cpu::spmm(a.transposed(), g, expected);
     backend().spmm(a.transposed(), g, actual);
     expect_identical(actual, expected, "transposed spmm width " + std::to_string(width));
+    backend().spmm_transposed(a, g, actual);
+    expect_identical(actual, expected, "spmm_transposed width " + std::to_string(width));
   }
+  // Mostly empty columns (rows of the transpose), a column index needing 13 bits, repeated
+  // entries of one row in a column.
+  const cpu::SparseMatrix wide = random_sparse(40, 5000, 3, 8);
+  const Matrix g = uniform_matrix(40, 9, -1, 1, 9);
+  Matrix expected;
+  Matrix actual;
+  cpu::spmm(wide.transposed(), g, expected);
+  backend().spmm_transposed(wide, g, actual);
+  expect_identical(actual, expected, "spmm_transposed of a wide matrix");
+
   const Matrix wrong(499, 4);
   Matrix out;
   EXPECT_THROW(backend().spmm(a, wrong, out), Error);
+  EXPECT_THROW(backend().spmm_transposed(a, wrong, out), Error);
 }
 
 TEST_F(BackendKernels, ElementWiseKernelsMatchTheCpuExactly) {
@@ -148,6 +161,11 @@ TEST_F(BackendKernels, ElementWiseKernelsMatchTheCpuExactly) {
   cpu::accumulate_column_sums(x, expected_sums);
   backend().accumulate_column_sums(x, actual_sums);
   expect_identical(actual_sums, expected_sums, "accumulate_column_sums");
+  // Several chunks of rows (cpu::kColumnSumChunkRows), the last one partial.
+  const Matrix tall = uniform_matrix(3 * cpu::kColumnSumChunkRows + 5, 37, -1, 1, 12);
+  cpu::accumulate_column_sums(tall, expected_sums);
+  backend().accumulate_column_sums(tall, actual_sums);
+  expect_identical(actual_sums, expected_sums, "accumulate_column_sums over chunks");
 
   cpu::scale(expected, 0.3f);
   backend().scale(actual, 0.3f);

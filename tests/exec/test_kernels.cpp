@@ -1,6 +1,8 @@
 // CPU kernels against straightforward loops and closed forms.
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "exec/kernels/cpu_kernels.hpp"
@@ -102,6 +104,41 @@ Matrix dense_of(const cpu::SparseMatrix& a) {
     }
   }
   return d;
+}
+
+TEST(ColumnSums, AreTheChunkedDoubleSumsOnAnyNumberOfThreads) {
+  // Several chunks, the last one partial, and enough entries for the threaded path.
+  const std::int64_t rows = 3 * cpu::kColumnSumChunkRows + 17;
+  const std::int64_t cols = 300;
+  const Matrix grad = uniform_matrix(rows, cols, -1.0f, 1.0f, 12);
+  const Matrix start = uniform_matrix(1, cols, -1.0f, 1.0f, 13);
+
+  Matrix expected;
+  expected.copy_from(start);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    double total = 0.0;
+    for (std::int64_t chunk = 0; chunk < cpu::column_sum_chunks(rows); ++chunk) {
+      double chunk_sum = 0.0;
+      const std::int64_t end = std::min(rows, (chunk + 1) * cpu::kColumnSumChunkRows);
+      for (std::int64_t i = chunk * cpu::kColumnSumChunkRows; i < end; ++i) {
+        chunk_sum += grad(i, j);
+      }
+      total += chunk_sum;
+    }
+    expected(0, j) += static_cast<float>(total);
+  }
+
+  const int threads = omp_get_max_threads();
+  for (const int thread_count : {1, 2, 3}) {
+    omp_set_num_threads(thread_count);
+    Matrix sums;
+    sums.copy_from(start);
+    cpu::accumulate_column_sums(grad, sums);
+    for (std::int64_t j = 0; j < cols; ++j) {
+      ASSERT_EQ(sums(0, j), expected(0, j)) << "column " << j << ", " << thread_count << " threads";
+    }
+  }
+  omp_set_num_threads(threads);
 }
 
 TEST(Spmm, MatchesDenseProduct) {

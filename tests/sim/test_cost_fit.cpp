@@ -67,6 +67,45 @@ TEST(CostFit, RecoversDenseAndSparseRatesExactly) {
   EXPECT_LT(fit.summary.max_abs_relative_residual, 1e-8);
 }
 
+// Aggregations of one edge count at several widths: the per-entry cost (the same at any width)
+// and the per-FLOP cost (growing with it) come apart, as on a GPU, where the entries dominate.
+TEST(CostFit, SeparatesTheCostPerSparseEntryFromTheSparseFlops) {
+  OpCost truth;
+  truth.fixed_seconds = 6e-5;
+  truth.sparse_flops_per_second = 4e11;
+  truth.sparse_entries_per_second = 3e8;
+  std::vector<OpWork> works;
+  for (const double entries : {1e4, 3e5, 2e6}) {
+    for (const double width : {16.0, 64.0, 512.0}) {
+      OpWork work;
+      work.sparse_entries = entries;
+      work.sparse_flops = 2 * entries * width;
+      works.push_back(work);
+    }
+  }
+  const CostFit fit = fit_op_cost(samples_of(truth, works));
+  EXPECT_NEAR(fit.cost.fixed_seconds / 6e-5, 1.0, 1e-8);
+  EXPECT_NEAR(fit.cost.sparse_flops_per_second / 4e11, 1.0, 1e-8);
+  EXPECT_NEAR(fit.cost.sparse_entries_per_second / 3e8, 1.0, 1e-8);
+  EXPECT_LT(fit.summary.max_abs_relative_residual, 1e-8);
+}
+
+// Cost models from before entries were counted have no rate for them: the entries then cost
+// nothing apart, where any other term's work without a rate is an error.
+TEST(CostModel, EntriesWithoutARateAreInTheSparseFlopsCost) {
+  OpCost cost;
+  cost.fixed_seconds = 1e-5;
+  cost.sparse_flops_per_second = 1e10;
+  OpWork work;
+  work.sparse_flops = 2e6;
+  work.sparse_entries = 1e5;
+  EXPECT_DOUBLE_EQ(cost.seconds(work), 1e-5 + 2e-4);
+  cost.sparse_entries_per_second = 1e9;
+  EXPECT_DOUBLE_EQ(cost.seconds(work), 1e-5 + 2e-4 + 1e-4);
+  work.sampled_edges = 10;
+  EXPECT_THROW(cost.seconds(work), Error);
+}
+
 TEST(CostFit, ProportionalTermsShareTheirJointCostEvenly) {
   // An optimizer step: 10 FLOPs and 32 bytes per parameter, 1 ns per parameter in all.
   std::vector<CostSample> samples;

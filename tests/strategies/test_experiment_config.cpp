@@ -41,11 +41,13 @@ TEST(ModelSpec, WorkFollowsTheKernelsOrder) {
   const auto f0 = sage.forward_work(0, 10, 40, 200);
   EXPECT_EQ(f0.dense_flops, 2.0 * 10 * 100 * 16 + 2.0 * 40 * 100 * 16);
   EXPECT_EQ(f0.sparse_flops, 2.0 * 200 * 16);
+  EXPECT_EQ(f0.sparse_entries, 200.0) << "an entry per edge, whatever the width";
   // The 10 destination and 40 source rows read at width 100 and written at width 16.
   EXPECT_EQ(f0.memory_bytes, 4.0 * (10 + 40) * (100 + 16));
   const auto b0 = sage.backward_work(0, 10, 40, 200, false);
   EXPECT_EQ(b0.dense_flops, f0.dense_flops);
   EXPECT_EQ(b0.sparse_flops, f0.sparse_flops);
+  EXPECT_EQ(b0.sparse_entries, f0.sparse_entries) << "the transposed aggregation";
   EXPECT_EQ(b0.memory_bytes, f0.memory_bytes);
   // Layer 1 widens 16 -> 47: aggregate first at width 16, transform the destinations.
   const auto f1 = sage.forward_work(1, 5, 10, 30);
@@ -53,12 +55,14 @@ TEST(ModelSpec, WorkFollowsTheKernelsOrder) {
   EXPECT_EQ(f1.sparse_flops, 2.0 * 30 * 16);
   EXPECT_EQ(f1.memory_bytes, 4.0 * (5 + 5) * (16 + 47));
   EXPECT_EQ(sage.backward_work(1, 5, 10, 30, false).sparse_flops, 0.0);
+  EXPECT_EQ(sage.backward_work(1, 5, 10, 30, false).sparse_entries, 0.0);
   const auto b1 = sage.backward_work(1, 5, 10, 30, true);
   EXPECT_EQ(b1.dense_flops, 2 * f1.dense_flops);
   EXPECT_EQ(b1.memory_bytes, 2 * f1.memory_bytes);
   const ModelSpec gcn(ModelConfig{"gcn", 2, 16, 0.5}, 100, 47);
   const auto g0 = gcn.forward_work(0, 10, 40, 200);
   EXPECT_EQ(g0.sparse_flops, 2.0 * (200 + 10) * 16);
+  EXPECT_EQ(g0.sparse_entries, 200.0 + 10) << "and one per self loop";
   EXPECT_EQ(g0.memory_bytes, 4.0 * 40 * (100 + 16));
 
   // SGC: the first layer maps 100 -> 47 like GCN's; the second only propagates, at width 47.
