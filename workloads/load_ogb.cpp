@@ -1,6 +1,6 @@
 // Reader for the raw layout of OGB node-property datasets (what ogb's download unpacks):
-// raw/{edge,node-feat,node-label,num-node-list}.csv[.gz] and
-// split/<name>/{train,valid,test}.csv[.gz].
+// raw/{edge,node-feat,node-label,num-node-list}.csv[.gz], or raw/data.npz and
+// raw/node-label.npz (load_ogb_npz.hpp), and split/<name>/{train,valid,test}.csv[.gz].
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -12,6 +12,7 @@
 #include "workloads/common/errors.hpp"
 #include "workloads/common/memory.hpp"
 #include "workloads/common/text_reader.hpp"
+#include "workloads/load_ogb_npz.hpp"
 #include "workloads/loaders.hpp"
 
 namespace gnnbed {
@@ -83,9 +84,8 @@ std::optional<std::int64_t> read_num_nodes(const std::filesystem::path& raw) {
                            std::to_string(std::numeric_limits<NodeId>::max()) + "]");
     }
     // Before any file says more of the nodes.
-    require_memory_for(*num_nodes * kLeastBytesPerNode,
-                       std::to_string(*num_nodes) + " nodes would", reader.file(),
-                       reader.line_number(), "num_nodes");
+    require_memory_for(*num_nodes * kLeastBytesPerNode, std::to_string(*num_nodes) + " nodes would",
+                       reader.file(), reader.line_number(), "num_nodes");
   }
   if (!num_nodes) throw InputError(reader.file(), 0, "", "file is empty");
   return num_nodes;
@@ -245,19 +245,25 @@ Dataset load_ogb(const std::filesystem::path& directory, const OgbOptions& optio
   }
   const std::filesystem::path split_directory = choose_split(directory, options.split_name);
   const std::filesystem::path raw = directory / "raw";
-  const std::optional<std::int64_t> stated_nodes = read_num_nodes(raw);
 
   Dataset dataset;
   const std::filesystem::path normal = std::filesystem::absolute(directory).lexically_normal();
   dataset.name = (normal.has_filename() ? normal : normal.parent_path()).filename().string();
-  std::vector<std::int32_t> labels =
-      read_labels(require_table(raw, "node-label.csv"), stated_nodes);
-  const auto num_nodes = static_cast<std::int64_t>(labels.size());
-  dataset.num_classes = *std::max_element(labels.begin(), labels.end()) + 1;
-  dataset.graph = read_edges(require_table(raw, "edge.csv"), num_nodes, options.symmetrize);
-  if (const auto features = find_table(raw, "node-feat.csv")) {
-    dataset.features = read_features(*features, num_nodes);
+  std::vector<std::int32_t> labels;
+  if (has_ogb_npz(raw)) {
+    OgbNpzContents contents = read_ogb_npz(raw, options.symmetrize);
+    labels = std::move(contents.labels);
+    dataset.graph = std::move(contents.graph);
+    dataset.features = std::move(contents.features);
+  } else {
+    labels = read_labels(require_table(raw, "node-label.csv"), read_num_nodes(raw));
+    dataset.graph = read_edges(require_table(raw, "edge.csv"),
+                               static_cast<std::int64_t>(labels.size()), options.symmetrize);
+    if (const auto features = find_table(raw, "node-feat.csv")) {
+      dataset.features = read_features(*features, static_cast<std::int64_t>(labels.size()));
+    }
   }
+  dataset.num_classes = *std::max_element(labels.begin(), labels.end()) + 1;
   dataset.split = read_split(split_directory, labels);
   dataset.labels = SharedArray(std::move(labels));
   dataset.validate(directory.string());

@@ -35,7 +35,9 @@ struct OgbOptions {
 
 // The OGB raw node-property layout: raw/edge.csv[.gz], raw/node-feat.csv[.gz] (optional),
 // raw/node-label.csv[.gz], raw/num-node-list.csv[.gz] (optional; else max id + 1),
-// split/<name>/{train,valid,test}.csv[.gz]. A label written as "nan" means unlabelled.
+// split/<name>/{train,valid,test}.csv[.gz]. A label written as "nan" means unlabelled. Where
+// raw/data.npz exists (ogbn-papers100M), the graph, features and labels come from it and
+// raw/node-label.npz instead (load_ogb_npz.hpp).
 Dataset load_ogb(const std::filesystem::path& directory, const OgbOptions& options);
 
 }  // namespace gnnbed

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/loaders.hpp"
+#include "workloads/npz_reader.hpp"
 
 namespace gnnbed {
 namespace {
@@ -329,6 +332,77 @@ TEST(LoadOgb, SplitIsChosenByNameWhenThereAreSeveral) {
   EXPECT_EQ(dataset.split.test, (std::vector<NodeId>{0, 3}));
   options.split_name = "scaffold";
   EXPECT_THROW(load_ogb(root, options), ConfigError);
+}
+
+// ---------------------------------------------------------------- OGB's NumPy layout
+
+// tests/workloads/data/ogb_npz (make_fixtures.py writes them): the tiny tree as .npz archives.
+std::filesystem::path npz_fixture(const std::string& name) {
+  return std::filesystem::path(GNNBED_SOURCE_DIR) / "tests/workloads/data/ogb_npz" / name;
+}
+
+// The tiny tree's splits, with raw/data.npz and raw/node-label.npz copied from the fixtures.
+std::filesystem::path write_ogb_npz(const TemporaryDirectory& dir, const std::string& data,
+                                    const std::string& labels) {
+  const OgbTree tree;
+  dir.write("npz/split/time/train.csv", tree.train);
+  dir.write("npz/split/time/valid.csv", tree.valid);
+  dir.write("npz/split/time/test.csv", tree.test);
+  std::filesystem::create_directories(dir.path() / "npz/raw");
+  std::filesystem::copy_file(npz_fixture(data), dir.path() / "npz/raw/data.npz");
+  std::filesystem::copy_file(npz_fixture(labels), dir.path() / "npz/raw/node-label.npz");
+  return dir.path() / "npz";
+}
+
+TEST(LoadOgbNpz, DeflatedArchivesInCOrderGiveTheCsvTreesDataset) {
+  TemporaryDirectory dir;
+  expect_tiny_ogb(load_ogb(write_ogb_npz(dir, "deflated-data.npz", "deflated-node-label.npz"), {}));
+}
+
+TEST(LoadOgbNpz, StoredZip64ArchivesInFortranOrderGiveTheCsvTreesDataset) {
+  TemporaryDirectory dir;
+  expect_tiny_ogb(load_ogb(write_ogb_npz(dir, "zip64-data.npz", "zip64-node-label.npz"), {}));
+}
+
+TEST(LoadOgbNpz, HalfPrecisionValuesConvertExactly) {
+  NpzArchive archive(npz_fixture("half.npz"));
+  EXPECT_EQ(archive.arrays(), (std::vector<std::string>{"values"}));
+  std::vector<double> values;
+  archive.read_reals("values", [&](std::span<const double> chunk) {
+    values.insert(values.end(), chunk.begin(), chunk.end());
+  });
+  // Normal, negative, the largest half, the smallest subnormal, infinity.
+  EXPECT_EQ(values, (std::vector<double>{1.5, -2, 65504, std::ldexp(1.0, -24),
+                                         std::numeric_limits<double>::infinity()}));
+  EXPECT_THROW(archive.read_integers("values", [](std::span<const std::int64_t>) {}), InputError);
+}
+
+// Each bad archive is refused with the archive and the array in the message.
+void expect_refused(const std::filesystem::path& root, const std::string& words) {
+  try {
+    load_ogb(root, {});
+    FAIL() << "no exception";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find(words), std::string::npos) << error.what();
+    EXPECT_NE(error.file().find(".npz"), std::string::npos) << error.file();
+  }
+}
+
+TEST(LoadOgbNpz, BadArchivesAreRefusedSayingWhereAndWhy) {
+  TemporaryDirectory a;
+  expect_refused(write_ogb_npz(a, "bad-id-data.npz", "deflated-node-label.npz"),
+                 "node id 6 at element 6 is outside [0, 6)");
+  TemporaryDirectory b;
+  expect_refused(write_ogb_npz(b, "deflated-data.npz", "bad-crc-node-label.npz"), "CRC-32");
+  TemporaryDirectory c;
+  expect_refused(write_ogb_npz(c, "deflated-data.npz", "big-endian-node-label.npz"), "big-endian");
+  TemporaryDirectory d;
+  expect_refused(write_ogb_npz(d, "truncated-data.npz", "deflated-node-label.npz"),
+                 "not a zip archive");
+  TemporaryDirectory e;
+  const auto root = write_ogb_npz(e, "deflated-data.npz", "deflated-node-label.npz");
+  std::filesystem::remove(root / "raw/node-label.npz");
+  expect_refused(root, "no such file");
 }
 
 }  // namespace
