@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "sim/simulation.hpp"
+#include "sim/tools/point_store.hpp"
 #include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
@@ -101,6 +102,9 @@ struct Setup {
   std::string csv;
   std::string trace;
   bool quiet = false;
+  std::string points_dir;         // each point's result kept there (resumable, shardable)
+  std::optional<Shard> shard;     // this process's share of the points
+  nlohmann::json sweep_identity;  // what decides the points' results (point_store.hpp)
 };
 
 ExperimentConfig point_config(const Setup& setup, const Point& point) {
@@ -400,7 +404,14 @@ po::options_description simulate_options() {
       "run_experiment runs (time and bytes per rank)")(
       "iterations-per-epoch", po::value<int>()->default_value(0),
       "with --replay-plans: scale the recorded iterations to an epoch of this many (0 = as "
-      "recorded)")("quiet,q", "no progress");
+      "recorded)")("points-dir", po::value<std::string>(),
+                   "keep each point's result in this folder as it finishes, and take the "
+                   "points already there instead of computing them again (a sweep resumes "
+                   "where it stopped)")(
+      "shard", po::value<std::string>(),
+      "K/N: with --points-dir, compute only the points whose index is K modulo N and write no "
+      "result file (one share of a sweep spread over N processes or machines; docs/cluster.md); "
+      "a final run without --shard writes the results")("quiet,q", "no progress");
   add_experiment_options(options);
   return options;
 }
@@ -471,9 +482,40 @@ void read_output_options(const po::variables_map& vm, Setup& setup) {
     setup.options.record_trace = true;
   }
   setup.quiet = vm.count("quiet") != 0;
+  if (vm.count("points-dir") != 0) {
+    setup.points_dir = vm["points-dir"].as<std::string>();
+    check_output_folder(setup.points_dir, "--points-dir");
+  }
+  if (vm.count("shard") != 0) {
+    require(!setup.points_dir.empty(), "shard", "needs --points-dir (where the shares meet)");
+    setup.shard = parse_shard(vm["shard"].as<std::string>());
+  }
   check_output_path(setup.output, "--output");
   check_output_path(setup.csv, "--csv");
   if (!setup.trace.empty()) check_output_path(setup.trace, "--trace");
+}
+
+// Everything that decides the points' results, files by their contents: two runs with equal
+// identities compute equal points, whatever their --jobs, --shard or outputs.
+nlohmann::json sweep_identity(const Setup& setup) {
+  nlohmann::json labels = nlohmann::json::array();
+  for (const Point& point : setup.points) labels.push_back(point.label());
+  const auto hash_of = [](const std::string& path) -> nlohmann::json {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return nullptr;
+    return content_hash(path);
+  };
+  return {{"base_config", setup.replay_plans.empty() ? to_json(setup.base) : nullptr},
+          {"cluster_source", setup.cluster_source},
+          {"cluster_file", hash_of(setup.cluster_source)},
+          {"cluster_settings", setup.cluster_settings},
+          {"calibration", hash_of(setup.calibration_file)},
+          {"replay_plans", hash_of(setup.replay_plans)},
+          {"iterations", setup.options.iterations},
+          {"evaluation", setup.options.evaluation},
+          {"measured_durations", setup.options.use_measured_durations},
+          {"iterations_per_epoch", setup.iterations_per_epoch},
+          {"points", labels}};
 }
 
 Setup setup_from(const CommandLine& command_line) {
@@ -496,6 +538,7 @@ Setup setup_from(const CommandLine& command_line) {
     point_config(setup, point);
     point_cluster(setup, point);
   }
+  setup.sweep_identity = sweep_identity(setup);
   return setup;
 }
 
@@ -504,6 +547,8 @@ struct PointRuns {
   std::vector<nlohmann::json> results;
   std::string failure;
   int failure_code = 0;
+  std::size_t computed = 0;  // by this process
+  std::size_t reused = 0;    // taken from --points-dir
 };
 
 // Takes the result of a finished child: its point's document, or the first failure.
@@ -511,6 +556,10 @@ void collect(const Setup& setup, const Child& child, const std::string& message,
              PointRuns& runs) {
   if (message.rfind("ok ", 0) == 0) {
     runs.results[child.index] = nlohmann::json::parse(message.substr(3));
+    if (!setup.points_dir.empty()) {
+      PointStore(setup.points_dir, setup.sweep_identity)
+          .save(child.index, setup.points[child.index].label(), runs.results[child.index]);
+    }
     if (!setup.quiet) print_row(runs.results[child.index]);
   } else if (runs.failure.empty()) {
     const bool coded = message.rfind("error ", 0) == 0 && message.size() > 8;
@@ -531,20 +580,42 @@ void print_sweep_progress(std::size_t finished, std::size_t total, double elapse
                total, elapsed_seconds, left_seconds);
 }
 
+// The points this process computes: its shard's, less those whose results are in the points
+// folder (taken into `runs` as they are).
+std::vector<std::size_t> points_to_compute(const Setup& setup, PointRuns& runs) {
+  std::vector<std::size_t> indices;
+  std::optional<PointStore> store;
+  if (!setup.points_dir.empty()) store.emplace(setup.points_dir, setup.sweep_identity);
+  for (std::size_t i = 0; i < setup.points.size(); ++i) {
+    if (store) {
+      if (std::optional<nlohmann::json> done = store->load(i, setup.points[i].label())) {
+        runs.results[i] = std::move(*done);
+        ++runs.reused;
+        if (!setup.quiet) print_row(runs.results[i]);
+        continue;
+      }
+    }
+    if (!setup.shard || setup.shard->owns(i)) indices.push_back(i);
+  }
+  return indices;
+}
+
 // Runs the points in child processes, up to --jobs at once; none starts after a failure.
 PointRuns run_points(const Setup& setup) {
   const Stopwatch clock;
   PointRuns runs;
   runs.results.resize(setup.points.size());
+  if (!setup.quiet) print_header();
+  const std::vector<std::size_t> indices = points_to_compute(setup, runs);
+  runs.computed = indices.size();
   std::map<pid_t, Child> running;
   std::size_t next = 0;
   std::size_t finished = 0;
-  const bool progress = !setup.quiet && setup.points.size() == 1;
-  if (!setup.quiet) print_header();
-  while (finished < setup.points.size()) {
-    while (runs.failure.empty() && next < setup.points.size() &&
+  const bool progress = !setup.quiet && indices.size() == 1 && setup.points.size() == 1;
+  while (finished < indices.size()) {
+    while (runs.failure.empty() && next < indices.size() &&
            static_cast<int>(running.size()) < setup.jobs) {
-      const Child child = start_child(setup, next++, progress);
+      const Child child = start_child(setup, indices[next++], progress);
       running.emplace(child.pid, child);
     }
     if (running.empty()) break;
@@ -557,8 +628,8 @@ PointRuns run_points(const Setup& setup) {
     running.erase(it);
     ++finished;
     collect(setup, child, message, status, runs);
-    if (!setup.quiet && finished < setup.points.size() && runs.failure.empty()) {
-      print_sweep_progress(finished, setup.points.size(), clock.seconds());
+    if (!setup.quiet && finished < indices.size() && runs.failure.empty()) {
+      print_sweep_progress(finished, indices.size(), clock.seconds());
     }
   }
   return runs;
@@ -609,6 +680,14 @@ int simulate_main(int argc, char** argv) {
   if (!runs.failure.empty()) {
     std::fprintf(stderr, "simulate: %s\n", runs.failure.c_str());
     return runs.failure_code;
+  }
+  if (setup.shard) {
+    std::printf(
+        "shard %zu/%zu: %zu points computed, %zu already in %s; run without --shard to "
+        "write the results\n",
+        setup.shard->index, setup.shard->count, runs.computed, runs.reused,
+        setup.points_dir.c_str());
+    return 0;
   }
   write_results(setup, std::move(runs.results), total, argc, argv);
   if (!setup.quiet) print_outputs(setup, total);

@@ -103,6 +103,52 @@ TEST(SimulateCli, SweepsMakeAGridAndTheCsvHasARowPerPoint) {
   EXPECT_FALSE(document["points"][0].contains("chrome_trace")) << "the trace has its own file";
 }
 
+// The points of a result without the wall-clock times of the process that computed them.
+nlohmann::json predicted_points(const std::filesystem::path& path) {
+  nlohmann::json points = read_json(path)["points"];
+  for (auto& point : points) {
+    point["result"].erase("planning_seconds");
+    point["result"].erase("replay_seconds");
+    point.erase("load_seconds");
+  }
+  return points;
+}
+
+TEST(SimulateCli, ASweepSpreadOverShardsAndResumedGivesTheOneProcessResult) {
+  const TemporaryDirectory dir;
+  const std::string sweep = simulate() +
+                            " --workload cora --batch-size 64 --strategy p3 -q "
+                            "--sweep model.hidden=16,32,64 --sweep cluster.machines=2,4 ";
+  const std::string points = " --points-dir " + (dir.path() / "points").string();
+  ASSERT_EQ(run_command(sweep + "-o " + (dir.path() / "whole.json").string()).exit_code, 0);
+  // Three shares, as three machines would run them; none writes a result file.
+  for (const char* share : {"0/3", "1/3", "2/3"}) {
+    const CommandResult run = run_command(sweep + points + " --shard " + share + " -o " +
+                                          (dir.path() / "share.json").string());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("2 points computed"), std::string::npos) << run.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "share.json"));
+  // A machine lost its share's second point: the final run computes it, and only it.
+  std::filesystem::remove(dir.path() / "points/point-4.json");
+  const std::string merged = (dir.path() / "merged.json").string();
+  const CommandResult final_run = run_command(sweep + points + " -o " + merged);
+  ASSERT_EQ(final_run.exit_code, 0) << final_run.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "points/point-4.json"));
+  EXPECT_EQ(predicted_points(merged).dump(), predicted_points(dir.path() / "whole.json").dump());
+
+  // Points of another sweep are refused, not mixed in.
+  const CommandResult other = run_command(
+      simulate() + " --workload cora --batch-size 64 --strategy dgl-pull -q " +
+      "--sweep model.hidden=16,32,64 --sweep cluster.machines=2,4" + points + " -o " + merged);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.output.find("belongs to another sweep"), std::string::npos) << other.output;
+  const CommandResult no_folder =
+      run_command(simulate() + " --workload cora --shard 0/2 -q -o " + merged);
+  EXPECT_EQ(no_folder.exit_code, 2);
+  EXPECT_NE(no_folder.output.find("'shard'"), std::string::npos) << no_folder.output;
+}
+
 TEST(SimulateCli, APointThatFailsLeavesNoTraceBehind) {
   // The first point runs and records its trace; the second's workload file does not exist.
   const TemporaryDirectory dir;
