@@ -287,6 +287,35 @@ mpirun_in_cluster "$num_namespaces" --per-machine 1 "$build/exec/cluster_check" 
   --path "$run_experiment" --path "$build/sim/simulate" --output "$output/cluster_check.json" \
   > "$output/logs/cluster-check.txt" 2>&1 || fail "cluster check failed: $output/logs/cluster-check.txt"
 sed 's/^/  /' "$output/logs/cluster-check.txt"
+
+# A simulate sweep spread over the namespaces as over machines (docs/cluster.md): one share per
+# namespace, then the final run; its points must be the one-process sweep's.
+echo "== a sweep spread over the namespaces"
+sweep_args="--workload cora --batch-size 64 --strategy p3 -q --sweep model.hidden=16,32,64 --sweep cluster.machines=2,4"
+sweep_dir="$output/sweep-shards"
+rm -rf "$sweep_dir"
+mkdir -p "$sweep_dir"
+mpirun_in_cluster "$num_namespaces" --per-machine 1 sh -c \
+  "exec $build/sim/simulate $sweep_args --points-dir $sweep_dir/points --shard \$OMPI_COMM_WORLD_RANK/\$OMPI_COMM_WORLD_SIZE" \
+  > "$output/logs/sweep-shards.txt" 2>&1 || fail "sharded sweep failed: $output/logs/sweep-shards.txt"
+"$build/sim/simulate" $sweep_args --points-dir "$sweep_dir/points" -o "$sweep_dir/merged.json" \
+  >> "$output/logs/sweep-shards.txt" 2>&1 || fail "merging the sweep failed: $output/logs/sweep-shards.txt"
+"$build/sim/simulate" $sweep_args -o "$sweep_dir/one-process.json" \
+  >> "$output/logs/sweep-shards.txt" 2>&1 || fail "the one-process sweep failed"
+python3 - "$sweep_dir/merged.json" "$sweep_dir/one-process.json" <<'PYTHON' || fail "the sharded sweep differs from the one-process sweep"
+import json, sys
+def predicted(path):
+    points = json.load(open(path))["points"]
+    for point in points:  # wall-clock times of the process that computed the point
+        point.pop("load_seconds", None)
+        for key in ("planning_seconds", "replay_seconds"):
+            point["result"].pop(key, None)
+    return points
+merged, single = (predicted(path) for path in sys.argv[1:3])
+print(f"  {len(merged)} points equal to the one-process sweep: {merged == single}")
+sys.exit(0 if merged == single else 1)
+PYTHON
+grep '^shard' "$output/logs/sweep-shards.txt" | sed 's/^/  /'
 manifest="$output/runs.tsv"
 printf 'rate_gbps\thidden\tranks\tstrategy\tresult\texit_code\twall_seconds\tload_average_before\tcompute_time_ratio\n' > "$manifest"
 
