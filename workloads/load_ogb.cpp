@@ -102,11 +102,12 @@ std::int32_t parse_label(std::string_view text, const LineReader& reader) {
     throw InputError(reader.file(), reader.line_number(), "label",
                      "'" + std::string(text) + "' is not a class number (or nan for none)");
   }
-  if (value < -1 || value > std::numeric_limits<std::int32_t>::max() - 1) {
+  const std::optional<std::int32_t> label = ogb_label(value);
+  if (!label) {
     throw InputError(reader.file(), reader.line_number(), "label",
                      "'" + std::string(text) + "' is outside [-1, 2^31 - 1)");
   }
-  return static_cast<std::int32_t>(value);
+  return *label;
 }
 
 std::vector<std::int32_t> read_labels(const std::filesystem::path& path,

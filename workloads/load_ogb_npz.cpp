@@ -78,17 +78,13 @@ std::vector<std::int32_t> read_labels(NpzArchive& archive, std::int64_t num_node
   labels.reserve(static_cast<std::size_t>(num_nodes));
   archive.read_reals("node_label", [&](std::span<const double> values) {
     for (const double value : values) {
-      if (std::isnan(value) || value == -1) {
-        labels.push_back(-1);
-        continue;
-      }
-      if (value != std::floor(value) || value < 0 ||
-          value >= std::numeric_limits<std::int32_t>::max()) {
+      const std::optional<std::int32_t> label = ogb_label(value);
+      if (!label) {
         throw InputError(where, 0, "node_label",
                          "label " + std::to_string(value) + " of node " +
                              std::to_string(labels.size()) + " is not a class number (or NaN)");
       }
-      labels.push_back(static_cast<std::int32_t>(value));
+      labels.push_back(*label);
     }
   });
   return labels;
@@ -119,6 +115,15 @@ std::shared_ptr<const FeatureStore> read_features(NpzArchive& archive, std::int6
 }
 
 }  // namespace
+
+std::optional<std::int32_t> ogb_label(double value) {
+  if (std::isnan(value)) return -1;
+  if (value != std::floor(value) || value < -1 ||
+      value >= std::numeric_limits<std::int32_t>::max()) {
+    return std::nullopt;
+  }
+  return static_cast<std::int32_t>(value);
+}
 
 bool has_ogb_npz(const std::filesystem::path& raw) {
   std::error_code ec;

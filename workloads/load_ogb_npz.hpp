@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "workloads/features.hpp"
@@ -17,6 +18,10 @@ struct OgbNpzContents {
   Graph graph;
   std::shared_ptr<const FeatureStore> features;  // null without node_feat
 };
+
+// OGB's rule for a label value in either layout: NaN or -1 is no label (-1); an integer in
+// [0, 2^31 - 1) is a class; anything else is not a label (nullopt).
+std::optional<std::int32_t> ogb_label(double value);
 
 bool has_ogb_npz(const std::filesystem::path& raw);
 OgbNpzContents read_ogb_npz(const std::filesystem::path& raw, bool symmetrize);

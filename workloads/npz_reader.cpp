@@ -466,12 +466,12 @@ NpyHeader NpzArchive::header(const std::string& array) {
   return open(array, stream);
 }
 
-template <typename Value, typename Convert>
-void NpzArchive::read_elements(const std::string& array, const Convert& convert,
+template <typename Value, typename CheckHeader>
+void NpzArchive::read_elements(const std::string& array, const CheckHeader& check_header,
                                const std::function<void(std::span<const Value>)>& consume) {
   std::unique_ptr<MemberStream> stream;
   const NpyHeader header = open(array, stream);
-  convert(header);
+  check_header(header);
   const auto element = static_cast<std::size_t>(header.element_bytes);
   const std::size_t per_chunk = kChunkBytes / element;
   std::vector<unsigned char> raw(per_chunk * element);

@@ -69,8 +69,8 @@ class NpzArchive {
   const Member& member(const std::string& array) const;
   // Opens the member and reads its .npy header, leaving `stream` at the first element.
   NpyHeader open(const std::string& array, std::unique_ptr<MemberStream>& stream);
-  template <typename Value, typename Convert>
-  void read_elements(const std::string& array, const Convert& convert,
+  template <typename Value, typename CheckHeader>
+  void read_elements(const std::string& array, const CheckHeader& check_header,
                      const std::function<void(std::span<const Value>)>& consume);
 
   std::string file_;

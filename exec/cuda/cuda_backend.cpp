@@ -108,10 +108,7 @@ class CudaBackend final : public ComputeBackend {
   // The transpose is built on the device: on the host it took longer than the product (about
   // 1 ms for a products-like first layer's 225,000 edges).
   void spmm_transposed(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) override {
-    if (x.rows() != a.rows) {
-      throw Error("spmm_transposed: sparse matrix has " + std::to_string(a.rows) +
-                  " rows but the dense input has " + std::to_string(x.rows()) + " rows");
-    }
+    cpu::check_spmm_transposed(a, x);
     if (a.nonzeros() > std::numeric_limits<std::int32_t>::max()) {
       spmm(a.transposed(), x, y);
       return;

@@ -47,7 +47,7 @@ std::size_t cub_scan_bytes(std::int64_t cols) {
   return bytes;
 }
 
-TransposeScratch carve(void* scratch, std::int64_t nonzeros) {
+TransposeScratch carve(void* scratch, std::size_t scratch_bytes, std::int64_t nonzeros) {
   const std::size_t entries = aligned(static_cast<std::size_t>(nonzeros) * sizeof(std::int32_t));
   auto* bytes = static_cast<unsigned char*>(scratch);
   TransposeScratch parts{};
@@ -56,6 +56,7 @@ TransposeScratch carve(void* scratch, std::int64_t nonzeros) {
   parts.sorted_positions = reinterpret_cast<std::int32_t*>(bytes + 2 * entries);
   parts.sorted_columns = reinterpret_cast<std::int32_t*>(bytes + 3 * entries);
   parts.cub_storage = bytes + 4 * entries;
+  parts.cub_bytes = scratch_bytes - 4 * entries;
   return parts;
 }
 
@@ -104,10 +105,7 @@ void transpose_csr(std::int64_t rows, std::int64_t cols, std::int64_t nonzeros,
   cudaMemsetAsync(out_offsets, 0, static_cast<std::size_t>(cols + 1) * sizeof(std::int64_t),
                   stream);
   if (nonzeros == 0) return;
-  TransposeScratch parts = carve(scratch, nonzeros);
-  parts.cub_bytes =
-      scratch_bytes - static_cast<std::size_t>(static_cast<unsigned char*>(parts.cub_storage) -
-                                               static_cast<unsigned char*>(scratch));
+  TransposeScratch parts = carve(scratch, scratch_bytes, nonzeros);
   rows_of_entries_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(
       offsets, rows, parts.row_of_entry, parts.positions);
   // Stable: entries of one column keep their order in `columns`, which is row order.

@@ -13,6 +13,7 @@ class CpuBackend final : public ComputeBackend {
   }
   void spmm(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) override { cpu::spmm(a, x, y); }
   void spmm_transposed(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) override {
+    cpu::check_spmm_transposed(a, x);
     cpu::spmm(a.transposed(), x, y);
   }
   void add_row_vector(Matrix& y, const Matrix& bias) override { cpu::add_row_vector(y, bias); }

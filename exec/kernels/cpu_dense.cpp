@@ -114,10 +114,11 @@ void check_gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
   const auto count = static_cast<std::int64_t>(rows.size());
   std::int32_t lowest = 0;
   std::int32_t highest = 0;
-#pragma omp parallel for schedule(static) reduction(min       \
-                                                    : lowest) \
-    reduction(max                                             \
-              : highest) if (count > 65536)
+  // Unformatted: clang-format splits the reduction clauses at their colons.
+  // clang-format off
+#pragma omp parallel for schedule(static) reduction(min : lowest) reduction(max : highest) \
+    if (count > 65536)
+  // clang-format on
   for (std::int64_t i = 0; i < count; ++i) {
     lowest = std::min(lowest, rows[static_cast<std::size_t>(i)]);
     highest = std::max(highest, rows[static_cast<std::size_t>(i)]);

@@ -60,6 +60,8 @@ struct SparseMatrix {
 
 // Checks that `a` can multiply `x` (a.cols == x.rows).
 void check_spmm(const SparseMatrix& a, const Matrix& x);
+// Checks that transpose(a) can multiply `x` (a.rows == x.rows).
+void check_spmm_transposed(const SparseMatrix& a, const Matrix& x);
 
 // y = a * x (y is resized to a.rows x x.cols).
 void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y);

@@ -36,6 +36,13 @@ void check_spmm(const SparseMatrix& a, const Matrix& x) {
   }
 }
 
+void check_spmm_transposed(const SparseMatrix& a, const Matrix& x) {
+  if (x.rows() != a.rows) {
+    throw Error("spmm_transposed: sparse matrix has " + std::to_string(a.rows) +
+                " rows but the dense input has " + std::to_string(x.rows()) + " rows");
+  }
+}
+
 void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y) {
   check_spmm(a, x);
   const std::int64_t width = x.cols();

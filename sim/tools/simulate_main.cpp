@@ -102,9 +102,9 @@ struct Setup {
   std::string csv;
   std::string trace;
   bool quiet = false;
-  std::string points_dir;         // each point's result kept there (resumable, shardable)
-  std::optional<Shard> shard;     // this process's share of the points
-  nlohmann::json sweep_identity;  // what decides the points' results (point_store.hpp)
+  std::string points_dir;                 // each point's result kept there (resumable, shardable)
+  std::optional<Shard> shard;             // this process's share of the points
+  std::optional<PointStore> point_store;  // over points_dir, once the sweep is known
 };
 
 ExperimentConfig point_config(const Setup& setup, const Point& point) {
@@ -538,7 +538,7 @@ Setup setup_from(const CommandLine& command_line) {
     point_config(setup, point);
     point_cluster(setup, point);
   }
-  setup.sweep_identity = sweep_identity(setup);
+  if (!setup.points_dir.empty()) setup.point_store.emplace(setup.points_dir, sweep_identity(setup));
   return setup;
 }
 
@@ -556,9 +556,9 @@ void collect(const Setup& setup, const Child& child, const std::string& message,
              PointRuns& runs) {
   if (message.rfind("ok ", 0) == 0) {
     runs.results[child.index] = nlohmann::json::parse(message.substr(3));
-    if (!setup.points_dir.empty()) {
-      PointStore(setup.points_dir, setup.sweep_identity)
-          .save(child.index, setup.points[child.index].label(), runs.results[child.index]);
+    if (setup.point_store) {
+      setup.point_store->save(child.index, setup.points[child.index].label(),
+                              runs.results[child.index]);
     }
     if (!setup.quiet) print_row(runs.results[child.index]);
   } else if (runs.failure.empty()) {
@@ -584,18 +584,16 @@ void print_sweep_progress(std::size_t finished, std::size_t total, double elapse
 // folder (taken into `runs` as they are).
 std::vector<std::size_t> points_to_compute(const Setup& setup, PointRuns& runs) {
   std::vector<std::size_t> indices;
-  std::optional<PointStore> store;
-  if (!setup.points_dir.empty()) store.emplace(setup.points_dir, setup.sweep_identity);
   for (std::size_t i = 0; i < setup.points.size(); ++i) {
-    if (store) {
-      if (std::optional<nlohmann::json> done = store->load(i, setup.points[i].label())) {
-        runs.results[i] = std::move(*done);
-        ++runs.reused;
-        if (!setup.quiet) print_row(runs.results[i]);
-        continue;
-      }
+    std::optional<nlohmann::json> done;
+    if (setup.point_store) done = setup.point_store->load(i, setup.points[i].label());
+    if (done) {
+      runs.results[i] = std::move(*done);
+      ++runs.reused;
+      if (!setup.quiet) print_row(runs.results[i]);
+    } else if (!setup.shard || setup.shard->owns(i)) {
+      indices.push_back(i);
     }
-    if (!setup.shard || setup.shard->owns(i)) indices.push_back(i);
   }
   return indices;
 }

@@ -23,6 +23,17 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   return nlohmann::json::parse(in);
 }
 
+// The points of a result without the wall-clock times of the process that computed them.
+nlohmann::json predicted_points(const std::filesystem::path& path) {
+  nlohmann::json points = read_json(path)["points"];
+  for (auto& point : points) {
+    point["result"].erase("planning_seconds");
+    point["result"].erase("replay_seconds");
+    point.erase("load_seconds");
+  }
+  return points;
+}
+
 TEST(SimulateCli, SameInputsGiveBitIdenticalResults) {
   const TemporaryDirectory dir;
   std::vector<nlohmann::json> points;
@@ -31,13 +42,7 @@ TEST(SimulateCli, SameInputsGiveBitIdenticalResults) {
         run_command(simulate() + " --workload cora --batch-size 32 --strategy p3 --quiet -o " +
                     (dir.path() / name).string());
     ASSERT_EQ(run.exit_code, 0) << run.output;
-    nlohmann::json document = read_json(dir.path() / name);
-    for (auto& point : document["points"]) {
-      point["result"].erase("planning_seconds");  // wall-clock times of this process
-      point["result"].erase("replay_seconds");
-      point.erase("load_seconds");
-    }
-    points.push_back(document["points"]);
+    points.push_back(predicted_points(dir.path() / name));
   }
   EXPECT_EQ(points[0].dump(), points[1].dump());
   EXPECT_GT(points[0][0]["result"]["epoch_seconds"].get<double>(), 0);
@@ -101,17 +106,6 @@ TEST(SimulateCli, SweepsMakeAGridAndTheCsvHasARowPerPoint) {
   EXPECT_EQ(lines, 5);
   EXPECT_FALSE(read_json(dir.path() / "trace.json")["traceEvents"].empty());
   EXPECT_FALSE(document["points"][0].contains("chrome_trace")) << "the trace has its own file";
-}
-
-// The points of a result without the wall-clock times of the process that computed them.
-nlohmann::json predicted_points(const std::filesystem::path& path) {
-  nlohmann::json points = read_json(path)["points"];
-  for (auto& point : points) {
-    point["result"].erase("planning_seconds");
-    point["result"].erase("replay_seconds");
-    point.erase("load_seconds");
-  }
-  return points;
 }
 
 TEST(SimulateCli, ASweepSpreadOverShardsAndResumedGivesTheOneProcessResult) {
