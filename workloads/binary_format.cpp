@@ -15,6 +15,7 @@
 #include "workloads/common/errors.hpp"
 #include "workloads/mapped_file.hpp"
 #include "workloads/section_file.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -24,7 +25,10 @@ constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::uint32_t kFlagHasLabels = 1;
 constexpr std::size_t kNameBytes = 128;
 
-enum class FeatureKind : std::uint32_t { none = 0, stored = 1, generated = 2 };
+// Sparse features keep their non-zero count in the header's feature_seed field, and their CSR
+// arrays one after the other in the features section: row offsets (int64, num_nodes + 1), columns
+// (int32, nonzeros), values (float32, nonzeros).
+enum class FeatureKind : std::uint32_t { none = 0, stored = 1, generated = 2, sparse = 3 };
 
 enum Section : std::size_t { kOffsets, kSources, kLabels, kTrain, kVal, kTest, kFeatures, kCount };
 constexpr const char* kSectionNames[kCount] = {"offsets", "sources", "labels",  "train",
@@ -96,6 +100,51 @@ SectionPayload sources_payload(const Graph& graph, const ProgressCallback& progr
       }};
 }
 
+// The CSR arrays of sparse features, one after the other (FeatureKind::sparse).
+SectionPayload sparse_features_payload(const SparseFeatures& features) {
+  const std::span<const std::byte> parts[] = {section_bytes(features.offsets()),
+                                              section_bytes(features.columns()),
+                                              section_bytes(features.values())};
+  std::uint64_t length = 0;
+  for (const auto& part : parts) length += part.size();
+  return {length, [parts](std::ostream& out) {
+            for (const auto& part : parts) {
+              out.write(reinterpret_cast<const char*>(part.data()),
+                        static_cast<std::streamsize>(part.size()));
+            }
+          }};
+}
+
+// Views the features section of FeatureKind::sparse (its length was checked) as SparseFeatures.
+std::shared_ptr<const FeatureStore> view_sparse_features(
+    const std::shared_ptr<const MappedFile>& file, const SectionEntry& section,
+    std::int64_t num_nodes, int dim, std::uint64_t nonzeros) {
+  const auto part = [&](std::uint64_t offset_bytes, std::uint64_t length_bytes) {
+    return SectionEntry{section.offset_bytes + offset_bytes, length_bytes};
+  };
+  const std::uint64_t offsets_bytes = (static_cast<std::uint64_t>(num_nodes) + 1) * 8;
+  SharedArray<std::int64_t> offsets = view_section<std::int64_t>(file, part(0, offsets_bytes));
+  SharedArray<std::int32_t> columns =
+      view_section<std::int32_t>(file, part(offsets_bytes, nonzeros * 4));
+  SharedArray<float> values =
+      view_section<float>(file, part(offsets_bytes + nonzeros * 4, nonzeros * 4));
+  const auto finite = [](float value) { return std::isfinite(value); };
+  if (const auto bad = std::find_if_not(values.begin(), values.end(), finite);
+      bad != values.end()) {
+    throw InputError(
+        file->file(), 0, "features",
+        "sparse value " + std::to_string(bad - values.begin()) + " is " + std::to_string(*bad));
+  }
+  try {
+    return std::make_shared<const SparseFeatures>(num_nodes, dim, std::move(offsets),
+                                                  std::move(columns), std::move(values));
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& error) {
+    throw InputError(file->file(), 0, "features", error.what());
+  }
+}
+
 }  // namespace
 
 void check_generated_labels(const Dataset& dataset, const GeneratedFeatures& generated) {
@@ -153,6 +202,10 @@ void write_binary_workload(const Dataset& dataset, const std::filesystem::path& 
     if (const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get())) {
       header.feature_kind = static_cast<std::uint32_t>(FeatureKind::stored);
       payload[kFeatures] = SectionPayload::of(section_bytes(stored->values()));
+    } else if (const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get())) {
+      header.feature_kind = static_cast<std::uint32_t>(FeatureKind::sparse);
+      header.feature_seed = static_cast<std::uint64_t>(sparse->nonzeros());
+      payload[kFeatures] = sparse_features_payload(*sparse);
     } else if (const auto* generated =
                    dynamic_cast<const GeneratedFeatures*>(dataset.features.get())) {
       check_generated_labels(dataset, *generated);
@@ -162,7 +215,7 @@ void write_binary_workload(const Dataset& dataset, const std::filesystem::path& 
     } else {
       throw Error("dataset '" + dataset.name + "': features of kind " +
                   dataset.features->describe().value("kind", std::string("unknown")) +
-                  " cannot be written to a binary workload (only stored or generated)");
+                  " cannot be written to a binary workload (only stored, sparse or generated)");
     }
   }
 
@@ -212,8 +265,8 @@ Dataset load_binary_workload(const std::filesystem::path& path,
   }
   const bool has_labels = (header.flags & kFlagHasLabels) != 0;
   const auto kind = static_cast<FeatureKind>(header.feature_kind);
-  if (header.feature_kind > static_cast<std::uint32_t>(FeatureKind::generated)) {
-    fail("feature_kind", std::to_string(header.feature_kind) + " is not 0, 1 or 2");
+  if (header.feature_kind > static_cast<std::uint32_t>(FeatureKind::sparse)) {
+    fail("feature_kind", std::to_string(header.feature_kind) + " is not 0, 1, 2 or 3");
   }
   if (kind == FeatureKind::none ? header.feature_dim != 0 : header.feature_dim <= 0) {
     fail("feature_dim", std::to_string(header.feature_dim) + " does not suit feature kind " +
@@ -231,6 +284,17 @@ Dataset load_binary_workload(const std::filesystem::path& path,
 
   const auto stored_values =
       kind == FeatureKind::stored ? static_cast<std::uint64_t>(n) * header.feature_dim : 0;
+  const std::uint64_t sparse_nonzeros = kind == FeatureKind::sparse ? header.feature_seed : 0;
+  if (kind == FeatureKind::sparse &&
+      sparse_nonzeros >
+          static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(header.feature_dim)) {
+    fail("feature_seed", "sparse features' " + std::to_string(sparse_nonzeros) +
+                             " non-zeros exceed num_nodes x feature_dim");
+  }
+  const std::uint64_t feature_bytes =
+      kind == FeatureKind::sparse
+          ? (static_cast<std::uint64_t>(n) + 1) * sizeof(std::int64_t) + sparse_nonzeros * 8
+          : stored_values * sizeof(float);
   const std::uint64_t expected[kCount] = {
       (static_cast<std::uint64_t>(n) + 1) * sizeof(EdgeIndex),
       static_cast<std::uint64_t>(header.num_edges) * sizeof(NodeId),
@@ -238,10 +302,15 @@ Dataset load_binary_workload(const std::filesystem::path& path,
       static_cast<std::uint64_t>(header.num_train) * sizeof(NodeId),
       static_cast<std::uint64_t>(header.num_val) * sizeof(NodeId),
       static_cast<std::uint64_t>(header.num_test) * sizeof(NodeId),
-      stored_values * sizeof(float)};
+      feature_bytes};
   const char* implied_by[kCount] = {
-      "num_nodes + 1",          "num_edges", "num_nodes", "num_train", "num_val", "num_test",
-      "num_nodes x feature_dim"};
+      "num_nodes + 1",
+      "num_edges",
+      "num_nodes",
+      "num_train",
+      "num_val",
+      "num_test",
+      kind == FeatureKind::sparse ? "8 (num_nodes + 1) + 8 nonzeros" : "num_nodes x feature_dim"};
   ExpectedSection sections[kCount];
   for (std::size_t s = 0; s < kCount; ++s) {
     sections[s] = {kSectionNames[s], expected[s], implied_by[s]};
@@ -282,6 +351,11 @@ Dataset load_binary_workload(const std::filesystem::path& path,
     }
     dataset.features =
         std::make_shared<const StoredFeatures>(n, header.feature_dim, std::move(values));
+  } else if (kind == FeatureKind::sparse) {
+    file->prefetch(header.sections[kFeatures].offset_bytes,
+                   header.sections[kFeatures].length_bytes);
+    dataset.features = view_sparse_features(file, header.sections[kFeatures], n, header.feature_dim,
+                                            sparse_nonzeros);
   }
   dataset.validate(origin);
   // Generated features size their class means by the largest label: built once labels are checked.

@@ -7,19 +7,17 @@
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/memory.hpp"
+#include "workloads/common/parallel_copy.hpp"
 #include "workloads/common/random.hpp"
 
 namespace gnnbed {
-namespace {
 
-void check_columns(int dim, int column_begin, int column_end) {
+void check_feature_columns(int dim, int column_begin, int column_end) {
   if (column_begin < 0 || column_end > dim || column_begin > column_end) {
     throw Error("feature columns [" + std::to_string(column_begin) + ", " +
                 std::to_string(column_end) + ") are outside [0, " + std::to_string(dim) + ")");
   }
 }
-
-}  // namespace
 
 std::string non_finite_feature(std::span<const float> values, int dim) {
   const auto count = static_cast<std::int64_t>(values.size());
@@ -47,17 +45,14 @@ StoredFeatures::StoredFeatures(std::int64_t num_nodes, int dim, SharedArray<floa
 
 void StoredFeatures::gather(std::span<const NodeId> nodes, int column_begin, int column_end,
                             float* out) const {
-  check_columns(dim_, column_begin, column_end);
-  const auto width = static_cast<std::size_t>(column_end - column_begin);
-  const auto count = static_cast<std::int64_t>(nodes.size());
-#pragma omp parallel for schedule(static) if (count > 4096)
-  for (std::int64_t i = 0; i < count; ++i) {
-    const float* source = values_.data() +
-                          static_cast<std::size_t>(nodes[static_cast<std::size_t>(i)]) *
-                              static_cast<std::size_t>(dim_) +
-                          static_cast<std::size_t>(column_begin);
-    std::memcpy(out + static_cast<std::size_t>(i) * width, source, width * sizeof(float));
-  }
+  check_feature_columns(dim_, column_begin, column_end);
+  const std::int64_t width = column_end - column_begin;
+  const float* const first = values_.data() + column_begin;
+  gather_float_rows(static_cast<std::int64_t>(nodes.size()), width, out, width,
+                    [&](std::int64_t i) {
+                      return first + static_cast<std::int64_t>(nodes[static_cast<std::size_t>(i)]) *
+                                         static_cast<std::int64_t>(dim_);
+                    });
 }
 
 double StoredFeatures::nonzero_group_fraction() const {
@@ -155,7 +150,7 @@ float GeneratedFeatures::value(NodeId v, int column) const {
 
 void GeneratedFeatures::gather(std::span<const NodeId> nodes, int column_begin, int column_end,
                                float* out) const {
-  check_columns(dim_, column_begin, column_end);
+  check_feature_columns(dim_, column_begin, column_end);
   const auto width = static_cast<std::size_t>(column_end - column_begin);
   const auto count = static_cast<std::int64_t>(nodes.size());
 #pragma omp parallel for schedule(static) if (count > 256)

@@ -41,6 +41,9 @@ class FeatureStore {
   void gather(std::span<const NodeId> nodes, float* out) const { gather(nodes, 0, dim(), out); }
 };
 
+// Checks a gather's column range [column_begin, column_end) against `dim`; throws Error.
+void check_feature_columns(int dim, int column_begin, int column_end);
+
 // Checks stored feature values (num_nodes x dim, row-major), as every loader must: "" when every
 // value is finite, else "node N feature J is V" for the first that is not (one parallel pass).
 std::string non_finite_feature(std::span<const float> values, int dim);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "workloads/common/text_reader.hpp"
 #include "workloads/loaders.hpp"
 #include "workloads/mapped_file.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -169,12 +171,53 @@ Graph read_edges(const std::filesystem::path& path, const Meta& meta, std::int64
   return graph;
 }
 
+// One line of features_sparse.tsv.
+struct FeatureEntry {
+  NodeId node = 0;
+  std::int32_t column = 0;
+  float value = 0;
+  std::int64_t line = 0;
+};
+
+// The entries as CSR rows, each row's columns increasing. An entry listed twice is an error at its
+// later line, as a reader going line by line would report it.
+SparseMatrix sparse_rows(std::vector<FeatureEntry> entries, std::int64_t num_nodes, int dim,
+                         const std::string& file) {
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const FeatureEntry& a, const FeatureEntry& b) {
+                     return a.node != b.node ? a.node < b.node : a.column < b.column;
+                   });
+  const FeatureEntry* repeated = nullptr;
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    const bool same =
+        entries[i].node == entries[i - 1].node && entries[i].column == entries[i - 1].column;
+    if (same && (repeated == nullptr || entries[i].line < repeated->line)) repeated = &entries[i];
+  }
+  if (repeated != nullptr) {
+    throw InputError(file, repeated->line, "feature",
+                     "node " + std::to_string(repeated->node) + " feature " +
+                         std::to_string(repeated->column) + " is listed twice");
+  }
+  SparseMatrix rows;
+  rows.rows = num_nodes;
+  rows.cols = dim;
+  rows.offsets.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
+  rows.columns.reserve(entries.size());
+  rows.weights.reserve(entries.size());
+  for (const FeatureEntry& entry : entries) {
+    ++rows.offsets[static_cast<std::size_t>(entry.node) + 1];
+    rows.columns.push_back(entry.column);
+    rows.weights.push_back(entry.value);
+  }
+  for (std::size_t v = 1; v < rows.offsets.size(); ++v) rows.offsets[v] += rows.offsets[v - 1];
+  return rows;
+}
+
+// Bag-of-words files stay sparse (SparseFeatures) unless dense rows would take less memory.
 std::shared_ptr<const FeatureStore> read_sparse_features(const std::filesystem::path& path,
                                                          const Meta& meta, std::int64_t num_nodes,
                                                          int dim) {
-  const auto cells = static_cast<std::size_t>(num_nodes) * static_cast<std::size_t>(dim);
-  std::vector<float> values(cells, 0.0f);
-  std::vector<bool> written(cells, false);
+  std::vector<FeatureEntry> entries;
   const std::int64_t lines =
       for_each_line(path, [&](const LineReader& reader, FieldParser& fields) {
         const NodeId v = node_id(fields, reader, "node", num_nodes);
@@ -184,18 +227,17 @@ std::shared_ptr<const FeatureStore> read_sparse_features(const std::filesystem::
                            "column " + std::to_string(column) + " is outside [0, " +
                                std::to_string(dim) + ") (num_features in meta.tsv)");
         }
-        const float value = fields.real32("value");
-        const std::size_t cell = static_cast<std::size_t>(v) * static_cast<std::size_t>(dim) +
-                                 static_cast<std::size_t>(column);
-        if (written[cell]) {
-          throw InputError(reader.file(), reader.line_number(), "feature",
-                           "node " + std::to_string(v) + " feature " + std::to_string(column) +
-                               " is listed twice");
-        }
-        written[cell] = true;
-        values[cell] = value;
+        entries.push_back(
+            {v, static_cast<std::int32_t>(column), fields.real32("value"), reader.line_number()});
       });
   meta.check_count("num_feature_nonzeros", lines, path.string(), "lines");
+  auto features = std::make_shared<const SparseFeatures>(
+      sparse_rows(std::move(entries), num_nodes, dim, path.string()));
+  if (SparseFeatures::smaller_than_dense(num_nodes, dim, features->nonzeros())) return features;
+  std::vector<NodeId> nodes(static_cast<std::size_t>(num_nodes));
+  std::iota(nodes.begin(), nodes.end(), NodeId{0});
+  std::vector<float> values(static_cast<std::size_t>(num_nodes) * static_cast<std::size_t>(dim));
+  features->gather(nodes, values.data());
   return std::make_shared<const StoredFeatures>(num_nodes, dim, SharedArray(std::move(values)));
 }
 

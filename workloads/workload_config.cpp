@@ -14,6 +14,7 @@
 #include "workloads/generators.hpp"
 #include "workloads/loaders.hpp"
 #include "workloads/presets.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -175,6 +176,37 @@ StoredFeatures materialized(const FeatureStore& features) {
   return StoredFeatures(features.num_nodes(), features.dim(), SharedArray(std::move(values)));
 }
 
+// Every node's stored features as CSR rows (zeros left out).
+SparseFeatures sparsified(const StoredFeatures& features) {
+  SparseMatrix rows;
+  rows.rows = features.num_nodes();
+  rows.cols = features.dim();
+  rows.offsets.reserve(static_cast<std::size_t>(rows.rows) + 1);
+  for (std::int64_t v = 0; v < rows.rows; ++v) {
+    const std::span<const float> row = features.row(static_cast<NodeId>(v));
+    for (std::size_t j = 0; j < row.size(); ++j) {
+      if (row[j] == 0.0f) continue;
+      rows.columns.push_back(static_cast<std::int32_t>(j));
+      rows.weights.push_back(row[j]);
+    }
+    rows.offsets.push_back(static_cast<std::int64_t>(rows.columns.size()));
+  }
+  return SparseFeatures(std::move(rows));
+}
+
+// Holds stored features in the layout `config.feature_rows` asks for.
+void apply_feature_rows(Dataset& dataset, const WorkloadConfig& config) {
+  if (config.feature_rows == "dense") {
+    if (const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get())) {
+      dataset.features = std::make_shared<StoredFeatures>(materialized(*sparse));
+    }
+  } else if (config.feature_rows == "sparse") {
+    if (const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get())) {
+      dataset.features = std::make_shared<SparseFeatures>(sparsified(*stored));
+    }
+  }
+}
+
 void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
   if (config.features == "none") {
     dataset.features.reset();
@@ -188,16 +220,18 @@ void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
     dataset.features = std::make_shared<GeneratedFeatures>(
         config.feature_dim, dataset.labels, config.feature_signal, part_seed(config, 3));
   }
-  if (config.features == "stored" && dataset.features &&
-      dynamic_cast<const StoredFeatures*>(dataset.features.get()) == nullptr) {
+  const bool computed = dynamic_cast<const GeneratedFeatures*>(dataset.features.get()) != nullptr;
+  if (config.features == "stored" && computed) {
     dataset.features = std::make_shared<StoredFeatures>(materialized(*dataset.features));
   }
+  apply_feature_rows(dataset, config);
   const bool row = config.feature_normalization == "row" ||
                    (config.feature_normalization == "auto" && is_planetoid(config.source));
   if (!row) return;
-  const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get());
-  if (stored != nullptr) {
+  if (const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get())) {
     dataset.features = std::make_shared<StoredFeatures>(stored->row_normalized());
+  } else if (const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get())) {
+    dataset.features = std::make_shared<SparseFeatures>(sparse->row_normalized());
   } else if (config.feature_normalization == "row") {
     throw ConfigError("workload.feature_normalization",
                       "'row' needs stored features; '" + dataset.name + "' has generated ones");
@@ -218,6 +252,7 @@ void validate_config(const WorkloadConfig& config) {
   require_one_of("workload.features", config.features, {"auto", "generated", "stored", "none"});
   require_one_of("workload.feature_normalization", config.feature_normalization,
                  {"auto", "row", "none"});
+  require_one_of("workload.feature_rows", config.feature_rows, {"auto", "dense", "sparse"});
   require_one_of("workload.storage", config.storage, {"auto", "memory", "implicit", "file"});
 }
 
@@ -245,6 +280,7 @@ WorkloadConfig workload_config_from_json(const nlohmann::json& object,
   reader.read("rmat_c", config.rmat_c);
   reader.read("features", config.features);
   reader.read("feature_normalization", config.feature_normalization);
+  reader.read("feature_rows", config.feature_rows);
   reader.read("symmetrize", config.symmetrize);
   reader.read("drop_self_loops", config.drop_self_loops);
   reader.read("relabel", config.relabel);
@@ -274,6 +310,7 @@ nlohmann::json to_json(const WorkloadConfig& config) {
           {"rmat_c", config.rmat_c ? nlohmann::json(*config.rmat_c) : nlohmann::json(nullptr)},
           {"features", config.features},
           {"feature_normalization", config.feature_normalization},
+          {"feature_rows", config.feature_rows},
           {"symmetrize", config.symmetrize},
           {"drop_self_loops", config.drop_self_loops},
           {"relabel", config.relabel},
@@ -299,6 +336,8 @@ const std::vector<ConfigOption>& workload_options() {
        "storage file: where generated graphs are kept (default $GNNBED_CACHE_DIR, else "
        "~/.cache/gnnbed)"},
       {"features", "workload.features", "auto, generated, stored or none"},
+      {"feature-rows", "workload.feature_rows",
+       "stored features: auto (sparse files stay sparse when smaller), dense or sparse"},
   };
   return options;
 }

@@ -43,6 +43,10 @@ struct WorkloadConfig {
   // "auto": row-normalise the bag-of-words features of the Planetoid datasets, as Kipf & Welling
   // do, and nothing else; "row"; "none".
   std::string feature_normalization = "auto";
+  // How stored features are held: "auto" keeps a sparse file's features sparse (CSR) when that
+  // takes less memory than dense rows; "dense" and "sparse" force one layout. Generated features
+  // are computed on demand and keep no layout.
+  std::string feature_rows = "auto";
 
   bool symmetrize = true;  // edge-list and OGB files
   bool drop_self_loops = false;

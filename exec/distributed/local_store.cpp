@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/parallel_copy.hpp"
 
 namespace gnnbed {
 
@@ -114,8 +115,7 @@ void LocalStore::gather_features(std::span<const NodeId> nodes, std::int64_t col
     const std::int64_t offset = piece.begin - held.column_begin;
     const std::int64_t piece_width = piece.end - piece.begin;
     float* const target = out + (piece.begin - column_begin);
-#pragma omp parallel for schedule(static) if (count > 4096)
-    for (std::int64_t i = 0; i < count; ++i) {
+    gather_float_rows(count, piece_width, target, out_width, [&](std::int64_t i) {
       const NodeId v = nodes[static_cast<std::size_t>(i)];
       const float* stored = piece.table->stored;
       std::int64_t row = v;
@@ -128,8 +128,8 @@ void LocalStore::gather_features(std::span<const NodeId> nodes, std::int64_t col
                        .stored;
         }
       }
-      std::copy_n(stored + row * width + offset, piece_width, target + i * out_width);
-    }
+      return stored + row * width + offset;
+    });
   }
 }
 

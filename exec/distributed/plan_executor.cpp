@@ -513,25 +513,14 @@ void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
   for (std::size_t i = 0; i + 1 < op.inputs.size(); i += 2) {
     const auto positions = node_ids(op.inputs[i]);
     const Matrix& rows = tensors_[static_cast<std::size_t>(op.inputs[i + 1])].dense;
-    if (rows.rows() != static_cast<std::int64_t>(positions.size()) || rows.cols() != out.cols()) {
-      throw Error(std::string(to_string(op.kind)) + ": part " + std::to_string(i / 2) + " has " +
-                  std::to_string(rows.rows()) + " x " + std::to_string(rows.cols()) + " rows for " +
-                  std::to_string(positions.size()) + " positions of width " +
-                  std::to_string(out.cols()));
+    try {
+      cpu::scatter_rows(rows, positions, out, add);
+    } catch (const Error& error) {
+      throw Error(std::string(to_string(op.kind)) + " '" + op.label + "', part " +
+                  std::to_string(i / 2) + ": " + error.what());
     }
-    for (std::size_t r = 0; r < positions.size(); ++r) {
-      if (positions[r] < 0 || positions[r] >= out.rows()) {
-        throw Error(std::string(to_string(op.kind)) + ": position " + std::to_string(positions[r]) +
-                    " outside the " + std::to_string(out.rows()) + " rows");
-      }
-      const float* from = rows.row(static_cast<std::int64_t>(r));
-      float* to = out.row(positions[r]);
-      if (add) {
-        for (std::int64_t j = 0; j < out.cols(); ++j) to[j] += from[j];
-      } else {
-        std::copy_n(from, out.cols(), to);
-        written_rows_[static_cast<std::size_t>(positions[r])] = 1;
-      }
+    if (!add) {
+      for (const NodeId position : positions) written_rows_[static_cast<std::size_t>(position)] = 1;
     }
   }
   if (!add) {

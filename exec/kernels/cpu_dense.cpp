@@ -1,10 +1,12 @@
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <string>
 
 #include "exec/kernels/cpu_kernels.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/common/parallel_copy.hpp"
 
 namespace gnnbed::cpu {
 namespace {
@@ -139,10 +141,57 @@ void gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
   const auto count = static_cast<std::int64_t>(rows.size());
   out.reshape_for_overwrite(count, width);
   const float* const from = source.data() + column_begin;
+  const std::int64_t stride = source.cols();
+  gather_float_rows(count, width, out.data(), width, [&](std::int64_t i) {
+    return from + static_cast<std::int64_t>(rows[static_cast<std::size_t>(i)]) * stride;
+  });
+}
+
+void check_scatter_rows(const Matrix& rows, std::span<const std::int32_t> positions,
+                        const Matrix& out) {
+  if (rows.rows() != static_cast<std::int64_t>(positions.size()) || rows.cols() != out.cols()) {
+    throw Error("scatter_rows: " + std::to_string(rows.rows()) + " x " +
+                std::to_string(rows.cols()) + " rows for " + std::to_string(positions.size()) +
+                " positions of width " + std::to_string(out.cols()));
+  }
+  for (const std::int32_t position : positions) {
+    if (position < 0 || position >= out.rows()) {
+      throw Error("scatter_rows: position " + std::to_string(position) + " outside the " +
+                  std::to_string(out.rows()) + " rows");
+    }
+  }
+}
+
+void scatter_rows(const Matrix& rows, std::span<const std::int32_t> positions, Matrix& out,
+                  bool add) {
+  check_scatter_rows(rows, positions, out);
+  const std::int64_t width = out.cols();
+  const auto count = static_cast<std::int64_t>(positions.size());
+  // Threads split the output rows: each scans every position in order and copies the rows that
+  // land in its share, so a repeated position is added (or overwritten) in row order whatever the
+  // number of threads, and every row is copied whole.
+  const bool parallel =
+      worth_parallel_copy(count, width * static_cast<std::int64_t>(sizeof(float)));
+  const float* const from = rows.data();
   float* const to = out.data();
-#pragma omp parallel for schedule(static) if (count > 4096)
-  for (std::int64_t i = 0; i < count; ++i) {
-    std::copy_n(from + rows[static_cast<std::size_t>(i)] * source.cols(), width, to + i * width);
+  const std::int64_t out_rows = out.rows();
+#pragma omp parallel if (parallel)
+  {
+    const std::int64_t threads = omp_get_num_threads();
+    const std::int64_t thread = omp_get_thread_num();
+    const std::int64_t first = out_rows * thread / threads;
+    const std::int64_t last = out_rows * (thread + 1) / threads;
+    for (std::int64_t r = 0; r < count; ++r) {
+      const std::int64_t position = positions[static_cast<std::size_t>(r)];
+      if (position < first || position >= last) continue;
+      const float* source = from + r * width;
+      float* target = to + position * width;
+      if (add) {
+        for (std::int64_t j = 0; j < width; ++j) target[j] += source[j];
+      } else {
+        std::copy_n(source, width, target);
+      }
+    }
   }
 }
 

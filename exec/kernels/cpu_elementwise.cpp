@@ -8,23 +8,33 @@
 namespace gnnbed::cpu {
 namespace {
 
-// Applies inverted dropout to `x` in place. One 64-bit hash decides four consecutive entries of a
-// row. With `skip_zero_groups` (forward only), groups of zeros are left alone without hashing:
-// they stay zero whatever the mask, which makes dropout on sparse bag-of-words features cheap.
+// The 16 bits that decide entry (id, column) of dropout's mask: one 64-bit hash decides the
+// kDropoutGroupEntries consecutive entries of a group, 16 bits each. Groups are aligned on the
+// full feature matrix's columns.
+std::uint64_t dropout_group_bits(std::uint64_t key, std::uint64_t id, std::int64_t column) {
+  return hash_mix(key, id, static_cast<std::uint64_t>(column / kDropoutGroupEntries)) >>
+         (16 * (column % kDropoutGroupEntries));
+}
+
+std::uint64_t dropout_threshold(float rate) {
+  return static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
+}
+
+// Applies inverted dropout to `x` in place. With `skip_zero_groups` (forward only), groups of
+// zeros are left alone without hashing: they stay zero whatever the mask, which makes dropout on
+// sparse bag-of-words features cheap.
 void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate, std::uint64_t key,
                    std::int64_t column_offset, bool skip_zero_groups) {
   check_dropout_rows(x, row_ids);
   if (rate <= 0.0f) return;
   const float scale = 1.0f / (1.0f - rate);
-  const auto threshold =
-      static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
+  const std::uint64_t threshold = dropout_threshold(rate);
   const std::int64_t cols = x.cols();
 #pragma omp parallel for schedule(static) if (x.size() > 16384)
   for (std::int64_t i = 0; i < x.rows(); ++i) {
     float* row = x.row(i);
     const auto id = static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]);
-    // Column j of this matrix is column j + column_offset of the full feature matrix; the groups
-    // of kDropoutGroupEntries are aligned on the full matrix's columns.
+    // Column j of this matrix is column j + column_offset of the full feature matrix.
     std::int64_t j = 0;
     while (j < cols) {
       const std::int64_t global = j + column_offset;
@@ -35,8 +45,7 @@ void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
         j = end;
         continue;
       }
-      std::uint64_t bits = hash_mix(key, id, static_cast<std::uint64_t>(group)) >>
-                           (16 * (global % kDropoutGroupEntries));
+      std::uint64_t bits = dropout_group_bits(key, id, global);
       for (; j < end; ++j, bits >>= 16) {
         row[j] = (bits & 0xffff) >= threshold ? row[j] * scale : 0.0f;
       }
@@ -83,6 +92,27 @@ void relu_backward(const Matrix& output, Matrix& grad) {
 #pragma omp parallel for schedule(static) if (count > 65536)
   for (std::int64_t i = 0; i < count; ++i) {
     if (out[i] <= 0.0f) g[i] = 0.0f;
+  }
+}
+
+void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
+                            std::uint64_t key) {
+  if (static_cast<std::int64_t>(row_ids.size()) != x.rows) {
+    throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
+                std::to_string(x.rows) + " sparse rows");
+  }
+  if (rate <= 0.0f) return;
+  const float scale = 1.0f / (1.0f - rate);
+  const std::uint64_t threshold = dropout_threshold(rate);
+#pragma omp parallel for schedule(static) if (x.nonzeros() > 16384)
+  for (std::int64_t i = 0; i < x.rows; ++i) {
+    const auto id = static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]);
+    for (auto e = x.offsets[static_cast<std::size_t>(i)];
+         e < x.offsets[static_cast<std::size_t>(i) + 1]; ++e) {
+      const auto entry = static_cast<std::size_t>(e);
+      const std::uint64_t bits = dropout_group_bits(key, id, x.columns[entry]);
+      x.weights[entry] = (bits & 0xffff) >= threshold ? x.weights[entry] * scale : 0.0f;
+    }
   }
 }
 

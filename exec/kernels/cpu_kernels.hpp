@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/tensor.hpp"
+#include "workloads/sparse_matrix.hpp"
 
 namespace gnnbed {
 
@@ -44,19 +45,8 @@ void check_labels(const Matrix& logits, std::span<const std::int32_t> labels);
 void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
           float alpha = 1.0f, float beta = 0.0f);
 
-// A sparse matrix in CSR form with explicit weights: row r holds columns[offsets[r] ..
-// offsets[r+1]) with weights[...] (one weight per entry).
-struct SparseMatrix {
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  std::vector<std::int64_t> offsets{0};
-  std::vector<std::int32_t> columns;
-  std::vector<float> weights;
-
-  std::int64_t nonzeros() const { return static_cast<std::int64_t>(columns.size()); }
-  // The transpose, with the entries of each row in increasing column order (deterministic).
-  SparseMatrix transposed() const;
-};
+// The CSR matrix (workloads/sparse_matrix.hpp): aggregations and sparse input features.
+using SparseMatrix = gnnbed::SparseMatrix;
 
 // Checks that `a` can multiply `x` (a.cols == x.rows).
 void check_spmm(const SparseMatrix& a, const Matrix& x);
@@ -65,6 +55,8 @@ void check_spmm_transposed(const SparseMatrix& a, const Matrix& x);
 
 // y = a * x (y is resized to a.rows x x.cols).
 void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y);
+// a as a dense matrix (a.rows x a.cols).
+Matrix densified(const SparseMatrix& a);
 
 // y += broadcast(bias) over rows.
 void add_row_vector(Matrix& y, const Matrix& bias);
@@ -87,6 +79,14 @@ void gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
                  std::int64_t column_begin, std::int64_t column_end, Matrix& out);
 void check_gather_rows(const Matrix& source, std::span<const std::int32_t> rows,
                        std::int64_t column_begin, std::int64_t column_end);
+// out's row positions[r] = rows' row r (with `add`: += it), for every r in order, so that a
+// repeated position keeps the last row (or the sum in row order) on any number of threads.
+// Parallel over shares of out's rows. check_scatter_rows is its check (one position per row, each
+// inside out, equal widths).
+void scatter_rows(const Matrix& rows, std::span<const std::int32_t> positions, Matrix& out,
+                  bool add);
+void check_scatter_rows(const Matrix& rows, std::span<const std::int32_t> positions,
+                        const Matrix& out);
 // y's first x.rows() rows += x; check_first_rows is its shape check.
 void add_to_first_rows(Matrix& y, const Matrix& x);
 void check_first_rows(const Matrix& y, const Matrix& x);
@@ -102,6 +102,10 @@ void relu_backward(const Matrix& output, Matrix& grad);
 // this one's column 0 is, so that a slice of the feature columns (P3) gets the full mask's slice.
 void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
                      std::uint64_t key, std::int64_t column_offset = 0);
+// The same mask on sparse rows (bag-of-words input features): each stored entry is kept or zeroed
+// exactly as dropout_forward would treat it in the dense matrix (zeros stay zero either way).
+void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
+                            std::uint64_t key);
 // Applies the same mask to a gradient.
 void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
                       std::uint64_t key, std::int64_t column_offset = 0);

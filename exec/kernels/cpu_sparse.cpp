@@ -6,29 +6,6 @@
 
 namespace gnnbed::cpu {
 
-SparseMatrix SparseMatrix::transposed() const {
-  SparseMatrix t;
-  t.rows = cols;
-  t.cols = rows;
-  t.offsets.assign(static_cast<std::size_t>(cols) + 1, 0);
-  for (const std::int32_t c : columns) ++t.offsets[static_cast<std::size_t>(c) + 1];
-  for (std::size_t i = 1; i < t.offsets.size(); ++i) t.offsets[i] += t.offsets[i - 1];
-  t.columns.resize(columns.size());
-  t.weights.resize(weights.size());
-  std::vector<std::int64_t> cursor(t.offsets.begin(), t.offsets.end() - 1);
-  // Rows are visited in increasing order, so every transposed row comes out sorted by column.
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (auto e = offsets[static_cast<std::size_t>(r)];
-         e < offsets[static_cast<std::size_t>(r) + 1]; ++e) {
-      const auto slot = static_cast<std::size_t>(
-          cursor[static_cast<std::size_t>(columns[static_cast<std::size_t>(e)])]++);
-      t.columns[slot] = static_cast<std::int32_t>(r);
-      t.weights[slot] = weights[static_cast<std::size_t>(e)];
-    }
-  }
-  return t;
-}
-
 void check_spmm(const SparseMatrix& a, const Matrix& x) {
   if (x.rows() != a.cols) {
     throw Error("spmm: sparse matrix has " + std::to_string(a.cols) +
@@ -60,6 +37,18 @@ void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y) {
       for (std::int64_t j = 0; j < width; ++j) out[j] += w * in[j];
     }
   }
+}
+
+Matrix densified(const SparseMatrix& a) {
+  Matrix dense(a.rows, a.cols);
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    float* row = dense.row(r);
+    for (auto e = a.offsets[static_cast<std::size_t>(r)];
+         e < a.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      row[a.columns[static_cast<std::size_t>(e)]] = a.weights[static_cast<std::size_t>(e)];
+    }
+  }
+  return dense;
 }
 
 }  // namespace gnnbed::cpu

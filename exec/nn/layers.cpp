@@ -43,6 +43,7 @@ Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& 
                                    const Matrix& weight) {
   aggregation_ = std::move(aggregation);
   h_src_ = &h_src;
+  sparse_src_ = nullptr;
   Matrix out;
   if (transform_first_) {
     Matrix transformed;
@@ -55,10 +56,34 @@ Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& 
   return out;
 }
 
+Matrix AggregateTransform::forward_sparse(cpu::SparseMatrix aggregation,
+                                          const cpu::SparseMatrix& x_src, const Matrix& weight) {
+  aggregation_ = std::move(aggregation);
+  h_src_ = nullptr;
+  sparse_src_ = &x_src;
+  Matrix transformed;
+  backend_.spmm(x_src, weight, transformed);
+  Matrix out;
+  backend_.spmm(aggregation_, transformed, out);
+  return out;
+}
+
+void accumulate_sparse_weight_grad(ComputeBackend& backend, const cpu::SparseMatrix& x,
+                                   const Matrix& grad, Matrix& weight_grad) {
+  Matrix product;
+  backend.spmm_transposed(x, grad, product);
+  backend.add_in_place(weight_grad, product);
+}
+
 Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight,
                                     Matrix& weight_grad, bool want_input_grad) {
   Matrix grad_input;
-  if (transform_first_) {
+  if (sparse_src_ != nullptr) {
+    if (want_input_grad) throw Error("AggregateTransform: no input gradient for sparse input rows");
+    Matrix grad_transformed;
+    backend_.spmm_transposed(aggregation_, grad_out, grad_transformed);
+    accumulate_sparse_weight_grad(backend_, *sparse_src_, grad_transformed, weight_grad);
+  } else if (transform_first_) {
     Matrix grad_transformed;
     backend_.spmm_transposed(aggregation_, grad_out, grad_transformed);
     backend_.gemm(*h_src_, true, grad_transformed, false, weight_grad, 1.0f, 1.0f);
@@ -74,12 +99,22 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
   return grad_input;
 }
 
+Matrix GnnLayer::forward_sparse(const Block&, const cpu::SparseMatrix&) {
+  throw Error("this layer takes dense input rows only");
+}
+
 GcnLayer::GcnLayer(bool transform_first, Parameter& weight, Parameter* bias,
                    ComputeBackend& backend)
     : weight_(weight), bias_(bias), backend_(backend), propagate_(transform_first, backend) {}
 
 Matrix GcnLayer::forward(const Block& block, const Matrix& h_src) {
   Matrix out = propagate_.forward(gcn_aggregation(block), h_src, weight_.value);
+  if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
+  return out;
+}
+
+Matrix GcnLayer::forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) {
+  Matrix out = propagate_.forward_sparse(gcn_aggregation(block), x_src, weight_.value);
   if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
   return out;
 }
@@ -115,6 +150,7 @@ SageLayer::SageLayer(bool transform_first, Parameter& weight_self, Parameter& we
 Matrix SageLayer::forward(const Block& block, const Matrix& h_src) {
   num_dst_ = block.num_dst;
   h_src_ = &h_src;
+  sparse_dst_ = nullptr;
   Matrix out;
   backend_.gemm(MatrixView(h_src).first_rows(num_dst_), false, weight_self_.value, false, out);
   backend_.add_in_place(out,
@@ -123,10 +159,31 @@ Matrix SageLayer::forward(const Block& block, const Matrix& h_src) {
   return out;
 }
 
+Matrix SageLayer::forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) {
+  num_dst_ = block.num_dst;
+  h_src_ = nullptr;
+  if (x_src.rows == num_dst_) {
+    sparse_dst_ = &x_src;
+  } else {
+    sparse_dst_rows_ = x_src.first_rows(num_dst_);
+    sparse_dst_ = &sparse_dst_rows_;
+  }
+  Matrix out;
+  backend_.spmm(*sparse_dst_, weight_self_.value, out);
+  backend_.add_in_place(
+      out, neighbours_.forward_sparse(mean_aggregation(block), x_src, weight_neigh_.value));
+  if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
+  return out;
+}
+
 Matrix SageLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
-  backend_.gemm(MatrixView(*h_src_).first_rows(num_dst_), true, grad_out, false, weight_self_.grad,
-                1.0f, 1.0f);
+  if (sparse_dst_ != nullptr) {
+    accumulate_sparse_weight_grad(backend_, *sparse_dst_, grad_out, weight_self_.grad);
+  } else {
+    backend_.gemm(MatrixView(*h_src_).first_rows(num_dst_), true, grad_out, false,
+                  weight_self_.grad, 1.0f, 1.0f);
+  }
   Matrix grad_input =
       neighbours_.backward(grad_out, weight_neigh_.value, weight_neigh_.grad, want_input_grad);
   if (want_input_grad) {

@@ -49,6 +49,11 @@ class AggregateTransform {
 
   // Keeps `aggregation` and a reference to `h_src` (which must outlive backward).
   Matrix forward(cpu::SparseMatrix aggregation, const Matrix& h_src, const Matrix& weight);
+  // The same on sparse source rows, always transform-first (A (x W)): x W is a sparse times dense
+  // product, and aggregating first would need a sparse times sparse one. backward then gives no
+  // input gradient.
+  Matrix forward_sparse(cpu::SparseMatrix aggregation, const cpu::SparseMatrix& x_src,
+                        const Matrix& weight);
   // Adds dL/dW to `weight_grad`; returns dL/dh_src when `want_input_grad`, else an empty matrix.
   Matrix backward(const Matrix& grad_out, const Matrix& weight, Matrix& weight_grad,
                   bool want_input_grad);
@@ -58,8 +63,13 @@ class AggregateTransform {
   ComputeBackend& backend_;
   cpu::SparseMatrix aggregation_;
   const Matrix* h_src_ = nullptr;
-  Matrix aggregated_;  // A h_src (aggregate-first order only)
+  const cpu::SparseMatrix* sparse_src_ = nullptr;  // set by forward_sparse instead of h_src_
+  Matrix aggregated_;                              // A h_src (aggregate-first order only)
 };
+
+// dL/dW += transpose(x) grad for sparse rows x: the weight gradient of x W.
+void accumulate_sparse_weight_grad(ComputeBackend& backend, const cpu::SparseMatrix& x,
+                                   const Matrix& grad, Matrix& weight_grad);
 
 class GnnLayer {
  public:
@@ -70,6 +80,13 @@ class GnnLayer {
   // Adds parameter gradients to their `grad`; returns d(loss)/d(h_src) when `want_input_grad`
   // (otherwise an empty matrix: layer 1 needs no gradient for the input features).
   virtual Matrix backward(const Matrix& grad_out, bool want_input_grad) = 0;
+
+  // Whether forward_sparse takes the layer's input as sparse rows (bag-of-words features of layer
+  // 0): layers whose first use of the input is a product with a weight. Others get dense rows.
+  virtual bool takes_sparse_input() const { return false; }
+  // forward on sparse source rows, which must stay alive, unchanged, until backward; backward
+  // then gives no input gradient (layer 0 needs none). Throws Error unless takes_sparse_input().
+  virtual Matrix forward_sparse(const Block& block, const cpu::SparseMatrix& x_src);
 };
 
 // A layer whose split by input columns (P3's first layer) needs sums over the column slices midway,
@@ -94,6 +111,8 @@ class GcnLayer final : public GnnLayer {
   GcnLayer(bool transform_first, Parameter& weight, Parameter* bias, ComputeBackend& backend);
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
+  bool takes_sparse_input() const override { return true; }
+  Matrix forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) override;
 
  private:
   Parameter& weight_;
@@ -124,6 +143,8 @@ class SageLayer final : public GnnLayer {
             ComputeBackend& backend);
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
+  bool takes_sparse_input() const override { return true; }
+  Matrix forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) override;
 
  private:
   Parameter& weight_self_;
@@ -133,6 +154,10 @@ class SageLayer final : public GnnLayer {
   AggregateTransform neighbours_;
   std::int64_t num_dst_ = 0;
   const Matrix* h_src_ = nullptr;
+  // With sparse input: the destination rows (the input itself when every source row is one, else
+  // sparse_dst_rows_, a copy of the first rows).
+  const cpu::SparseMatrix* sparse_dst_ = nullptr;
+  cpu::SparseMatrix sparse_dst_rows_;
 };
 
 // Layer l of `spec` over `parameters`, given in ModelSpec::parameters(l) order; when the list

@@ -20,8 +20,8 @@ std::uint64_t Model::layer_dropout_key(int layer) const {
   return hash_mix(dropout_key_, static_cast<std::uint64_t>(layer));
 }
 
-Matrix Model::forward(std::span<const Block* const> blocks, const Matrix& input, bool training,
-                      std::uint64_t dropout_key) {
+void Model::begin_forward(std::span<const Block* const> blocks, bool training,
+                          std::uint64_t dropout_key) {
   const int num_layers = spec_.num_layers();
   if (static_cast<int>(blocks.size()) != num_layers) {
     throw Error("model forward: " + std::to_string(blocks.size()) + " blocks for " +
@@ -30,23 +30,64 @@ Matrix Model::forward(std::span<const Block* const> blocks, const Matrix& input,
   blocks_.assign(blocks.begin(), blocks.end());
   inputs_.resize(static_cast<std::size_t>(num_layers));
   dropout_key_ = dropout_key;
+  dropout_applied_ = training && spec_.dropout() > 0.0;
+}
+
+void Model::check_input_rows(int layer, std::int64_t rows) const {
+  const std::int64_t sources = blocks_[static_cast<std::size_t>(layer)]->num_src();
+  if (rows != sources) {
+    throw Error("model forward: layer " + std::to_string(layer) + " gets " + std::to_string(rows) +
+                " rows for " + std::to_string(sources) + " source nodes");
+  }
+}
+
+Matrix Model::forward(std::span<const Block* const> blocks, const Matrix& input, bool training,
+                      std::uint64_t dropout_key) {
+  begin_forward(blocks, training, dropout_key);
+  return forward_layers(0, input);
+}
+
+Matrix Model::forward(std::span<const Block* const> blocks, const cpu::SparseMatrix& input,
+                      bool training, std::uint64_t dropout_key) {
+  begin_forward(blocks, training, dropout_key);
+  check_input_rows(0, input.rows);
+  if (!layers_[0]->takes_sparse_input()) {
+    inputs_[0] = cpu::densified(input);
+    return forward_layers(0, inputs_[0]);
+  }
+  const cpu::SparseMatrix* x = &input;
+  if (dropout_applied_) {
+    sparse_input_ = input;
+    cpu::dropout_forward_sparse(sparse_input_, blocks_[0]->src_nodes,
+                                static_cast<float>(spec_.dropout()), layer_dropout_key(0));
+    x = &sparse_input_;
+  }
+  Matrix out = layers_[0]->forward_sparse(*blocks_[0], *x);
+  if (spec_.num_layers() == 1) return out;
+  if (spec_.layer(0).relu) cpu::relu_forward(out);
+  inputs_[1] = std::move(out);
+  return forward_layers(1, inputs_[1]);
+}
+
+Matrix Model::forward(std::span<const Block* const> blocks, const InputRows& input, bool training,
+                      std::uint64_t dropout_key) {
+  return input.is_sparse() ? forward(blocks, input.sparse(), training, dropout_key)
+                           : forward(blocks, input.dense(), training, dropout_key);
+}
+
+Matrix Model::forward_layers(int first_layer, const Matrix& input) {
+  const int num_layers = spec_.num_layers();
   const auto rate = static_cast<float>(spec_.dropout());
-  dropout_applied_ = training && rate > 0.0f;
   const Matrix* h = &input;
-  for (int l = 0;; ++l) {
+  for (int l = first_layer;; ++l) {
     const auto index = static_cast<std::size_t>(l);
-    const Block& block = *blocks[index];
-    if (h->rows() != block.num_src()) {
-      throw Error("model forward: layer " + std::to_string(l) + " gets " +
-                  std::to_string(h->rows()) + " rows for " + std::to_string(block.num_src()) +
-                  " source nodes");
-    }
+    check_input_rows(l, h->rows());
     if (dropout_applied_) {
       if (h != &inputs_[index]) inputs_[index].copy_from(*h);
-      cpu::dropout_forward(inputs_[index], block.src_nodes, rate, layer_dropout_key(l));
+      cpu::dropout_forward(inputs_[index], blocks_[index]->src_nodes, rate, layer_dropout_key(l));
       h = &inputs_[index];
     }
-    Matrix out = layers_[index]->forward(block, *h);
+    Matrix out = layers_[index]->forward(*blocks_[index], *h);
     if (l == num_layers - 1) return out;
     if (spec_.layer(l).relu) cpu::relu_forward(out);
     inputs_[index + 1] = std::move(out);

@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "exec/nn/input_rows.hpp"
 #include "exec/nn/layers.hpp"
 #include "exec/tensor.hpp"
 #include "strategies/config/model_spec.hpp"
@@ -21,6 +22,14 @@ class Model {
   // needs: the blocks and `input` must stay alive, unchanged, until backward.
   Matrix forward(std::span<const Block* const> blocks, const Matrix& input, bool training,
                  std::uint64_t dropout_key);
+  // The same on sparse input rows (bag-of-words features): layer 0 multiplies them without
+  // densifying when it can (GnnLayer::takes_sparse_input) and gets them densified otherwise;
+  // dropout keeps or zeroes each stored entry as it would in the dense rows.
+  Matrix forward(std::span<const Block* const> blocks, const cpu::SparseMatrix& input,
+                 bool training, std::uint64_t dropout_key);
+  // One of the two above, as `input` holds its rows.
+  Matrix forward(std::span<const Block* const> blocks, const InputRows& input, bool training,
+                 std::uint64_t dropout_key);
 
   // Back-propagates d(loss)/d(logits) of the last training forward, adding to every grad.
   void backward(const Matrix& grad_logits);
@@ -32,6 +41,12 @@ class Model {
 
  private:
   std::uint64_t layer_dropout_key(int layer) const;
+  void begin_forward(std::span<const Block* const> blocks, bool training,
+                     std::uint64_t dropout_key);
+  // Throws Error unless layer `layer` gets one input row per source node of its block.
+  void check_input_rows(int layer, std::int64_t rows) const;
+  // Layers first_layer.. on `input`, the dense input of first_layer.
+  Matrix forward_layers(int first_layer, const Matrix& input);
 
   ModelSpec spec_;
   std::vector<std::vector<Parameter>> parameters_;  // per layer; layers hold references into it
@@ -40,6 +55,7 @@ class Model {
   // inputs_[l] is what layer l consumed (after dropout); inputs_[0] is used only with dropout,
   // otherwise layer 0 reads the caller's input directly. Kept between steps to reuse the memory.
   std::vector<Matrix> inputs_;
+  cpu::SparseMatrix sparse_input_;  // sparse layer-0 input after dropout
   std::uint64_t dropout_key_ = 0;
   bool dropout_applied_ = false;
 };

@@ -14,8 +14,7 @@ StepResult accumulate_gradients(Model& model, const FeatureStore& features,
   if (batch.seeds.empty()) return result;
   Stopwatch phase;
   const auto inputs = batch.input_nodes();
-  Matrix input(static_cast<std::int64_t>(inputs.size()), features.dim());
-  features.gather(inputs, input.data());
+  const InputRows input = InputRows::gather(features, inputs);
   std::vector<std::int32_t> seed_labels;
   for (const NodeId v : batch.seeds) seed_labels.push_back(labels[static_cast<std::size_t>(v)]);
   result.gather_seconds = phase.seconds();

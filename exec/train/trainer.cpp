@@ -25,12 +25,6 @@ std::vector<std::int32_t> labels_of(const Dataset& dataset, std::span<const Node
   return labels;
 }
 
-Matrix gather_features(const FeatureStore& features, std::span<const NodeId> nodes) {
-  Matrix x(static_cast<std::int64_t>(nodes.size()), features.dim());
-  features.gather(nodes, x.data());
-  return x;
-}
-
 Matrix rows_of(const Matrix& m, std::span<const NodeId> rows) {
   Matrix picked(static_cast<std::int64_t>(rows.size()), m.cols());
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -55,8 +49,8 @@ class Run {
   EpochRecord full_graph_epoch(int epoch) {
     EpochRecord record;
     Stopwatch watch;
-    if (all_features_.size() == 0) {
-      all_features_ = gather_features(*dataset_.features, full_block_.src_nodes);
+    if (all_features_.empty()) {
+      all_features_ = InputRows::gather(*dataset_.features, full_block_.src_nodes);
       record.gather_seconds = watch.seconds();
     }
     const Stopwatch compute;
@@ -112,8 +106,8 @@ class Run {
   }
 
   Accuracy evaluate() {
-    if (all_features_.size() == 0) {
-      all_features_ = gather_features(*dataset_.features, full_block_.src_nodes);
+    if (all_features_.empty()) {
+      all_features_ = InputRows::gather(*dataset_.features, full_block_.src_nodes);
     }
     return evaluate_full_graph(model_, dataset_, full_block_, all_features_);
   }
@@ -143,13 +137,13 @@ class Run {
   std::vector<Parameter*> parameters_;
   Block full_block_;
   std::vector<const Block*> full_blocks_;
-  Matrix all_features_;
+  InputRows all_features_;
 };
 
 }  // namespace
 
 Accuracy evaluate_full_graph(Model& model, const Dataset& dataset, const Block& full_block,
-                             const Matrix& all_features) {
+                             const InputRows& all_features) {
   const std::vector<const Block*> blocks(static_cast<std::size_t>(model.spec().num_layers()),
                                          &full_block);
   const Matrix logits = model.forward(blocks, all_features, false, 0);
@@ -176,9 +170,8 @@ Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
   Model model(spec, 0);
   set_parameter_values(model, values);
   const Block full_block = full_graph_block(dataset.graph);
-  Matrix all_features(dataset.num_nodes(), dataset.feature_dim());
-  dataset.features->gather(full_block.src_nodes, all_features.data());
-  return evaluate_full_graph(model, dataset, full_block, all_features);
+  return evaluate_full_graph(model, dataset, full_block,
+                             InputRows::gather(*dataset.features, full_block.src_nodes));
 }
 
 nlohmann::json TrainingReport::to_json() const {

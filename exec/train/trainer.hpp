@@ -45,7 +45,7 @@ struct Accuracy {
 // Accuracy on the validation and test nodes, with full neighbourhoods and no dropout:
 // `full_block` is full_graph_block(dataset.graph), `all_features` every node's features.
 Accuracy evaluate_full_graph(Model& model, const Dataset& dataset, const Block& full_block,
-                             const Matrix& all_features);
+                             const InputRows& all_features);
 // The same for a model with the given parameter values (by name).
 Accuracy evaluate_parameters(const Dataset& dataset, const ModelSpec& spec,
                              const std::vector<Parameter>& values);

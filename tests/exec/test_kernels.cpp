@@ -324,5 +324,40 @@ TEST(Optimizer, SgdWithMomentumAndWeightDecay) {
   EXPECT_FLOAT_EQ(w.value(0, 0), 2.0f - 0.75f - 0.5f * (0.9f * 1.5f + 1.5f));
 }
 
+// Scatters split the columns over threads: repeated positions keep the last row, or the sum in
+// row order, bit for bit on any number of threads, as a serial loop over the rows gives them.
+TEST(ScatterRows, RepeatedPositionsGiveTheSerialResultOnAnyThreadCount) {
+  const std::int64_t width = 100;
+  const Matrix rows = uniform_matrix(3000, width, -1.0f, 1.0f, 41);
+  std::vector<std::int32_t> positions(3000);
+  for (std::size_t r = 0; r < positions.size(); ++r) {
+    positions[r] = static_cast<std::int32_t>(hash_mix(42, r) % 700);
+  }
+  for (const bool add : {false, true}) {
+    Matrix expected(700, width);
+    for (std::size_t r = 0; r < positions.size(); ++r) {
+      for (std::int64_t j = 0; j < width; ++j) {
+        float& to = expected(positions[r], j);
+        to = add ? to + rows(static_cast<std::int64_t>(r), j)
+                 : rows(static_cast<std::int64_t>(r), j);
+      }
+    }
+    for (const int threads : {1, 2, 3}) {
+      const int before = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      Matrix out(700, width);
+      cpu::scatter_rows(rows, positions, out, add);
+      omp_set_num_threads(before);
+      EXPECT_TRUE(std::equal(out.values().begin(), out.values().end(), expected.values().begin()))
+          << (add ? "scatter_add_rows" : "scatter_rows") << " on " << threads << " threads";
+    }
+  }
+  Matrix out(700, width);
+  std::vector<std::int32_t> outside = positions;
+  outside[5] = 700;
+  EXPECT_THROW(cpu::scatter_rows(rows, outside, out, false), Error);
+  EXPECT_THROW(cpu::scatter_rows(rows, std::span(positions).first(10), out, true), Error);
+}
+
 }  // namespace
 }  // namespace gnnbed

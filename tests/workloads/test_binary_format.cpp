@@ -11,6 +11,7 @@
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 #include "workloads/loaders.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -86,12 +87,56 @@ TEST(BinaryFormat, CoraRoundTripIsExactAndViewsTheMapping) {
     EXPECT_TRUE(page_aligned(loaded.graph.offsets().data()));
     EXPECT_TRUE(page_aligned(loaded.graph.sources().data()));
     EXPECT_TRUE(page_aligned(loaded.labels.data()));
-    const auto& stored = dynamic_cast<const StoredFeatures&>(*loaded.features);
-    EXPECT_TRUE(page_aligned(stored.values().data()));
+    // Cora's bag-of-words features load sparse and stay sparse, their CSR arrays mapped.
+    const auto& sparse = dynamic_cast<const SparseFeatures&>(*loaded.features);
+    EXPECT_TRUE(page_aligned(sparse.offsets().data()));
+    EXPECT_EQ(sparse.nonzeros(), 49216);
     kept = loaded.graph;
   }
   // The views keep the mapping alive after the dataset is gone.
   EXPECT_EQ(to_vector(kept.sources()), to_vector(cora.graph.sources()));
+}
+
+TEST(BinaryFormat, DenseStoredFeaturesRoundTrip) {
+  TemporaryDirectory dir;
+  Dataset cora = load_planetoid_tsv(bundled_dataset("cora"));
+  std::vector<float> values = all_features(cora);
+  cora.features = std::make_shared<const StoredFeatures>(cora.num_nodes(), cora.feature_dim(),
+                                                         SharedArray(std::move(values)));
+  const auto path = dir.path() / "cora-dense.gnnbed";
+  write_binary_workload(cora, path);
+  const Dataset loaded = load_binary_workload(path);
+  expect_same(cora, loaded);
+  const auto& stored = dynamic_cast<const StoredFeatures&>(*loaded.features);
+  EXPECT_TRUE(page_aligned(stored.values().data()));
+}
+
+// A sparse features section whose CSR arrays disagree is refused with the file and the field.
+TEST(BinaryFormat, CorruptSparseFeaturesAreRefused) {
+  TemporaryDirectory dir;
+  const Dataset cora = load_planetoid_tsv(bundled_dataset("cora"));
+  const auto path = dir.path() / "cora.gnnbed";
+  write_binary_workload(cora, path);
+  std::uint64_t features_offset = 0;
+  {
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(232 + 16 * 6);
+    in.read(reinterpret_cast<char*>(&features_offset), sizeof features_offset);
+  }
+  // Row 0's end (row 1's offset) set beyond the last entry.
+  const std::int64_t bad_offset = 1'000'000;
+  {
+    std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+    file.seekp(static_cast<std::streamoff>(features_offset + 8));
+    file.write(reinterpret_cast<const char*>(&bad_offset), sizeof bad_offset);
+  }
+  try {
+    load_binary_workload(path);
+    FAIL() << "loaded a corrupt sparse features section";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("cora.gnnbed"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("features"), std::string::npos) << error.what();
+  }
 }
 
 TEST(BinaryFormat, GeneratedFeaturesRoundTripFromTheirParameters) {
@@ -156,13 +201,14 @@ TEST(BinaryFormat, HeaderFieldsSitAtTheDocumentedOffsets) {
   EXPECT_EQ(field_at<std::int64_t>(bytes, 64), 1000);
   EXPECT_EQ(field_at<std::int32_t>(bytes, 72), 7);
   EXPECT_EQ(field_at<std::uint32_t>(bytes, 76), 1u);  // has labels
-  EXPECT_EQ(field_at<std::uint32_t>(bytes, 80), 1u);  // stored features
+  EXPECT_EQ(field_at<std::uint32_t>(bytes, 80), 3u);  // sparse features
   EXPECT_EQ(field_at<std::int32_t>(bytes, 84), 1433);
+  EXPECT_EQ(field_at<std::uint64_t>(bytes, 88), 49216u);  // their non-zeros
   EXPECT_EQ(std::string(bytes.data() + 104), "cora");
   // Section table at 232: (offset, length) pairs for offsets, sources, labels, train, val, test,
   // features, each starting at the first 4096-byte boundary after the one before.
-  const std::uint64_t lengths[] = {2709 * 8, 10556 * 4, 2708 * 4,          140 * 4,
-                                   500 * 4,  1000 * 4,  2708ull * 1433 * 4};
+  const std::uint64_t lengths[] = {2709 * 8, 10556 * 4,           2708 * 4, 140 * 4, 500 * 4,
+                                   1000 * 4, 2709 * 8 + 49216 * 8};
   std::uint64_t offset = 4096;
   for (std::size_t s = 0; s < 7; ++s) {
     EXPECT_EQ(field_at<std::uint64_t>(bytes, 232 + 16 * s), offset) << "section " << s;
@@ -173,6 +219,12 @@ TEST(BinaryFormat, HeaderFieldsSitAtTheDocumentedOffsets) {
   // The first CSR source of node 0 is its smallest neighbour.
   const std::uint64_t sources_at = field_at<std::uint64_t>(bytes, 232 + 16);
   EXPECT_EQ(field_at<std::int32_t>(bytes, sources_at), 633);
+  // The features section: row offsets, then columns (node 0's first two are 19 and 81).
+  const std::uint64_t features_at = field_at<std::uint64_t>(bytes, 232 + 16 * 6);
+  EXPECT_EQ(field_at<std::int64_t>(bytes, features_at), 0);
+  EXPECT_EQ(field_at<std::int64_t>(bytes, features_at + 2708 * 8), 49216);
+  EXPECT_EQ(field_at<std::int32_t>(bytes, features_at + 2709 * 8), 19);
+  EXPECT_EQ(field_at<std::int32_t>(bytes, features_at + 2709 * 8 + 4), 81);
 }
 
 TEST(BinaryFormat, GeneratedFeaturesFromOtherLabelsAreRefused) {

@@ -7,6 +7,7 @@
 
 #include "workloads/common/errors.hpp"
 #include "workloads/features.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -85,6 +86,91 @@ TEST(StoredFeatures, RowNormalized) {
 GeneratedFeatures generated(std::vector<std::int32_t> labels, float signal, std::uint64_t seed,
                             int dim = 8) {
   return GeneratedFeatures(dim, SharedArray(std::move(labels)), signal, seed);
+}
+
+// 4 nodes x 6 columns, mostly zeros (one empty row), as CSR and as the same dense rows.
+SparseMatrix small_sparse_rows() {
+  SparseMatrix rows;
+  rows.rows = 4;
+  rows.cols = 6;
+  rows.offsets = {0, 2, 2, 5, 6};
+  rows.columns = {1, 4, 0, 3, 5, 2};
+  rows.weights = {1.5f, -2.0f, 3.0f, 0.25f, 1.0f, 7.0f};
+  return rows;
+}
+
+StoredFeatures dense_of(const SparseMatrix& rows) {
+  std::vector<float> values(static_cast<std::size_t>(rows.rows * rows.cols), 0.0f);
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    for (auto e = rows.offsets[static_cast<std::size_t>(r)];
+         e < rows.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      values[static_cast<std::size_t>(r * rows.cols + rows.columns[static_cast<std::size_t>(e)])] =
+          rows.weights[static_cast<std::size_t>(e)];
+    }
+  }
+  return StoredFeatures(rows.rows, static_cast<int>(rows.cols), SharedArray(std::move(values)));
+}
+
+TEST(SparseFeatures, GathersWhatTheDenseRowsHold) {
+  const SparseFeatures sparse(small_sparse_rows());
+  const StoredFeatures dense = dense_of(small_sparse_rows());
+  EXPECT_EQ(sparse.nonzeros(), 6);
+  EXPECT_EQ(sparse.stored_bytes(), 5 * 8 + 6 * 4 + 6 * 4);
+  EXPECT_EQ(sparse.describe().at("layout"), "sparse");
+  const std::vector<NodeId> nodes{3, 0, 2, 1, 2};
+  for (const auto& [begin, end] : {std::pair{0, 6}, std::pair{1, 4}, std::pair{5, 6}}) {
+    const auto width = static_cast<std::size_t>(end - begin);
+    std::vector<float> from_sparse(nodes.size() * width, -9.0f);
+    std::vector<float> from_dense(nodes.size() * width, -9.0f);
+    sparse.gather(nodes, begin, end, from_sparse.data());
+    dense.gather(nodes, begin, end, from_dense.data());
+    EXPECT_EQ(from_sparse, from_dense) << "columns [" << begin << ", " << end << ")";
+  }
+  EXPECT_DOUBLE_EQ(sparse.nonzero_group_fraction(), dense.nonzero_group_fraction());
+}
+
+TEST(SparseFeatures, GatherRowsKeepsTheRequestedOrder) {
+  const SparseFeatures sparse(small_sparse_rows());
+  const std::vector<NodeId> nodes{2, 1, 0, 2};
+  const SparseMatrix rows = sparse.gather_rows(nodes);
+  EXPECT_EQ(rows.rows, 4);
+  EXPECT_EQ(rows.cols, 6);
+  EXPECT_EQ(rows.offsets, (std::vector<std::int64_t>{0, 3, 3, 5, 8}));
+  EXPECT_EQ(rows.columns, (std::vector<std::int32_t>{0, 3, 5, 1, 4, 0, 3, 5}));
+  EXPECT_EQ(rows.weights, (std::vector<float>{3.0f, 0.25f, 1.0f, 1.5f, -2.0f, 3.0f, 0.25f, 1.0f}));
+}
+
+// Row normalisation by the dense rule, bit for bit (zeros add nothing to a row's sum).
+TEST(SparseFeatures, RowNormalizedEqualsTheDenseRowsNormalized) {
+  const SparseFeatures sparse = SparseFeatures(small_sparse_rows()).row_normalized();
+  const StoredFeatures dense = dense_of(small_sparse_rows()).row_normalized();
+  const std::vector<NodeId> nodes{0, 1, 2, 3};
+  std::vector<float> from_sparse(24);
+  std::vector<float> from_dense(24);
+  gather_rows(sparse, nodes, from_sparse.data());
+  gather_rows(dense, nodes, from_dense.data());
+  EXPECT_EQ(from_sparse, from_dense);
+  EXPECT_EQ(sparse.describe().at("row_normalized"), true);
+}
+
+TEST(SparseFeatures, RejectsArraysThatAreNotCsr) {
+  const auto make = [](std::vector<std::int64_t> offsets, std::vector<std::int32_t> columns) {
+    std::vector<float> values(columns.size(), 1.0f);
+    return SparseFeatures(2, 4, SharedArray(std::move(offsets)), SharedArray(std::move(columns)),
+                          SharedArray(std::move(values)));
+  };
+  EXPECT_NO_THROW(make({0, 1, 3}, {2, 0, 3}));
+  EXPECT_THROW(make({0, 1}, {2}), Error);           // offsets for one node
+  EXPECT_THROW(make({0, 2, 1}, {2, 0}), Error);     // a row ending before it begins
+  EXPECT_THROW(make({0, 1, 5}, {2, 0, 3}), Error);  // offsets past the entries
+  EXPECT_THROW(make({0, 2, 3}, {2, 2, 1}), Error);  // a column repeated in a row
+  EXPECT_THROW(make({0, 1, 3}, {2, 3, 1}), Error);  // columns out of order
+  EXPECT_THROW(make({0, 1, 2}, {2, 4}), Error);     // a column outside the dimension
+}
+
+TEST(SparseFeatures, SmallerThanDenseDecidesByBytes) {
+  EXPECT_TRUE(SparseFeatures::smaller_than_dense(2708, 1433, 49216));  // Cora, 1.3 % dense
+  EXPECT_FALSE(SparseFeatures::smaller_than_dense(100, 10, 600));      // 60 % dense
 }
 
 TEST(GeneratedFeatures, DeterministicPerSeed) {

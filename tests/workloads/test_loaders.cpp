@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,11 @@ std::vector<std::int32_t> labels_of(const Dataset& dataset) {
   return {dataset.labels.begin(), dataset.labels.end()};
 }
 std::vector<float> features_of(const Dataset& dataset) {
-  const auto& stored = dynamic_cast<const StoredFeatures&>(*dataset.features);
-  return {stored.values().begin(), stored.values().end()};
+  std::vector<NodeId> nodes(static_cast<std::size_t>(dataset.num_nodes()));
+  std::iota(nodes.begin(), nodes.end(), NodeId{0});
+  std::vector<float> values(nodes.size() * static_cast<std::size_t>(dataset.feature_dim()));
+  dataset.features->gather(nodes, values.data());
+  return values;
 }
 std::int64_t self_loops(const Graph& graph) {
   std::int64_t count = 0;
