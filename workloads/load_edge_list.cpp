@@ -1,7 +1,7 @@
 // Reader for SNAP-style edge lists ("src dst" per line). Lines are parsed in place (no per-line
-// allocation); ids are kept 32-bit unless relabelling needs the original 64-bit values.
+// allocation), pieces of the file on OpenMP threads; ids are kept 32-bit unless relabelling needs
+// the original 64-bit values.
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,48 +17,74 @@ namespace {
 constexpr std::int64_t kMaxNodeId = std::numeric_limits<NodeId>::max() - 1;
 
 bool is_comment_or_blank(std::string_view line) {
-  const auto first = line.find_first_not_of(" \t");
-  return first == std::string_view::npos || line[first] == '#' || line[first] == '%';
-}
-
-// The common case, a line of two plain non-negative ids, without FieldParser's bookkeeping. False
-// when the line needs a closer look (comments, errors): the careful path then parses it again.
-bool parse_plain_line(std::string_view line, std::int64_t max_id, std::int64_t& u,
-                      std::int64_t& v) {
-  const char* p = line.data();
-  const char* const end = p + line.size();
-  auto skip_blanks = [&] {
-    while (p < end && (*p == ' ' || *p == '\t')) ++p;
-  };
-  auto parse_id = [&](std::int64_t& id) {
-    if (p == end || *p < '0' || *p > '9') return false;
-    const auto [stop, error] = std::from_chars(p, end, id);
-    p = stop;
-    return error == std::errc() && id <= max_id;
-  };
-  skip_blanks();
-  if (!parse_id(u) || p == end || (*p != ' ' && *p != '\t')) return false;
-  skip_blanks();
-  if (!parse_id(v)) return false;
-  skip_blanks();
-  return p == end;
-}
-
-std::int64_t read_id(FieldParser& fields, const LineReader& reader, std::string_view field,
-                     bool relabel) {
-  const std::int64_t id = fields.integer(field);
-  if (id < 0) {
-    throw InputError(reader.file(), reader.line_number(), std::string(field),
-                     "node id " + std::to_string(id) + " is negative");
+  for (const char c : line) {
+    if (c != ' ' && c != '\t') return c == '#' || c == '%';
   }
+  return true;
+}
+
+std::int64_t read_id(FieldParser& fields, std::string_view field, bool relabel) {
+  const std::int64_t id = fields.integer(field);
+  if (id < 0) fields.fail(field, "node id " + std::to_string(id) + " is negative");
   if (!relabel && id > kMaxNodeId) {
-    throw InputError(reader.file(), reader.line_number(), std::string(field),
-                     "node id " + std::to_string(id) + " does not fit 32-bit node ids (at most " +
-                         std::to_string(kMaxNodeId) +
-                         "); relabel the ids if fewer distinct ones occur");
+    fields.fail(field, "node id " + std::to_string(id) + " does not fit 32-bit node ids (at most " +
+                           std::to_string(kMaxNodeId) +
+                           "); relabel the ids if fewer distinct ones occur");
   }
   return id;
 }
+
+// The edges of some lines of the file, and the largest id among them with the line it first
+// occurs on (the line a node count too large for memory is blamed on).
+struct EdgeLines {
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+  // With relabelling, the original ids (src, dst interleaved) until the dense numbering is known.
+  std::vector<std::int64_t> original;
+  std::int64_t max_id = -1;
+  std::int64_t max_id_line = 0;
+
+  void parse(LineChunk& chunk, bool relabel) {
+    std::string_view line;
+    while (chunk.next(line)) {
+      if (is_comment_or_blank(line)) continue;
+      FieldParser fields(chunk, line, ' ');
+      const std::int64_t u = read_id(fields, "src", relabel);
+      const std::int64_t v = read_id(fields, "dst", relabel);
+      if (!fields.at_end()) {
+        fields.fail("", "expected exactly 2 fields (src dst), got more: '" + std::string(line) +
+                            "' (weighted or temporal edge lists are not supported)");
+      }
+      if (relabel) {
+        original.push_back(u);
+        original.push_back(v);
+        continue;
+      }
+      src.push_back(static_cast<NodeId>(u));
+      dst.push_back(static_cast<NodeId>(v));
+      if (u > max_id || v > max_id) {
+        max_id = std::max({max_id, u, v});
+        max_id_line = chunk.line_number();
+      }
+    }
+  }
+
+  // Appends `later`, the lines after these, and empties it (keeping its memory for its next lines).
+  void take(EdgeLines& later) {
+    src.insert(src.end(), later.src.begin(), later.src.end());
+    dst.insert(dst.end(), later.dst.begin(), later.dst.end());
+    original.insert(original.end(), later.original.begin(), later.original.end());
+    if (later.max_id > max_id) {
+      max_id = later.max_id;
+      max_id_line = later.max_id_line;
+    }
+    later.src.clear();
+    later.dst.clear();
+    later.original.clear();
+    later.max_id = -1;
+    later.max_id_line = 0;
+  }
+};
 
 // Numbers the distinct ids of `original` (src, dst interleaved) 0..k-1 in increasing order and
 // writes the edges with the new ids; returns k.
@@ -104,55 +130,34 @@ std::int64_t relabel_ids(std::vector<std::int64_t> original, std::vector<NodeId>
 Graph load_edge_list(const std::filesystem::path& file, const EdgeListFileOptions& options) {
   LineReader reader(file);
   const bool relabel = options.relabel;
-  std::vector<NodeId> src;
-  std::vector<NodeId> dst;
-  // With relabelling, the original ids (src, dst interleaved) until the dense numbering is known.
-  std::vector<std::int64_t> original;
-  std::int64_t max_id = -1;
-  std::int64_t max_id_line = 0;
-  const std::int64_t max_plain_id = relabel ? std::numeric_limits<std::int64_t>::max() : kMaxNodeId;
-  std::string_view line;
-  while (reader.next(line)) {
-    std::int64_t u = 0;
-    std::int64_t v = 0;
-    if (!parse_plain_line(line, max_plain_id, u, v)) {
-      if (is_comment_or_blank(line)) continue;
-      FieldParser fields(reader, line, ' ');
-      u = read_id(fields, reader, "src", relabel);
-      v = read_id(fields, reader, "dst", relabel);
-      if (!fields.at_end()) {
-        throw InputError(reader.file(), reader.line_number(), "",
-                         "expected exactly 2 fields (src dst), got more: '" + std::string(line) +
-                             "' (weighted or temporal edge lists are not supported)");
-      }
-    }
-    if (relabel) {
-      original.push_back(u);
-      original.push_back(v);
-    } else {
-      src.push_back(static_cast<NodeId>(u));
-      dst.push_back(static_cast<NodeId>(v));
-      if (u > max_id || v > max_id) max_id_line = reader.line_number();
-      max_id = std::max({max_id, u, v});
-    }
-  }
+  EdgeLines edges;
+  std::vector<EdgeLines> pieces(static_cast<std::size_t>(reader.max_pieces()));
+  reader.parse_in_pieces(
+      [&](int piece, LineChunk& chunk) {
+        pieces[static_cast<std::size_t>(piece)].parse(chunk, relabel);
+      },
+      [&](int piece) { edges.take(pieces[static_cast<std::size_t>(piece)]); });
   if (reader.line_number() == 0) throw InputError(reader.file(), 0, "", "file is empty");
-  if (src.empty() && original.empty()) {
+  if (edges.src.empty() && edges.original.empty()) {
     throw InputError(reader.file(), 0, "", "no edges (only comments or blank lines)");
   }
+  std::vector<NodeId>& src = edges.src;
+  std::vector<NodeId>& dst = edges.dst;
+  const std::int64_t max_id = edges.max_id;
+  const std::int64_t max_id_line = edges.max_id_line;
 
   std::int64_t num_nodes = max_id + 1;
   if (relabel) {
-    num_nodes = relabel_ids(std::move(original), src, dst, reader.file());
+    num_nodes = relabel_ids(std::move(edges.original), src, dst, reader.file());
   } else {
     // Ids are node numbers: the largest makes the node count, whatever the edges.
     const auto num_edges = static_cast<std::int64_t>(src.size());
-    require_memory_for(num_nodes * kLeastBytesPerNode +
-                           2 * num_edges * static_cast<std::int64_t>(sizeof(NodeId)),
-                       "node id " + std::to_string(max_id) + " makes " + std::to_string(num_nodes) +
-                           " nodes (workload.relabel numbers the ids densely); their structure, "
-                           "labels and degrees would",
-                       reader.file(), max_id_line, "");
+    require_memory_for(
+        num_nodes * kLeastBytesPerNode + 2 * num_edges * static_cast<std::int64_t>(sizeof(NodeId)),
+        "node id " + std::to_string(max_id) + " makes " + std::to_string(num_nodes) +
+            " nodes (workload.relabel numbers the ids densely); their structure, "
+            "labels and degrees would",
+        reader.file(), max_id_line, "");
   }
   EdgeListOptions build;
   build.symmetrize = options.symmetrize;

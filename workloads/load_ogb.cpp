@@ -93,20 +93,17 @@ std::optional<std::int64_t> read_num_nodes(const std::filesystem::path& raw) {
 
 // One label per line: an integer ("3", or "3.0" as pandas writes a float column), or "nan" / an
 // empty field / -1 for no label.
-std::int32_t parse_label(std::string_view text, const LineReader& reader) {
+std::int32_t parse_label(FieldParser& fields) {
+  const std::string_view text = fields.text("label");
   if (text.empty() || text == "nan" || text == "NaN" || text == "NAN") return -1;
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
       value != std::floor(value)) {
-    throw InputError(reader.file(), reader.line_number(), "label",
-                     "'" + std::string(text) + "' is not a class number (or nan for none)");
+    fields.fail("label", "'" + std::string(text) + "' is not a class number (or nan for none)");
   }
   const std::optional<std::int32_t> label = ogb_label(value);
-  if (!label) {
-    throw InputError(reader.file(), reader.line_number(), "label",
-                     "'" + std::string(text) + "' is outside [-1, 2^31 - 1)");
-  }
+  if (!label) fields.fail("label", "'" + std::string(text) + "' is outside [-1, 2^31 - 1)");
   return *label;
 }
 
@@ -115,12 +112,8 @@ std::vector<std::int32_t> read_labels(const std::filesystem::path& path,
   LineReader reader(path);
   std::vector<std::int32_t> labels;
   if (num_nodes) labels.reserve(static_cast<std::size_t>(*num_nodes));
-  std::string_view line;
-  while (reader.next(line)) {
-    FieldParser fields(reader, line, ',');
-    labels.push_back(parse_label(fields.text("label"), reader));
-    fields.expect_end();
-  }
+  parse_records<std::int32_t>(reader, ',', parse_label,
+                              [&](std::int32_t label, std::int64_t) { labels.push_back(label); });
   if (labels.empty()) throw InputError(reader.file(), 0, "", "file is empty");
   if (num_nodes && static_cast<std::int64_t>(labels.size()) != *num_nodes) {
     throw InputError(reader.file(), 0, "label",
@@ -135,63 +128,88 @@ Graph read_edges(const std::filesystem::path& path, std::int64_t num_nodes, bool
   LineReader reader(path);
   std::vector<NodeId> src;
   std::vector<NodeId> dst;
-  std::string_view line;
   auto node = [&](FieldParser& fields, std::string_view field) {
     const std::int64_t id = fields.integer(field);
     if (id < 0 || id >= num_nodes) {
-      throw InputError(reader.file(), reader.line_number(), std::string(field),
-                       "node id " + std::to_string(id) + " is outside [0, " +
-                           std::to_string(num_nodes) + ") (the number of label lines)");
+      fields.fail(field, "node id " + std::to_string(id) + " is outside [0, " +
+                             std::to_string(num_nodes) + ") (the number of label lines)");
     }
     return static_cast<NodeId>(id);
   };
-  while (reader.next(line)) {
-    FieldParser fields(reader, line, ',');
-    src.push_back(node(fields, "src"));
-    dst.push_back(node(fields, "dst"));
-    fields.expect_end();
-  }
+  struct Edge {
+    NodeId src;
+    NodeId dst;
+  };
+  parse_records<Edge>(
+      reader, ',',
+      [&](FieldParser& fields) {
+        const NodeId u = node(fields, "src");
+        return Edge{u, node(fields, "dst")};
+      },
+      [&](const Edge& edge, std::int64_t) {
+        src.push_back(edge.src);
+        dst.push_back(edge.dst);
+      });
   if (src.empty()) throw InputError(reader.file(), 0, "", "file is empty");
   EdgeListOptions options;
   options.symmetrize = symmetrize;
   return build_graph(num_nodes, src, dst, options, reader.file());
 }
 
+// The column names ("feature[j]", made once so errors can name columns) for a first row `line`;
+// checks that the matrix it implies fits in memory and reserves it.
+std::vector<std::string> feature_columns(std::string_view line, const LineReader& reader,
+                                         std::int64_t num_nodes, std::vector<float>& values) {
+  std::vector<std::string> column_names;
+  const auto dim = std::count(line.begin(), line.end(), ',') + 1;
+  for (std::int64_t j = 0; j < dim; ++j) {
+    column_names.push_back("feature[" + std::to_string(j) + "]");
+  }
+  const auto cells = num_nodes * static_cast<std::int64_t>(column_names.size());
+  require_memory_for(cells * static_cast<std::int64_t>(sizeof(float)),
+                     std::to_string(num_nodes) + " nodes of " +
+                         std::to_string(column_names.size()) + " features would",
+                     reader.file(), reader.line_number(), "");
+  values.reserve(static_cast<std::size_t>(cells));
+  return column_names;
+}
+
 std::shared_ptr<const FeatureStore> read_features(const std::filesystem::path& path,
                                                   std::int64_t num_nodes) {
   LineReader reader(path);
   std::vector<float> values;
-  std::vector<std::string> column_names;  // "feature[j]", made once so errors can name columns
-  std::int64_t rows = 0;
   std::string_view line;
-  while (reader.next(line)) {
-    if (column_names.empty()) {
-      const auto dim = std::count(line.begin(), line.end(), ',') + 1;
-      for (std::int64_t j = 0; j < dim; ++j) {
-        column_names.push_back("feature[" + std::to_string(j) + "]");
-      }
-      const auto cells = num_nodes * static_cast<std::int64_t>(column_names.size());
-      require_memory_for(cells * static_cast<std::int64_t>(sizeof(float)),
-                         std::to_string(num_nodes) + " nodes of " +
-                             std::to_string(column_names.size()) + " features would",
-                         reader.file(), reader.line_number(), "");
-      values.reserve(static_cast<std::size_t>(cells));
+  if (!reader.next(line)) throw InputError(reader.file(), 0, "", "file is empty");
+  const std::vector<std::string> column_names = feature_columns(line, reader, num_nodes, values);
+  // Row r is line r + 1: the rows before a line are known without reading them.
+  auto parse_row = [&](FieldParser& fields, std::int64_t line_number, std::vector<float>& out) {
+    if (line_number > num_nodes) {
+      fields.fail("", "more rows than the " + std::to_string(num_nodes) + " nodes");
     }
-    if (rows == num_nodes) {
-      throw InputError(reader.file(), reader.line_number(), "",
-                       "more rows than the " + std::to_string(num_nodes) + " nodes");
-    }
-    FieldParser fields(reader, line, ',');
-    for (const std::string& name : column_names) values.push_back(fields.real32(name));
+    for (const std::string& name : column_names) out.push_back(fields.real32(name));
     if (!fields.at_end()) {
-      throw InputError(reader.file(), reader.line_number(), "",
-                       "more than " + std::to_string(column_names.size()) +
-                           " values (the first row has " + std::to_string(column_names.size()) +
-                           ")");
+      fields.fail("", "more than " + std::to_string(column_names.size()) +
+                          " values (the first row has " + std::to_string(column_names.size()) +
+                          ")");
     }
-    ++rows;
-  }
-  if (rows == 0) throw InputError(reader.file(), 0, "", "file is empty");
+  };
+  FieldParser first_row(reader, line, ',');
+  parse_row(first_row, reader.line_number(), values);
+  std::vector<std::vector<float>> piece_values(static_cast<std::size_t>(reader.max_pieces()));
+  reader.parse_in_pieces(
+      [&](int piece, LineChunk& chunk) {
+        std::string_view row;
+        while (chunk.next(row)) {
+          FieldParser fields(chunk, row, ',');
+          parse_row(fields, chunk.line_number(), piece_values[static_cast<std::size_t>(piece)]);
+        }
+      },
+      [&](int piece) {
+        std::vector<float>& taken = piece_values[static_cast<std::size_t>(piece)];
+        values.insert(values.end(), taken.begin(), taken.end());
+        taken.clear();
+      });
+  const std::int64_t rows = reader.line_number();
   if (rows != num_nodes) {
     throw InputError(reader.file(), 0, "",
                      std::to_string(rows) + " rows for " + std::to_string(num_nodes) + " nodes");
@@ -209,29 +227,30 @@ Split read_split(const std::filesystem::path& directory, std::span<const std::in
   std::vector<NodeId>* parts[] = {&split.train, &split.val, &split.test};
   for (std::size_t part = 0; part < 3; ++part) {
     LineReader reader(require_table(directory, part_files[part]));
-    std::string_view line;
-    while (reader.next(line)) {
-      FieldParser fields(reader, line, ',');
+    auto parse_node = [](FieldParser& fields) {
       const std::int64_t id = fields.integer("node");
       fields.expect_end();
+      return id;
+    };
+    parse_records<std::int64_t>(reader, ',', parse_node, [&](std::int64_t id, std::int64_t line) {
       if (id < 0 || id >= num_nodes) {
         throw InputError(
-            reader.file(), reader.line_number(), "node",
+            reader.file(), line, "node",
             "node id " + std::to_string(id) + " is outside [0, " + std::to_string(num_nodes) + ")");
       }
       const auto v = static_cast<std::size_t>(id);
       if (part_of[v] != 0) {
         throw InputError(
-            reader.file(), reader.line_number(), "node",
+            reader.file(), line, "node",
             "node " + std::to_string(id) + " is already listed in " + part_files[part_of[v] - 1]);
       }
       if (labels[v] < 0) {
-        throw InputError(reader.file(), reader.line_number(), "node",
+        throw InputError(reader.file(), line, "node",
                          "node " + std::to_string(id) + " has no label");
       }
       part_of[v] = static_cast<std::uint8_t>(part + 1);
       parts[part]->push_back(static_cast<NodeId>(id));
-    }
+    });
     if (reader.line_number() == 0) throw InputError(reader.file(), 0, "", "file is empty");
   }
   return split;

@@ -108,41 +108,58 @@ class Meta {
   std::vector<MetaEntry> entries_;
 };
 
-NodeId node_id(FieldParser& fields, const LineReader& reader, std::string_view field,
-               std::int64_t num_nodes) {
+NodeId node_id(FieldParser& fields, std::string_view field, std::int64_t num_nodes) {
   const std::int64_t id = fields.integer(field);
   if (id < 0 || id >= num_nodes) {
-    throw InputError(reader.file(), reader.line_number(), std::string(field),
-                     "node id " + std::to_string(id) + " is outside [0, " +
-                         std::to_string(num_nodes) + ") (num_nodes in meta.tsv)");
+    fields.fail(field, "node id " + std::to_string(id) + " is outside [0, " +
+                           std::to_string(num_nodes) + ") (num_nodes in meta.tsv)");
   }
   return static_cast<NodeId>(id);
 }
 
-// Calls `per_line(reader, fields)` for every line; the callback reads the fields it expects and
-// extra fields are an error. Returns the number of lines.
-template <typename PerLine>
-std::int64_t for_each_line(const std::filesystem::path& path, PerLine&& per_line) {
-  LineReader reader(path);
-  std::string_view line;
-  while (reader.next(line)) {
-    FieldParser fields(reader, line, '\t');
-    per_line(reader, fields);
-    fields.expect_end();
+// Records that `line` lists `node` (line_of: the line that first did, 0 for none); a node listed
+// twice is an error of the second line.
+void mark_listed(std::vector<std::int64_t>& line_of, NodeId node, const std::string& file,
+                 std::int64_t line) {
+  std::int64_t& first = line_of[static_cast<std::size_t>(node)];
+  if (first != 0) {
+    throw InputError(file, line, "node",
+                     "node " + std::to_string(node) + " is listed twice (first on line " +
+                         std::to_string(first) + ")");
   }
-  if (reader.line_number() == 0) throw InputError(reader.file(), 0, "", "file is empty");
-  return reader.line_number();
+  first = line;
+}
+
+// Parses every line into a Record (parse_records, on OpenMP threads): parse_line(fields) reads
+// the fields it expects, apply(record, line_number) takes the records in file order, and extra
+// fields are an error. Returns the number of lines.
+template <typename Record, typename ParseLine, typename Apply>
+std::int64_t for_each_record(const std::filesystem::path& path, ParseLine&& parse_line,
+                             Apply&& apply) {
+  LineReader reader(path);
+  const std::int64_t lines = parse_records<Record>(reader, '\t', parse_line, apply);
+  if (lines == 0) throw InputError(reader.file(), 0, "", "file is empty");
+  return lines;
 }
 
 Graph read_edges(const std::filesystem::path& path, const Meta& meta, std::int64_t num_nodes) {
   std::vector<NodeId> src;
   std::vector<NodeId> dst;
   std::int64_t self_loops = 0;
-  const std::int64_t lines =
-      for_each_line(path, [&](const LineReader& reader, FieldParser& fields) {
-        src.push_back(node_id(fields, reader, "src", num_nodes));
-        dst.push_back(node_id(fields, reader, "dst", num_nodes));
-        if (src.back() == dst.back()) ++self_loops;
+  struct Edge {
+    NodeId src;
+    NodeId dst;
+  };
+  const std::int64_t lines = for_each_record<Edge>(
+      path,
+      [&](FieldParser& fields) {
+        const NodeId u = node_id(fields, "src", num_nodes);
+        return Edge{u, node_id(fields, "dst", num_nodes)};
+      },
+      [&](const Edge& edge, std::int64_t) {
+        src.push_back(edge.src);
+        dst.push_back(edge.dst);
+        if (edge.src == edge.dst) ++self_loops;
       });
   const std::string file = path.string();
   meta.check_count("num_undirected_edges", lines, file, "lines");
@@ -179,10 +196,10 @@ struct FeatureEntry {
   std::int64_t line = 0;
 };
 
-// The entries as CSR rows, each row's columns increasing. An entry listed twice is an error at its
-// later line, as a reader going line by line would report it.
-SparseMatrix sparse_rows(std::vector<FeatureEntry> entries, std::int64_t num_nodes, int dim,
-                         const std::string& file) {
+// Sorts the entries by node, then column (lines in file order among equal ones), and throws
+// InputError at the later line of the first entry (in file order) listed twice, as a reader going
+// line by line would report it.
+void sort_and_check_entries(std::vector<FeatureEntry>& entries, const std::string& file) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const FeatureEntry& a, const FeatureEntry& b) {
                      return a.node != b.node ? a.node < b.node : a.column < b.column;
@@ -198,6 +215,11 @@ SparseMatrix sparse_rows(std::vector<FeatureEntry> entries, std::int64_t num_nod
                      "node " + std::to_string(repeated->node) + " feature " +
                          std::to_string(repeated->column) + " is listed twice");
   }
+}
+
+// The entries (sorted, each listed once) as CSR rows, each row's columns increasing.
+SparseMatrix sparse_rows(const std::vector<FeatureEntry>& entries, std::int64_t num_nodes,
+                         int dim) {
   SparseMatrix rows;
   rows.rows = num_nodes;
   rows.cols = dim;
@@ -217,22 +239,33 @@ SparseMatrix sparse_rows(std::vector<FeatureEntry> entries, std::int64_t num_nod
 std::shared_ptr<const FeatureStore> read_sparse_features(const std::filesystem::path& path,
                                                          const Meta& meta, std::int64_t num_nodes,
                                                          int dim) {
+  const std::string file = path.string();
   std::vector<FeatureEntry> entries;
-  const std::int64_t lines =
-      for_each_line(path, [&](const LineReader& reader, FieldParser& fields) {
-        const NodeId v = node_id(fields, reader, "node", num_nodes);
-        const std::int64_t column = fields.integer("feature");
-        if (column < 0 || column >= dim) {
-          throw InputError(reader.file(), reader.line_number(), "feature",
-                           "column " + std::to_string(column) + " is outside [0, " +
-                               std::to_string(dim) + ") (num_features in meta.tsv)");
-        }
-        entries.push_back(
-            {v, static_cast<std::int32_t>(column), fields.real32("value"), reader.line_number()});
-      });
-  meta.check_count("num_feature_nonzeros", lines, path.string(), "lines");
-  auto features = std::make_shared<const SparseFeatures>(
-      sparse_rows(std::move(entries), num_nodes, dim, path.string()));
+  std::int64_t lines = 0;
+  try {
+    lines = for_each_record<FeatureEntry>(
+        path,
+        [&](FieldParser& fields) {
+          const NodeId v = node_id(fields, "node", num_nodes);
+          const std::int64_t column = fields.integer("feature");
+          if (column < 0 || column >= dim) {
+            fields.fail("feature", "column " + std::to_string(column) + " is outside [0, " +
+                                       std::to_string(dim) + ") (num_features in meta.tsv)");
+          }
+          return FeatureEntry{v, static_cast<std::int32_t>(column), fields.real32("value"), 0};
+        },
+        [&](const FeatureEntry& entry, std::int64_t line) {
+          entries.push_back(entry);
+          entries.back().line = line;
+        });
+  } catch (const InputError&) {
+    // The lines before this one are all in `entries`: one listed twice there came first.
+    sort_and_check_entries(entries, file);
+    throw;
+  }
+  meta.check_count("num_feature_nonzeros", lines, file, "lines");
+  sort_and_check_entries(entries, file);
+  auto features = std::make_shared<const SparseFeatures>(sparse_rows(entries, num_nodes, dim));
   if (SparseFeatures::smaller_than_dense(num_nodes, dim, features->nonzeros())) return features;
   std::vector<NodeId> nodes(static_cast<std::size_t>(num_nodes));
   std::iota(nodes.begin(), nodes.end(), NodeId{0});
@@ -268,24 +301,26 @@ std::vector<std::int32_t> read_labels(const std::filesystem::path& path, const M
   std::vector<std::int32_t> labels(n, -1);
   std::vector<std::int64_t> line_of(n, 0);
   const std::string file = path.string();
-  const std::int64_t lines = for_each_line(path, [&](const LineReader& reader,
-                                                     FieldParser& fields) {
-    const NodeId v = node_id(fields, reader, "node", num_nodes);
-    const std::int64_t label = fields.integer("class");
-    if (label < -1 || label >= num_classes) {
-      throw InputError(reader.file(), reader.line_number(), "class",
-                       std::to_string(label) + " is outside [-1, " + std::to_string(num_classes) +
-                           ") (num_classes in meta.tsv; -1 = no label)");
-    }
-    const auto slot = static_cast<std::size_t>(v);
-    if (line_of[slot] != 0) {
-      throw InputError(reader.file(), reader.line_number(), "node",
-                       "node " + std::to_string(v) + " is listed twice (first on line " +
-                           std::to_string(line_of[slot]) + ")");
-    }
-    line_of[slot] = reader.line_number();
-    labels[slot] = static_cast<std::int32_t>(label);
-  });
+  struct Label {
+    NodeId node;
+    std::int32_t label;
+  };
+  const std::int64_t lines = for_each_record<Label>(
+      path,
+      [&](FieldParser& fields) {
+        const NodeId v = node_id(fields, "node", num_nodes);
+        const std::int64_t label = fields.integer("class");
+        if (label < -1 || label >= num_classes) {
+          fields.fail("class", std::to_string(label) + " is outside [-1, " +
+                                   std::to_string(num_classes) +
+                                   ") (num_classes in meta.tsv; -1 = no label)");
+        }
+        return Label{v, static_cast<std::int32_t>(label)};
+      },
+      [&](const Label& entry, std::int64_t line) {
+        mark_listed(line_of, entry.node, file, line);
+        labels[static_cast<std::size_t>(entry.node)] = entry.label;
+      });
   if (lines != num_nodes) {
     const auto missing = std::find(line_of.begin(), line_of.end(), 0) - line_of.begin();
     throw InputError(file, 0, "node",
@@ -303,31 +338,37 @@ Split read_split(const std::filesystem::path& path, const Meta& meta,
   const auto num_nodes = static_cast<std::int64_t>(labels.size());
   std::vector<std::int64_t> line_of(labels.size(), 0);
   Split split;
-  for_each_line(path, [&](const LineReader& reader, FieldParser& fields) {
-    const NodeId v = node_id(fields, reader, "node", num_nodes);
-    const std::string_view part = fields.text("split");
-    std::vector<NodeId>* ids = part == "train"  ? &split.train
-                               : part == "val"  ? &split.val
-                               : part == "test" ? &split.test
-                                                : nullptr;
-    if (ids == nullptr) {
-      throw InputError(reader.file(), reader.line_number(), "split",
-                       "'" + std::string(part) + "' is not one of train, val, test");
-    }
-    const auto slot = static_cast<std::size_t>(v);
-    if (line_of[slot] != 0) {
-      throw InputError(reader.file(), reader.line_number(), "node",
-                       "node " + std::to_string(v) + " is listed twice (first on line " +
-                           std::to_string(line_of[slot]) + ")");
-    }
-    if (labels[slot] < 0) {
-      throw InputError(reader.file(), reader.line_number(), "node",
-                       "node " + std::to_string(v) + " has no label (-1 in labels.tsv)");
-    }
-    line_of[slot] = reader.line_number();
-    ids->push_back(v);
-  });
   const std::string file = path.string();
+  struct Member {
+    NodeId node;
+    std::vector<NodeId>* part;
+  };
+  for_each_record<Member>(
+      path,
+      [&](FieldParser& fields) {
+        const NodeId v = node_id(fields, "node", num_nodes);
+        const std::string_view part = fields.text("split");
+        std::vector<NodeId>* ids = part == "train"  ? &split.train
+                                   : part == "val"  ? &split.val
+                                   : part == "test" ? &split.test
+                                                    : nullptr;
+        if (ids == nullptr) {
+          // Appended, not "'" + std::string(part): GCC 12 warns falsely (-Wrestrict) on that here.
+          std::string problem = "'";
+          problem.append(part).append("' is not one of train, val, test");
+          fields.fail("split", problem);
+        }
+        return Member{v, ids};
+      },
+      [&](const Member& member, std::int64_t line) {
+        mark_listed(line_of, member.node, file, line);
+        if (labels[static_cast<std::size_t>(member.node)] < 0) {
+          throw InputError(
+              file, line, "node",
+              "node " + std::to_string(member.node) + " has no label (-1 in labels.tsv)");
+        }
+        member.part->push_back(member.node);
+      });
   meta.check_count("num_train", static_cast<std::int64_t>(split.train.size()), file, "train nodes");
   meta.check_count("num_val", static_cast<std::int64_t>(split.val.size()), file, "val nodes");
   meta.check_count("num_test", static_cast<std::int64_t>(split.test.size()), file, "test nodes");

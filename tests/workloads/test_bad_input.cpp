@@ -1,7 +1,9 @@
 // Every kind of bad input, for every loader: the exception type, and a message that names the
 // file, the line (where one applies) and the field at fault.
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -410,6 +412,111 @@ TEST(BadOgb, TruncatedGzipAndMissingFiles) {
   expect_input_error([&] { load_ogb(root, {}); }, "split", 0, "", "no such directory");
 }
 
+// ---------------------------------------------------------------- errors deep in large files
+
+// Large files are parsed in pieces on several threads; the error must still be the first one in
+// the file, with its line. Each case runs with one thread and with four, which must agree.
+template <typename Action>
+void expect_input_error_on_any_threads(Action action, const std::string& file_name,
+                                       std::int64_t line, const std::string& field,
+                                       const std::string& problem) {
+  const int threads_before = omp_get_max_threads();
+  for (const int threads : {1, 4}) {
+    omp_set_num_threads(threads);
+    SCOPED_TRACE(std::to_string(threads) + " thread(s)");
+    expect_input_error(action, file_name, line, field, problem);
+  }
+  omp_set_num_threads(threads_before);
+}
+
+// A Planetoid folder of 20,000 nodes and 200,000 feature lines (several pieces of a block), with
+// the feature lines numbered in `replaced` changed.
+std::filesystem::path write_large_planetoid(const TemporaryDirectory& dir,
+                                            const std::map<int, std::string>& replaced) {
+  constexpr int kNodes = 20000;
+  std::string features;
+  std::string labels;
+  int line = 0;
+  for (int v = 0; v < kNodes; ++v) {
+    for (int j = 0; j < 10; ++j) {
+      ++line;
+      const auto change = replaced.find(line);
+      features += change != replaced.end()
+                      ? change->second
+                      : std::to_string(v) + "\t" + std::to_string(j * 5 + v % 5) + "\t0.25";
+      features += "\n";
+    }
+    labels += std::to_string(v) + "\t" + std::to_string(v % 2) + "\n";
+  }
+  return write_planetoid(dir, {{"meta.tsv",
+                                "num_nodes\t20000\nnum_features\t50\nnum_classes\t2\n"
+                                "feature_format\tfeatures_sparse.tsv\n"},
+                               {"features_sparse.tsv", features},
+                               {"labels.tsv", labels}});
+}
+
+TEST(BadInLargeFiles, PlanetoidFeaturesNameTheFirstBadLine) {
+  TemporaryDirectory dir;
+  const auto root = write_large_planetoid(dir, {{180000, "17999\t3\tx"}});
+  expect_input_error_on_any_threads([&] { load_planetoid_tsv(root); }, "features_sparse.tsv",
+                                    180000, "value", "'x' is not a number");
+  // A duplicate (found in file order, after parsing) before a bad value, and after one.
+  write_large_planetoid(dir, {{150000, "0\t0\t1"}, {180000, "17999\t3\tx"}});
+  expect_input_error_on_any_threads([&] { load_planetoid_tsv(root); }, "features_sparse.tsv",
+                                    150000, "feature", "node 0 feature 0 is listed twice");
+  write_large_planetoid(dir, {{150000, "14999\t3\t1\textra"}, {180000, "0\t0\t1"}});
+  expect_input_error_on_any_threads([&] { load_planetoid_tsv(root); }, "features_sparse.tsv",
+                                    150000, "", "unexpected extra fields: 'extra'");
+  // On one line, the duplicate is found before the extra field, as line by line.
+  write_large_planetoid(dir, {{150000, "0\t0\t1\textra"}});
+  expect_input_error_on_any_threads([&] { load_planetoid_tsv(root); }, "features_sparse.tsv",
+                                    150000, "feature", "listed twice");
+}
+
+TEST(BadInLargeFiles, EdgeListNamesTheFirstBadLineAmongComments) {
+  TemporaryDirectory dir;
+  std::string content;
+  for (int i = 1; i <= 300000; ++i) {
+    if (i == 250000) {
+      content += "12 x\n";
+    } else if (i == 280000) {
+      content += "1 2 3\n";
+    } else {
+      content += i % 1000 == 0 ? "# comment\n"
+                               : std::to_string(i % 977) + "\t" + std::to_string(i % 1013) + "\n";
+    }
+  }
+  const auto path = dir.write("g.txt", content);
+  expect_input_error_on_any_threads([&] { load_edge_list(path, {}); }, "g.txt", 250000, "dst",
+                                    "'x' is not an integer");
+}
+
+TEST(BadInLargeFiles, OgbFeaturesNameTheFirstBadRow) {
+  TemporaryDirectory dir;
+  std::string labels;
+  std::string features;
+  for (int v = 0; v < 30000; ++v) {
+    labels += std::to_string(v % 3) + "\n";
+    const std::string value = v == 21000 ? "nan" : std::to_string(v % 7) + ".5";
+    features += "1,2,3," + value + ",5,6,7,8,9,10\n";
+  }
+  Files files = {{"raw/num-node-list.csv", "30000\n"},
+                 {"raw/node-label.csv", labels},
+                 {"raw/node-feat.csv", features}};
+  const auto root = write_ogb(dir, files);
+  expect_input_error_on_any_threads([&] { load_ogb(root, {}); }, "node-feat.csv", 21001,
+                                    "feature[3]", "'nan' is not finite");
+  files["raw/node-feat.csv"] = features + "1,2,3,4,5,6,7,8,9,10\n";
+  write_ogb(dir, files);
+  expect_input_error_on_any_threads([&] { load_ogb(root, {}); }, "node-feat.csv", 21001,
+                                    "feature[3]", "'nan' is not finite");
+  features.replace(features.find("nan"), 3, "4");
+  files["raw/node-feat.csv"] = features + "1,2,3,4,5,6,7,8,9,10\n";
+  write_ogb(dir, files);
+  expect_input_error_on_any_threads([&] { load_ogb(root, {}); }, "node-feat.csv", 30001, "",
+                                    "more rows than the 30000 nodes");
+}
+
 // ---------------------------------------------------------------- binary workload files
 
 struct BinaryFixture {
@@ -613,10 +720,10 @@ TEST(ImpossibleSizes, GeneratedFeaturesBeyondMemoryAreNamedNotAllocated) {
 
 TEST(ImpossibleSizes, MoreClassesThanNodesAreRefused) {
   TemporaryDirectory dir;
-  const auto root = write_planetoid(
-      dir, {{"meta.tsv",
-             "num_nodes\t5\nnum_features\t3\nnum_classes\t2000000000\n"
-             "num_undirected_edges\t4\nfeature_format\tfeatures_sparse.tsv\n"}});
+  const auto root =
+      write_planetoid(dir, {{"meta.tsv",
+                             "num_nodes\t5\nnum_features\t3\nnum_classes\t2000000000\n"
+                             "num_undirected_edges\t4\nfeature_format\tfeatures_sparse.tsv\n"}});
   expect_input_error([&] { load_planetoid_tsv(root); }, "meta.tsv", 3, "num_classes",
                      "2000000000 is outside [1, 5]");
 }
