@@ -1,5 +1,7 @@
 #include "workloads/sparse_matrix.hpp"
 
+#include <omp.h>
+
 #include <string>
 
 #include "workloads/common/errors.hpp"
@@ -7,23 +9,54 @@
 namespace gnnbed {
 
 SparseMatrix SparseMatrix::transposed() const {
+  // The rows are cut into chunks, one per thread. Each chunk counts its entries per column; a
+  // transposed row holds its column's entries chunk by chunk, and each chunk fills its own slots
+  // visiting its rows in order, so every transposed row comes out sorted by column, the same on
+  // any number of threads. Chunks cost a counter per column each: only worth it when the columns
+  // are few beside the entries.
+  const std::int64_t threads = omp_get_max_threads();
+  const std::int64_t chunks = nonzeros() >= (1 << 16) && cols * threads <= nonzeros() ? threads : 1;
+  std::vector<std::int64_t> cursor(static_cast<std::size_t>(chunks * cols), 0);
+  const auto chunk_rows = [&](std::int64_t chunk) {
+    return std::pair{rows * chunk / chunks, rows * (chunk + 1) / chunks};
+  };
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(chunks))
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    std::int64_t* const count = cursor.data() + chunk * cols;
+    const auto [first, last] = chunk_rows(chunk);
+    for (auto e = offsets[static_cast<std::size_t>(first)];
+         e < offsets[static_cast<std::size_t>(last)]; ++e) {
+      ++count[columns[static_cast<std::size_t>(e)]];
+    }
+  }
   SparseMatrix t;
   t.rows = cols;
   t.cols = rows;
   t.offsets.assign(static_cast<std::size_t>(cols) + 1, 0);
-  for (const std::int32_t c : columns) ++t.offsets[static_cast<std::size_t>(c) + 1];
-  for (std::size_t i = 1; i < t.offsets.size(); ++i) t.offsets[i] += t.offsets[i - 1];
+  std::int64_t slot = 0;
+  for (std::int64_t c = 0; c < cols; ++c) {
+    t.offsets[static_cast<std::size_t>(c)] = slot;
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      std::int64_t& place = cursor[static_cast<std::size_t>(chunk * cols + c)];
+      const std::int64_t count = place;
+      place = slot;
+      slot += count;
+    }
+  }
+  t.offsets.back() = slot;
   t.columns.resize(columns.size());
   t.weights.resize(weights.size());
-  std::vector<std::int64_t> cursor(t.offsets.begin(), t.offsets.end() - 1);
-  // Rows are visited in increasing order, so every transposed row comes out sorted by column.
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (auto e = offsets[static_cast<std::size_t>(r)];
-         e < offsets[static_cast<std::size_t>(r) + 1]; ++e) {
-      const auto slot = static_cast<std::size_t>(
-          cursor[static_cast<std::size_t>(columns[static_cast<std::size_t>(e)])]++);
-      t.columns[slot] = static_cast<std::int32_t>(r);
-      t.weights[slot] = weights[static_cast<std::size_t>(e)];
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast <int>(chunks))
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    std::int64_t* const place = cursor.data() + chunk * cols;
+    const auto [first, last] = chunk_rows(chunk);
+    for (std::int64_t r = first; r < last; ++r) {
+      for (auto e = offsets[static_cast<std::size_t>(r)];
+           e < offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+        const auto target = static_cast<std::size_t>(place[columns[static_cast<std::size_t>(e)]]++);
+        t.columns[target] = static_cast<std::int32_t>(r);
+        t.weights[target] = weights[static_cast<std::size_t>(e)];
+      }
     }
   }
   return t;

@@ -163,6 +163,35 @@ TEST(Spmm, TransposedIsTheTranspose) {
   }
 }
 
+// Large enough for the transpose to split its rows over threads: the same matrix, sorted rows,
+// whatever the number of threads.
+TEST(Spmm, TransposeIsTheSameOnAnyThreadCount) {
+  cpu::SparseMatrix a;
+  a.rows = 5000;
+  a.cols = 300;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    for (std::int64_t c = 0; c < a.cols;
+         c += 1 + static_cast<std::int64_t>(hash_mix(3, r, c) % 20)) {
+      a.columns.push_back(static_cast<std::int32_t>(c));
+      a.weights.push_back(static_cast<float>(r) + static_cast<float>(c) / 1000.0f);
+    }
+    a.offsets.push_back(a.nonzeros());
+  }
+  ASSERT_GE(a.nonzeros(), 1 << 16);
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const cpu::SparseMatrix serial = a.transposed();
+  expect_near(dense_of(serial), transpose(dense_of(a)), 0.0f);
+  for (const int threads : {2, 3, 4}) {
+    omp_set_num_threads(threads);
+    const cpu::SparseMatrix parallel = a.transposed();
+    EXPECT_EQ(parallel.offsets, serial.offsets) << threads << " threads";
+    EXPECT_EQ(parallel.columns, serial.columns) << threads << " threads";
+    EXPECT_EQ(parallel.weights, serial.weights) << threads << " threads";
+  }
+  omp_set_num_threads(before);
+}
+
 // Path 0 - 1 - 2 plus an isolated node 3, as a full-graph block.
 Block path_block() {
   Block block;
