@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "workloads/common/errors.hpp"
@@ -193,79 +194,118 @@ struct FeatureEntry {
   NodeId node = 0;
   std::int32_t column = 0;
   float value = 0;
-  std::int64_t line = 0;
 };
 
-// Sorts the entries by node, then column (lines in file order among equal ones), and throws
-// InputError at the later line of the first entry (in file order) listed twice, as a reader going
-// line by line would report it.
-void sort_and_check_entries(std::vector<FeatureEntry>& entries, const std::string& file) {
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const FeatureEntry& a, const FeatureEntry& b) {
-                     return a.node != b.node ? a.node < b.node : a.column < b.column;
-                   });
-  const FeatureEntry* repeated = nullptr;
-  for (std::size_t i = 1; i < entries.size(); ++i) {
-    const bool same =
-        entries[i].node == entries[i - 1].node && entries[i].column == entries[i - 1].column;
-    if (same && (repeated == nullptr || entries[i].line < repeated->line)) repeated = &entries[i];
+FeatureEntry parse_feature_entry(FieldParser& fields, std::int64_t num_nodes, int dim) {
+  const NodeId v = node_id(fields, "node", num_nodes);
+  const std::int64_t column = fields.integer("feature");
+  if (column < 0 || column >= dim) {
+    fields.fail("feature", "column " + std::to_string(column) + " is outside [0, " +
+                               std::to_string(dim) + ") (num_features in meta.tsv)");
   }
-  if (repeated != nullptr) {
-    throw InputError(file, repeated->line, "feature",
-                     "node " + std::to_string(repeated->node) + " feature " +
-                         std::to_string(repeated->column) + " is listed twice");
-  }
+  return FeatureEntry{v, static_cast<std::int32_t>(column), fields.real32("value")};
 }
 
-// The entries (sorted, each listed once) as CSR rows, each row's columns increasing.
+// The entries as CSR rows (a counting sort by node), each row then sorted by column.
 SparseMatrix sparse_rows(const std::vector<FeatureEntry>& entries, std::int64_t num_nodes,
                          int dim) {
   SparseMatrix rows;
   rows.rows = num_nodes;
   rows.cols = dim;
   rows.offsets.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
-  rows.columns.reserve(entries.size());
-  rows.weights.reserve(entries.size());
-  for (const FeatureEntry& entry : entries) {
+  for (const FeatureEntry& entry : entries)
     ++rows.offsets[static_cast<std::size_t>(entry.node) + 1];
-    rows.columns.push_back(entry.column);
-    rows.weights.push_back(entry.value);
-  }
   for (std::size_t v = 1; v < rows.offsets.size(); ++v) rows.offsets[v] += rows.offsets[v - 1];
+  rows.columns.resize(entries.size());
+  rows.weights.resize(entries.size());
+  std::vector<std::int64_t> cursor(rows.offsets.begin(), rows.offsets.end() - 1);
+  for (const FeatureEntry& entry : entries) {
+    const auto slot = static_cast<std::size_t>(cursor[static_cast<std::size_t>(entry.node)]++);
+    rows.columns[slot] = entry.column;
+    rows.weights[slot] = entry.value;
+  }
+#pragma omp parallel
+  {
+    std::vector<std::pair<std::int32_t, float>> row;
+#pragma omp for schedule(dynamic, 1024)
+    for (std::int64_t v = 0; v < num_nodes; ++v) {
+      const auto begin = static_cast<std::size_t>(rows.offsets[static_cast<std::size_t>(v)]);
+      const auto end = static_cast<std::size_t>(rows.offsets[static_cast<std::size_t>(v) + 1]);
+      row.clear();
+      for (std::size_t e = begin; e < end; ++e) row.emplace_back(rows.columns[e], rows.weights[e]);
+      std::sort(row.begin(), row.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t e = begin; e < end; ++e) {
+        rows.columns[e] = row[e - begin].first;
+        rows.weights[e] = row[e - begin].second;
+      }
+    }
+  }
   return rows;
 }
 
+// The (node << 32 | column) pairs that sorted rows hold more than once.
+std::unordered_set<std::uint64_t> repeated_entries(const SparseMatrix& rows) {
+  std::unordered_set<std::uint64_t> repeated;
+  for (std::int64_t v = 0; v < rows.rows; ++v) {
+    for (auto e = rows.offsets[static_cast<std::size_t>(v)] + 1;
+         e < rows.offsets[static_cast<std::size_t>(v) + 1]; ++e) {
+      const std::int32_t column = rows.columns[static_cast<std::size_t>(e)];
+      if (column == rows.columns[static_cast<std::size_t>(e) - 1]) {
+        repeated.insert(static_cast<std::uint64_t>(v) << 32 | static_cast<std::uint32_t>(column));
+      }
+    }
+  }
+  return repeated;
+}
+
+// Reads the file again in order and throws InputError at the second line of the first of the
+// `repeated` pairs listed twice, as a reader going line by line reports it: the fast path keeps
+// no line numbers, and this is an error path.
+[[noreturn]] void throw_first_repeated(const std::filesystem::path& path, std::int64_t num_nodes,
+                                       int dim, const std::unordered_set<std::uint64_t>& repeated) {
+  std::unordered_set<std::uint64_t> seen;
+  for_each_record<FeatureEntry>(
+      path, [&](FieldParser& fields) { return parse_feature_entry(fields, num_nodes, dim); },
+      [&](const FeatureEntry& entry, std::int64_t line) {
+        const std::uint64_t key =
+            static_cast<std::uint64_t>(entry.node) << 32 | static_cast<std::uint32_t>(entry.column);
+        if (repeated.count(key) != 0 && !seen.insert(key).second) {
+          throw InputError(path.string(), line, "feature",
+                           "node " + std::to_string(entry.node) + " feature " +
+                               std::to_string(entry.column) + " is listed twice");
+        }
+      });
+  throw Error(path.string() + ": an entry listed twice was not found again");
+}
+
 // Bag-of-words files stay sparse (SparseFeatures) unless dense rows would take less memory.
+// Entries are read without line numbers (12 bytes each, then 8 as CSR); an entry listed twice is
+// found in the sorted rows and reported from a second, ordered reading.
 std::shared_ptr<const FeatureStore> read_sparse_features(const std::filesystem::path& path,
                                                          const Meta& meta, std::int64_t num_nodes,
                                                          int dim) {
-  const std::string file = path.string();
   std::vector<FeatureEntry> entries;
+  const auto parse = [&](FieldParser& fields) {
+    return parse_feature_entry(fields, num_nodes, dim);
+  };
   std::int64_t lines = 0;
   try {
     lines = for_each_record<FeatureEntry>(
-        path,
-        [&](FieldParser& fields) {
-          const NodeId v = node_id(fields, "node", num_nodes);
-          const std::int64_t column = fields.integer("feature");
-          if (column < 0 || column >= dim) {
-            fields.fail("feature", "column " + std::to_string(column) + " is outside [0, " +
-                                       std::to_string(dim) + ") (num_features in meta.tsv)");
-          }
-          return FeatureEntry{v, static_cast<std::int32_t>(column), fields.real32("value"), 0};
-        },
-        [&](const FeatureEntry& entry, std::int64_t line) {
-          entries.push_back(entry);
-          entries.back().line = line;
-        });
+        path, parse, [&](const FeatureEntry& entry, std::int64_t) { entries.push_back(entry); });
   } catch (const InputError&) {
-    // The lines before this one are all in `entries`: one listed twice there came first.
-    sort_and_check_entries(entries, file);
+    // Every line before the bad one is in `entries`: one listed twice there comes first.
+    const auto repeated = repeated_entries(sparse_rows(entries, num_nodes, dim));
+    if (!repeated.empty()) throw_first_repeated(path, num_nodes, dim, repeated);
     throw;
   }
-  meta.check_count("num_feature_nonzeros", lines, file, "lines");
-  sort_and_check_entries(entries, file);
-  auto features = std::make_shared<const SparseFeatures>(sparse_rows(entries, num_nodes, dim));
+  SparseMatrix rows = sparse_rows(entries, num_nodes, dim);
+  entries = {};
+  if (const auto repeated = repeated_entries(rows); !repeated.empty()) {
+    throw_first_repeated(path, num_nodes, dim, repeated);
+  }
+  meta.check_count("num_feature_nonzeros", lines, path.string(), "lines");
+  auto features = std::make_shared<const SparseFeatures>(std::move(rows));
   if (SparseFeatures::smaller_than_dense(num_nodes, dim, features->nonzeros())) return features;
   std::vector<NodeId> nodes(static_cast<std::size_t>(num_nodes));
   std::iota(nodes.begin(), nodes.end(), NodeId{0});

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "exec/kernels/cpu_kernels.hpp"
 #include "workloads/common/errors.hpp"
@@ -8,13 +9,35 @@
 namespace gnnbed::cpu {
 namespace {
 
-// The 16 bits that decide entry (id, column) of dropout's mask: one 64-bit hash decides the
-// kDropoutGroupEntries consecutive entries of a group, 16 bits each. Groups are aligned on the
-// full feature matrix's columns.
-std::uint64_t dropout_group_bits(std::uint64_t key, std::uint64_t id, std::int64_t column) {
-  return hash_mix(key, id, static_cast<std::uint64_t>(column / kDropoutGroupEntries)) >>
-         (16 * (column % kDropoutGroupEntries));
-}
+// Dropout's mask bits for one row: hash_mix(key, id, group) for each group of
+// kDropoutGroupEntries columns, 16 bits per entry. The row's prefix of the hash is computed once
+// and each group's position part comes from a table, so that a group costs two splitmix64 steps
+// rather than five (the same value: random.hpp's identities).
+class DropoutRowBits {
+ public:
+  // Position parts of the groups holding columns [column_begin, column_end).
+  DropoutRowBits(std::int64_t column_begin, std::int64_t column_end)
+      : first_group_(column_begin / kDropoutGroupEntries) {
+    const std::int64_t last_group = (column_end + kDropoutGroupEntries - 1) / kDropoutGroupEntries;
+    for (std::int64_t g = first_group_; g < last_group; ++g) {
+      positions_.push_back(hash_mix_position(static_cast<std::uint64_t>(g)));
+    }
+  }
+
+  static std::uint64_t row_seed(std::uint64_t key, std::uint64_t id) {
+    return hash_mix_prefix(key, id);
+  }
+  // The group's hash (hash_mix(key, id, group)), shifted so that its low 16 bits decide `column`.
+  std::uint64_t bits(std::uint64_t row_seed, std::int64_t column) const {
+    const std::int64_t group = column / kDropoutGroupEntries;
+    const std::uint64_t position = positions_[static_cast<std::size_t>(group - first_group_)];
+    return splitmix64(splitmix64(row_seed ^ position)) >> (16 * (column % kDropoutGroupEntries));
+  }
+
+ private:
+  std::int64_t first_group_;
+  std::vector<std::uint64_t> positions_;
+};
 
 std::uint64_t dropout_threshold(float rate) {
   return static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
@@ -30,10 +53,12 @@ void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
   const float scale = 1.0f / (1.0f - rate);
   const std::uint64_t threshold = dropout_threshold(rate);
   const std::int64_t cols = x.cols();
+  const DropoutRowBits mask(column_offset, column_offset + cols);
 #pragma omp parallel for schedule(static) if (x.size() > 16384)
   for (std::int64_t i = 0; i < x.rows(); ++i) {
     float* row = x.row(i);
-    const auto id = static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]);
+    const std::uint64_t row_seed = DropoutRowBits::row_seed(
+        key, static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]));
     // Column j of this matrix is column j + column_offset of the full feature matrix.
     std::int64_t j = 0;
     while (j < cols) {
@@ -45,7 +70,7 @@ void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
         j = end;
         continue;
       }
-      std::uint64_t bits = dropout_group_bits(key, id, global);
+      std::uint64_t bits = mask.bits(row_seed, global);
       for (; j < end; ++j, bits >>= 16) {
         row[j] = (bits & 0xffff) >= threshold ? row[j] * scale : 0.0f;
       }
@@ -104,13 +129,15 @@ void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_i
   if (rate <= 0.0f) return;
   const float scale = 1.0f / (1.0f - rate);
   const std::uint64_t threshold = dropout_threshold(rate);
+  const DropoutRowBits mask(0, x.cols);
 #pragma omp parallel for schedule(static) if (x.nonzeros() > 16384)
   for (std::int64_t i = 0; i < x.rows; ++i) {
-    const auto id = static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]);
+    const std::uint64_t row_seed = DropoutRowBits::row_seed(
+        key, static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]));
     for (auto e = x.offsets[static_cast<std::size_t>(i)];
          e < x.offsets[static_cast<std::size_t>(i) + 1]; ++e) {
       const auto entry = static_cast<std::size_t>(e);
-      const std::uint64_t bits = dropout_group_bits(key, id, x.columns[entry]);
+      const std::uint64_t bits = mask.bits(row_seed, x.columns[entry]);
       x.weights[entry] = (bits & 0xffff) >= threshold ? x.weights[entry] * scale : 0.0f;
     }
   }

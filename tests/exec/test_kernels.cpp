@@ -263,6 +263,27 @@ TEST(SoftmaxCrossEntropy, ValueGradientAndAccuracyMatchClosedForm) {
   EXPECT_EQ(cpu::count_correct(logits, labels), 1);
 }
 
+// The documented mask, entry by entry (the CUDA kernel computes the same formula).
+TEST(Dropout, KeepsAnEntryIffItsSixteenBitsOfTheGroupHashReachTheRate) {
+  Matrix x(7, 11);
+  x.fill(1.0f);
+  const std::vector<std::int32_t> ids{3, 90, 4, 17, 100000, 0, 55};
+  const std::int64_t column_offset = 6;
+  cpu::dropout_forward(x, ids, 0.3f, 1234, column_offset);
+  const std::uint64_t threshold = 19661;  // lround(0.3 * 65536)
+  for (std::int64_t r = 0; r < x.rows(); ++r) {
+    for (std::int64_t c = 0; c < x.cols(); ++c) {
+      const std::int64_t column = c + column_offset;
+      const std::uint64_t bits =
+          hash_mix(1234, static_cast<std::uint64_t>(ids[static_cast<std::size_t>(r)]),
+                   static_cast<std::uint64_t>(column / 4)) >>
+          (16 * (column % 4));
+      EXPECT_EQ(x(r, c), (bits & 0xffff) >= threshold ? 1.0f / 0.7f : 0.0f)
+          << "row " << r << " column " << column;
+    }
+  }
+}
+
 TEST(Dropout, KeepsTheExpectedFractionScaledAndMasksGradientsIdentically) {
   Matrix x(1000, 20);
   x.fill(1.0f);

@@ -17,10 +17,20 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) {
 
 constexpr std::uint64_t hash_mix(std::uint64_t seed) { return splitmix64(seed); }
 
+// The pieces of hash_mix, for loops that hash many positions sharing a prefix (dropout: one row's
+// node id, many column groups): hash_mix(seed, first, rest...) ==
+// hash_mix(hash_mix_prefix(seed, first), rest...), and hash_mix_prefix(seed, first) ==
+// splitmix64(seed ^ hash_mix_position(first)), where the position's part depends on `first` alone.
+constexpr std::uint64_t hash_mix_position(std::uint64_t first) {
+  return splitmix64(first + 0x632be59bd9b4e019ULL);
+}
+constexpr std::uint64_t hash_mix_prefix(std::uint64_t seed, std::uint64_t first) {
+  return splitmix64(seed ^ hash_mix_position(first));
+}
+
 template <typename... Rest>
 constexpr std::uint64_t hash_mix(std::uint64_t seed, std::uint64_t first, Rest... rest) {
-  return hash_mix(splitmix64(seed ^ splitmix64(first + 0x632be59bd9b4e019ULL)),
-                  static_cast<std::uint64_t>(rest)...);
+  return hash_mix(hash_mix_prefix(seed, first), static_cast<std::uint64_t>(rest)...);
 }
 
 // Uniform float in [0, 1) from the top 24 bits of a hash.
