@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -39,24 +40,41 @@ class DropoutRowBits {
   std::vector<std::uint64_t> positions_;
 };
 
+// `value`, or +0 where `bits`' low 16 bits fall below `threshold`: a select by bit mask rather
+// than a branch, which a random mask would mispredict at every other entry.
+inline float masked(float value, std::uint64_t bits, std::uint64_t threshold) {
+  const std::uint32_t keep = 0u - static_cast<std::uint32_t>((bits & 0xffff) >= threshold);
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(value) & keep);
+}
+
 std::uint64_t dropout_threshold(float rate) {
   return static_cast<std::uint64_t>(std::lround(static_cast<double>(rate) * 65536.0));
 }
 
-// Applies inverted dropout to `x` in place. With `skip_zero_groups` (forward only), groups of
-// zeros are left alone without hashing: they stay zero whatever the mask, which makes dropout on
-// sparse bag-of-words features cheap.
-void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate, std::uint64_t key,
-                   std::int64_t column_offset, bool skip_zero_groups) {
-  check_dropout_rows(x, row_ids);
-  if (rate <= 0.0f) return;
+// Applies inverted dropout to the rows of `source` and writes them to `x` (which may be `source`
+// itself: in place). With `skip_zero_groups` (forward only), groups of zeros are copied without
+// hashing: they stay zero whatever the mask, which makes dropout on sparse bag-of-words features
+// cheap. Reading one matrix while writing the other saves a pass over memory against a copy
+// followed by dropout in place.
+void apply_dropout(const Matrix& source, Matrix& x, std::span<const std::int32_t> row_ids,
+                   float rate, std::uint64_t key, std::int64_t column_offset,
+                   bool skip_zero_groups) {
+  check_dropout_rows(source, row_ids);
+  if (&source != &x) x.reshape_for_overwrite(source.rows(), source.cols());
+  if (rate <= 0.0f) {
+    if (&source != &x) std::copy(source.values().begin(), source.values().end(), x.data());
+    return;
+  }
   const float scale = 1.0f / (1.0f - rate);
   const std::uint64_t threshold = dropout_threshold(rate);
   const std::int64_t cols = x.cols();
   const DropoutRowBits mask(column_offset, column_offset + cols);
+  const float* const from_values = source.data();
+  float* const to_values = x.data();
 #pragma omp parallel for schedule(static) if (x.size() > 16384)
   for (std::int64_t i = 0; i < x.rows(); ++i) {
-    float* row = x.row(i);
+    const float* from = from_values + i * cols;
+    float* to = to_values + i * cols;
     const std::uint64_t row_seed = DropoutRowBits::row_seed(
         key, static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]));
     // Column j of this matrix is column j + column_offset of the full feature matrix.
@@ -66,14 +84,13 @@ void apply_dropout(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
       const std::int64_t group = global / kDropoutGroupEntries;
       const std::int64_t end = std::min(cols, (group + 1) * kDropoutGroupEntries - column_offset);
       if (skip_zero_groups &&
-          std::all_of(row + j, row + end, [](float value) { return value == 0.0f; })) {
+          std::all_of(from + j, from + end, [](float value) { return value == 0.0f; })) {
+        std::fill(to + j, to + end, 0.0f);
         j = end;
         continue;
       }
       std::uint64_t bits = mask.bits(row_seed, global);
-      for (; j < end; ++j, bits >>= 16) {
-        row[j] = (bits & 0xffff) >= threshold ? row[j] * scale : 0.0f;
-      }
+      for (; j < end; ++j, bits >>= 16) to[j] = masked(from[j] * scale, bits, threshold);
     }
   }
 }
@@ -120,6 +137,11 @@ void relu_backward(const Matrix& output, Matrix& grad) {
   }
 }
 
+void dropout_forward_copy(const Matrix& x, Matrix& out, std::span<const std::int32_t> row_ids,
+                          float rate, std::uint64_t key) {
+  apply_dropout(x, out, row_ids, rate, key, 0, true);
+}
+
 void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
                             std::uint64_t key) {
   if (static_cast<std::int64_t>(row_ids.size()) != x.rows) {
@@ -138,19 +160,19 @@ void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_i
          e < x.offsets[static_cast<std::size_t>(i) + 1]; ++e) {
       const auto entry = static_cast<std::size_t>(e);
       const std::uint64_t bits = mask.bits(row_seed, x.columns[entry]);
-      x.weights[entry] = (bits & 0xffff) >= threshold ? x.weights[entry] * scale : 0.0f;
+      x.weights[entry] = masked(x.weights[entry] * scale, bits, threshold);
     }
   }
 }
 
 void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
                      std::uint64_t key, std::int64_t column_offset) {
-  apply_dropout(x, row_ids, rate, key, column_offset, true);
+  apply_dropout(x, x, row_ids, rate, key, column_offset, true);
 }
 
 void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
                       std::uint64_t key, std::int64_t column_offset) {
-  apply_dropout(grad, row_ids, rate, key, column_offset, false);
+  apply_dropout(grad, grad, row_ids, rate, key, column_offset, false);
 }
 
 double softmax_cross_entropy(const Matrix& logits, std::span<const std::int32_t> labels,

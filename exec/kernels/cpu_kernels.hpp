@@ -102,6 +102,9 @@ void relu_backward(const Matrix& output, Matrix& grad);
 // this one's column 0 is, so that a slice of the feature columns (P3) gets the full mask's slice.
 void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,
                      std::uint64_t key, std::int64_t column_offset = 0);
+// dropout_forward of a copy of `x`, written to `out` (resized) in one pass over both.
+void dropout_forward_copy(const Matrix& x, Matrix& out, std::span<const std::int32_t> row_ids,
+                          float rate, std::uint64_t key);
 // The same mask on sparse rows (bag-of-words input features): each stored entry is kept or zeroed
 // exactly as dropout_forward would treat it in the dense matrix (zeros stay zero either way).
 void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,

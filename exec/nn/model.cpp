@@ -83,8 +83,12 @@ Matrix Model::forward_layers(int first_layer, const Matrix& input) {
     const auto index = static_cast<std::size_t>(l);
     check_input_rows(l, h->rows());
     if (dropout_applied_) {
-      if (h != &inputs_[index]) inputs_[index].copy_from(*h);
-      cpu::dropout_forward(inputs_[index], blocks_[index]->src_nodes, rate, layer_dropout_key(l));
+      const auto& ids = blocks_[index]->src_nodes;
+      if (h == &inputs_[index]) {
+        cpu::dropout_forward(inputs_[index], ids, rate, layer_dropout_key(l));
+      } else {
+        cpu::dropout_forward_copy(*h, inputs_[index], ids, rate, layer_dropout_key(l));
+      }
       h = &inputs_[index];
     }
     Matrix out = layers_[index]->forward(*blocks_[index], *h);

@@ -284,6 +284,21 @@ TEST(Dropout, KeepsAnEntryIffItsSixteenBitsOfTheGroupHashReachTheRate) {
   }
 }
 
+TEST(Dropout, IntoACopyEqualsInPlaceOnTheCopy) {
+  Matrix x = uniform_matrix(300, 37, -1.0f, 1.0f, 8);
+  for (std::int64_t c = 0; c < 12; ++c) x(5, c) = 0.0f;  // zero groups, left without hashing
+  std::vector<std::int32_t> ids(300);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(7 * i + 3);
+  Matrix in_place = x;
+  cpu::dropout_forward(in_place, ids, 0.4f, 99);
+  Matrix copied(2, 2);
+  cpu::dropout_forward_copy(x, copied, ids, 0.4f, 99);
+  ASSERT_EQ(copied.rows(), 300);
+  ASSERT_EQ(copied.cols(), 37);
+  EXPECT_TRUE(
+      std::equal(copied.values().begin(), copied.values().end(), in_place.values().begin()));
+}
+
 TEST(Dropout, KeepsTheExpectedFractionScaledAndMasksGradientsIdentically) {
   Matrix x(1000, 20);
   x.fill(1.0f);
