@@ -173,14 +173,18 @@ def read_gnnbed_binary(path):
                         f"{byte_order:#x}; this reader knows version 1, little-endian")
     if file_bytes != size:
         raise DataError(f"{path}: field 'file_bytes': says {file_bytes}, the file has {size}")
-    if feature_kind != 1:
+    if feature_kind not in (1, 3):
         raise DataError(f"{path}: field 'feature_kind': {feature_kind}; the peer needs stored "
                         "features (write the file with `workload convert --features stored`)")
+    # Kind 3: sparse rows, the features section holding CSR offsets (int64, n + 1), columns (int32)
+    # and values (float32), the non-zero count in the header's feature_seed field.
+    nonzeros = _seed if feature_kind == 3 else 0
     table = struct.unpack_from("<14Q", header, 232)
     counts = {"offsets": (n + 1, "<i8"), "sources": (num_edges, "<i4"),
               "labels": (n if flags & 1 else 0, "<i4"), "train": (num_train, "<i4"),
               "val": (num_val, "<i4"), "test": (num_test, "<i4"),
-              "features": (n * dim, "<f4")}
+              "features": ((n + 1) * 8 + nonzeros * 8, "u1") if feature_kind == 3
+              else (n * dim, "<f4")}
     arrays = {}
     for s, section in enumerate(_SECTIONS):
         offset, length = table[2 * s], table[2 * s + 1]
@@ -192,11 +196,22 @@ def read_gnnbed_binary(path):
                                     shape=(count,)) if count else np.zeros(0, dtype=dtype)
     labels = (arrays["labels"].astype(np.int64) if flags & 1
               else np.full(n, -1, dtype=np.int64))
+    features = {"dense": arrays["features"].reshape(n, dim)} if feature_kind == 1 else {
+        "sparse": _csr_section(arrays["features"], n, nonzeros)}
     return Workload(name.split(b"\0", 1)[0].decode("utf-8"), n,
                     np.asarray(arrays["offsets"], dtype=np.int64),
                     np.asarray(arrays["sources"], dtype=np.int64), labels, num_classes,
                     *(np.asarray(arrays[p], dtype=np.int64) for p in ("train", "val", "test")),
-                    dim, dense=arrays["features"].reshape(n, dim))
+                    dim, **features)
+
+
+def _csr_section(raw, n, nonzeros):
+    """(rows, cols, values) of a sparse features section (offsets, columns, values)."""
+    offsets = np.frombuffer(raw, dtype="<i8", count=n + 1)
+    cols = np.frombuffer(raw, dtype="<i4", count=nonzeros, offset=(n + 1) * 8)
+    values = np.frombuffer(raw, dtype="<f4", count=nonzeros, offset=(n + 1) * 8 + nonzeros * 4)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    return rows, cols.astype(np.int64), values.astype(np.float32)
 
 
 def read_workload(layout, path):

@@ -61,9 +61,13 @@ class Readers(unittest.TestCase):
         tsv = peer_data.read_planetoid_tsv(CORA)
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "cora.bin")
+            sparse_path = os.path.join(folder, "cora-sparse.bin")
             workload_tool("convert", "--workload", "planetoid-tsv", "--path", CORA,
-                          "--features", "stored", "--output", path)
+                          "--features", "stored", "--output", sparse_path)
+            workload_tool("convert", "--workload", "planetoid-tsv", "--path", CORA,
+                          "--features", "stored", "--feature-rows", "dense", "--output", path)
             binary = peer_data.read_gnnbed_binary(path)
+            sparse = peer_data.read_gnnbed_binary(sparse_path)
             for field in ("indptr", "indices", "labels", "train", "val", "test"):
                 np.testing.assert_array_equal(getattr(binary, field), getattr(tsv, field), field)
             self.assertEqual((binary.num_nodes, binary.dim, binary.num_classes),
@@ -74,6 +78,9 @@ class Readers(unittest.TestCase):
             dense = np.zeros((tsv.num_nodes, tsv.dim), dtype=np.float64)
             dense[rows, cols] = values / sums[rows]
             np.testing.assert_allclose(binary.dense, dense, rtol=1e-6)
+            from_sparse = np.zeros((tsv.num_nodes, tsv.dim), dtype=np.float64)
+            from_sparse[sparse.sparse[0], sparse.sparse[1]] = sparse.sparse[2]
+            np.testing.assert_allclose(from_sparse, dense, rtol=1e-6)
 
             with open(path, "r+b") as f:
                 f.write(b"NOTGNNBD")
