@@ -976,7 +976,7 @@ std::vector<DeviceCopy> device_copies(const Plan& plan, bool features_on_device)
     if (op.kind == OpKind::scatter_rows) {
       written = 0;
       for (const int t : op.inputs) {
-        if (t >= 0 && plan.tensors[static_cast<std::size_t>(t)].kind == TensorKind::dense) {
+        if (t >= 0 && plan.tensors[static_cast<std::size_t>(t)].kind != TensorKind::index) {
           written += host_bytes(t);
         }
       }

@@ -61,7 +61,6 @@ class DglPullStrategy final : public Strategy {
             const Announcement& requests, const Announcement& received) const override {
     const int rank = iteration.rank;
     const int num_ranks = context.num_ranks;
-    const int dim = context.feature_dim;
     PlanBuilder builder(name(), rank, num_ranks, iteration.epoch, iteration.iteration);
     if (options_.prefetch) builder.set_pipeline(1, iteration.step);
     const std::vector<ParameterSpec> parameters = this->parameters(context, rank);
@@ -86,29 +85,26 @@ class DglPullStrategy final : public Strategy {
         remote_positions[static_cast<std::size_t>(server)].push_back(static_cast<std::int32_t>(i));
       }
     }
-    const auto num_local = static_cast<std::int64_t>(local_ids.size());
-    const auto num_inputs = static_cast<std::int64_t>(inputs.size());
     // Every input node's holder was looked up, here and in announce.
-    builder.add_planned_nodes(num_inputs);
+    builder.add_planned_nodes(static_cast<std::int64_t>(inputs.size()));
     // One rank holds every input row: they are gathered in input order straight into the input,
     // with no assembly to copy them a second time. (With peers, every rank keeps the assembly,
     // even when its rows happen to be all local, so that the ranks' plans have the same ops.)
     const bool all_local = num_ranks == 1;
-    const int local_ids_tensor = builder.add_index("local inputs", std::move(local_ids));
-    const int local_features = all_local
-                                   ? builder.add_dense("input features", num_inputs, dim)
-                                   : builder.add_dense("local input features", num_local, dim);
-    builder.add_op(gather_features_op("gather local features", local_ids_tensor, local_features, 0,
-                                      dim, num_local));
+    const int local_features = add_feature_rows(
+        builder, context, all_local ? "input features" : "local input features", local_ids);
+    emit_gather_feature_rows(builder, "gather local features",
+                             builder.add_index("local inputs", std::move(local_ids)),
+                             local_features);
 
     // Serve the peers' requests, then exchange feature rows.
     const std::vector<int> pulled_features =
-        emit_feature_pull(builder, "pull features", requests, received, announced, dim, rank);
+        emit_feature_pull(builder, context, "pull features", requests, received, announced, rank);
 
     // The model's stage: with prefetching the pull stays in flight until the next round.
     if (options_.prefetch) builder.set_stage(1);
     if (all_local) return finish_plan(builder, context, iteration, own, parameters, local_features);
-    const int input = builder.add_dense("input features", num_inputs, dim);
+    const int input = add_feature_rows(builder, context, "input features", inputs);
     std::vector<int> pairs = {
         builder.add_index("local input positions", std::move(local_positions)), local_features};
     for (int q = 0; q < num_ranks; ++q) {

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "strategies/model_ops.hpp"
+#include "strategies/strategy_common.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -176,21 +177,30 @@ void HaloPlanner::add_positions() {
 }
 
 int HaloPlanner::first_layer_input() {
-  const int dim = context_.feature_dim;
-  const std::int64_t num_own = block_.num_dst;
-  const int own_ids = builder_.add_index(
-      "own nodes", std::vector<std::int32_t>(block_.dst_nodes().begin(), block_.dst_nodes().end()));
+  const std::span<const NodeId> own = block_.dst_nodes();
+  const int own_ids =
+      builder_.add_index("own nodes", std::vector<std::int32_t>(own.begin(), own.end()));
   // One rank has no halo: its own rows are the whole input (the sources begin with the own
   // nodes), so they are gathered straight into it.
+  const std::string name = num_ranks_ == 1 ? "layer0 input" : "own features";
   const int own_features =
-      builder_.add_dense(num_ranks_ == 1 ? "layer0 input" : "own features", num_own, dim);
-  builder_.add_op(
-      gather_features_op("gather own features", own_ids, own_features, 0, dim, num_own));
+      takes_sparse_features()
+          ? add_feature_rows(builder_, context_, name, own)
+          : builder_.add_dense(name, static_cast<std::int64_t>(own.size()), context_.feature_dim);
+  emit_gather_feature_rows(builder_, "gather own features", own_ids, own_features);
   return layer_input(0, own_features, Traffic::features);
 }
 
 int HaloPlanner::assemble(const std::string& name, int layer, std::vector<int> pairs,
                           std::int64_t rows, std::int64_t cols) {
+  if (builder_.tensor(pairs[1]).kind == TensorKind::sparse) {
+    std::int64_t entries = 0;
+    for (std::size_t i = 1; i < pairs.size(); i += 2) entries += builder_.tensor(pairs[i]).entries;
+    const int output = builder_.add_sparse(name, rows, cols, entries);
+    builder_.add_op(
+        scatter_rows_op(builder_, "assemble " + name, std::move(pairs), output, Stream::copy));
+    return output;
+  }
   const int output = builder_.add_dense(name, rows, cols);
   if (layer > 0) {
     builder_.add_op(scatter_add_op(builder_, "assemble " + name, std::move(pairs), output));

@@ -80,8 +80,13 @@ class HaloPlanner {
   // `layer`'s input over the block's sources (with peers: the halo's rows go back to their owners).
   virtual int own_input_gradient(int layer, int grad_input) = 0;
 
+  // Whether layer_input(0, ...) takes the own features as sparse rows where the run keeps them
+  // sparse (StrategyContext::sparse_feature_rows); otherwise they are gathered dense.
+  virtual bool takes_sparse_features() const { return false; }
+
   // Assembles a layer's input (or an own gradient) from (positions, rows) pairs: on the host for
-  // the features (layer 0, before the copy to the device), on the device after.
+  // the features (layer 0, before the copy to the device), on the device after. Sparse rows (the
+  // features) assemble into sparse rows holding every part's entries.
   int assemble(const std::string& name, int layer, std::vector<int> pairs, std::int64_t rows,
                std::int64_t cols);
 

@@ -1,6 +1,7 @@
 #include "strategies/model_ops.hpp"
 
 #include "strategies/plan/collective_schedule.hpp"
+#include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 
 namespace gnnbed {
@@ -70,7 +71,13 @@ int ModelEmitter::dropout_op(OpKind kind, int tensor, int ids, int layer,
   // Work: the entries a hash decides (as FLOPs), every byte read, the hashed ones written back.
   // Forward dropout skips groups of zeros, and on the input features (bag-of-words: mostly
   // zeros) that is most of them; activations and gradients count as dense.
+  // Sparse rows: every stored entry decided, read and its value written back.
   const TensorSpec& spec = builder_.tensor(tensor);
+  if (spec.kind == TensorKind::sparse) {
+    op.flops = static_cast<double>(spec.entries);
+    op.memory_bytes = spec.bytes() + spec.entries * kFloatBytes;
+    return builder_.add_op(std::move(op));
+  }
   const double hashed =
       kind == OpKind::dropout && layer == 0 ? spec_.input_nonzero_group_fraction() : 1.0;
   op.flops = hashed * static_cast<double>(spec.rows * spec.cols);
@@ -110,12 +117,35 @@ int ModelEmitter::forward_layer(int layer, int block_tensor, int input) {
   forward_op.set_input(Input::tensor, input);
   forward_op.outputs = {z};
   forward_op.layer = layer;
-  set_layer_work(forward_op,
-                 spec_.forward_work(layer, block.num_dst, block.num_src(), block.num_edges()));
+  set_layer_work(forward_op, layer_work(layer, block, input, false, false));
   builder_.add_op(std::move(forward_op));
   if (spec_.layer(layer).relu) relu(layer, z);
   trace.output = z;
   return z;
+}
+
+ModelSpec::LayerWork ModelEmitter::layer_work(int layer, const Block& block, int input,
+                                              bool backward, bool input_grad) const {
+  const TensorSpec& in = builder_.tensor(input);
+  if (in.kind != TensorKind::sparse) {
+    return backward ? spec_.backward_work(layer, block.num_dst, block.num_src(), block.num_edges(),
+                                          input_grad)
+                    : spec_.forward_work(layer, block.num_dst, block.num_src(), block.num_edges());
+  }
+  if (layer != 0 || input_grad) {
+    throw Error("layer" + std::to_string(layer) +
+                ": sparse input rows are the first layer's, "
+                "which passes no gradient below");
+  }
+  // The destinations are the first source rows: their entries are taken as their share of the
+  // rows' (the plan counts the entries of the whole input, which sizes its transfers exactly).
+  const std::int64_t dst_entries =
+      in.rows > 0 ? static_cast<std::int64_t>(static_cast<double>(in.entries) *
+                                              static_cast<double>(block.num_dst) /
+                                              static_cast<double>(in.rows))
+                  : 0;
+  return spec_.sparse_input_work(block.num_dst, block.num_src(), block.num_edges(), in.entries,
+                                 dst_entries, backward);
 }
 
 int ModelEmitter::relu(int layer, int z) {
@@ -175,8 +205,7 @@ int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
   op.set_input(Input::tensor, trace.input);
   op.layer = layer;
   op.input_grad = input_grad;
-  set_layer_work(op, spec_.backward_work(layer, block.num_dst, block.num_src(), block.num_edges(),
-                                         input_grad));
+  set_layer_work(op, layer_work(layer, block, trace.input, true, input_grad));
   int grad_input = -1;
   if (input_grad) {
     grad_input = builder_.add_dense("layer" + std::to_string(layer) + ".in.grad", block.num_src(),

@@ -80,6 +80,9 @@ class ModelEmitter {
   PlanBuilder& builder_;
   const ModelSpec& spec_;
   std::uint64_t dropout_key_;
+  // A layer op's work, from its input's kind (sparse rows: ModelSpec's sparse-input work).
+  ModelSpec::LayerWork layer_work(int layer, const Block& block, int input, bool backward,
+                                  bool input_grad) const;
   std::vector<LayerTrace> traces_;  // per layer
   std::vector<int> gradient_ops_;
 };

@@ -30,9 +30,8 @@ class RocPlanner final : public HaloPlanner {
     const std::string name = "layer" + std::to_string(layer);
     std::vector<int> pairs = {own_rows_, own};
     if (layer == 0) {
-      const std::vector<int> pulled =
-          emit_feature_pull(builder_, "pull halo features", *requests_, *received_, announced_,
-                            context_.feature_dim, rank_);
+      const std::vector<int> pulled = emit_feature_pull(builder_, context_, "pull halo features",
+                                                        *requests_, *received_, announced_, rank_);
       for (int q = 0; q < num_ranks_; ++q) {
         if (q == rank_) continue;
         pairs.push_back(halo_rows_[static_cast<std::size_t>(q)]);
@@ -45,6 +44,8 @@ class RocPlanner final : public HaloPlanner {
     return assemble(name + " input", layer, std::move(pairs), block_.num_src(),
                     builder_.tensor(own).cols);
   }
+
+  bool takes_sparse_features() const override { return true; }
 
   int own_input_gradient(int layer, int grad_input) override {
     const std::string name = "layer" + std::to_string(layer);

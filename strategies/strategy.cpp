@@ -13,6 +13,7 @@
 #include "strategies/roc_partition.hpp"
 #include "strategies/sancus.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 
@@ -111,7 +112,25 @@ StrategyContext make_context(const ExperimentConfig& config, NodePartition parti
   return context;
 }
 
+void use_sparse_feature_rows(StrategyContext& context, const Dataset& dataset) {
+  const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get());
+  if (sparse == nullptr || !context.model.first_layer_takes_sparse_input()) return;
+  const std::span<const std::int64_t> offsets = sparse->offsets();
+  auto entries = std::make_shared<std::vector<std::int32_t>>(offsets.size() - 1);
+  for (std::size_t v = 0; v < entries->size(); ++v) {
+    (*entries)[v] = static_cast<std::int32_t>(offsets[v + 1] - offsets[v]);
+  }
+  context.feature_row_entries = std::move(entries);
+}
+
 }  // namespace
+
+std::int64_t StrategyContext::feature_entries(std::span<const NodeId> nodes) const {
+  if (!feature_row_entries) throw Error("the run's feature rows are dense, not sparse");
+  std::int64_t total = 0;
+  for (const NodeId v : nodes) total += (*feature_row_entries)[static_cast<std::size_t>(v)];
+  return total;
+}
 
 std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution) {
   const auto it = registry().find(distribution.strategy);
@@ -164,6 +183,7 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
   if (dataset.features != nullptr) {
     context.model.set_input_nonzero_group_fraction(dataset.features->nonzero_group_fraction());
   }
+  use_sparse_feature_rows(context, dataset);
   if (config.distribution.cache_budget_bytes > 0) {
     add_replicas(context, config.distribution, *context.strategy,
                  partition_sizes(dataset.graph, context.partition));

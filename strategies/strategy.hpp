@@ -60,6 +60,14 @@ struct StrategyContext {
   int all_reduce_ranks_per_machine() const {
     return hierarchical_all_reduce ? ranks_per_machine : 1;
   }
+  // Input features as sparse rows: set where the workload stores them sparse (bag-of-words
+  // features) and the model's first layer multiplies sparse rows as they are. Every node's stored
+  // entries, which size the sparse tensors of the strategies that gather and send feature rows
+  // (dgl-pull, ROC): their bytes on the wire are those of the entries. Null: dense rows.
+  std::shared_ptr<const std::vector<std::int32_t>> feature_row_entries = nullptr;
+  bool sparse_feature_rows() const { return feature_row_entries != nullptr; }
+  // The stored entries of `nodes`' feature rows (sparse_feature_rows() only).
+  std::int64_t feature_entries(std::span<const NodeId> nodes) const;
 };
 
 // Another rank's first-layer computation graph, sampled again here.

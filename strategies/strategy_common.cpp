@@ -55,22 +55,39 @@ AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& s
   return tensors;
 }
 
-std::vector<int> emit_feature_pull(PlanBuilder& builder, std::string label,
-                                   const Announcement& requests, const Announcement& received,
-                                   const AnnouncementTensors& announced, int dim, int rank) {
+int add_feature_rows(PlanBuilder& builder, const StrategyContext& context, std::string name,
+                     std::span<const NodeId> nodes) {
+  const auto rows = static_cast<std::int64_t>(nodes.size());
+  if (!context.sparse_feature_rows())
+    return builder.add_dense(std::move(name), rows, context.feature_dim);
+  return builder.add_sparse(std::move(name), rows, context.feature_dim,
+                            context.feature_entries(nodes));
+}
+
+int emit_gather_feature_rows(PlanBuilder& builder, std::string label, int ids, int output) {
+  const TensorSpec& rows = builder.tensor(output);
+  Op op = gather_features_op(std::move(label), ids, output, 0, rows.cols, rows.rows);
+  op.memory_bytes = 2 * rows.bytes();  // read from the store and written
+  return builder.add_op(std::move(op));
+}
+
+std::vector<int> emit_feature_pull(PlanBuilder& builder, const StrategyContext& context,
+                                   std::string label, const Announcement& requests,
+                                   const Announcement& received,
+                                   const AnnouncementTensors& announced, int rank) {
   const int num_ranks = static_cast<int>(requests.size());
   Op pull = exchange_op(std::move(label), Traffic::features, num_ranks);
   for (int q = 0; q < num_ranks; ++q) {
     if (q == rank) continue;
     const auto slot = static_cast<std::size_t>(q);
-    const auto served = static_cast<std::int64_t>(received[slot].size());
-    const auto pulled = static_cast<std::int64_t>(requests[slot].size());
-    pull.inputs[slot] = builder.add_dense("features for rank " + std::to_string(q), served, dim);
-    builder.add_op(gather_features_op("gather features for rank " + std::to_string(q),
-                                      announced.received[slot], pull.inputs[slot], 0, dim, served));
-    pull.outputs[slot] = builder.add_dense("features from rank " + std::to_string(q), pulled, dim);
-    pull.bytes_to[slot] = served * dim * kFloatBytes;
-    pull.bytes_from[slot] = pulled * dim * kFloatBytes;
+    const std::string peer = "rank " + std::to_string(q);
+    pull.inputs[slot] = add_feature_rows(builder, context, "features for " + peer, received[slot]);
+    emit_gather_feature_rows(builder, "gather features for " + peer, announced.received[slot],
+                             pull.inputs[slot]);
+    pull.outputs[slot] =
+        add_feature_rows(builder, context, "features from " + peer, requests[slot]);
+    pull.bytes_to[slot] = builder.tensor(pull.inputs[slot]).bytes();
+    pull.bytes_from[slot] = builder.tensor(pull.outputs[slot]).bytes();
   }
   std::vector<int> pulled = pull.outputs;
   builder.add_op(std::move(pull));

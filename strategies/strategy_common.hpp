@@ -1,6 +1,7 @@
 #pragma once
 // Pieces every strategy's plan starts with: the tensors of the rank's own mini-batch and the
 // `sample` prologue op that produced them.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,22 @@ struct AnnouncementTensors {
 AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& sent,
                                      const Announcement& received, int rank);
 
+// A tensor for the feature rows of `nodes`, every column: sparse rows sized by their stored
+// entries where the run keeps them sparse (StrategyContext::sparse_feature_rows), else dense.
+int add_feature_rows(PlanBuilder& builder, const StrategyContext& context, std::string name,
+                     std::span<const NodeId> nodes);
+// Gathers the feature rows of `nodes` (index tensor `ids`) from this rank's store into `output`.
+int emit_gather_feature_rows(PlanBuilder& builder, std::string label, int ids, int output);
+
 // A feature pull after the announcement of its requests: for every peer, gathers the rows of the
 // nodes it asked for (`received`, held in `announced.received`) and sends them, and receives the
-// rows of the nodes this rank asked it for (`requests`), every column (`dim`). One all_to_all of
-// feature traffic labelled `label`; returns the received rows per peer (-1 for the rank itself).
-std::vector<int> emit_feature_pull(PlanBuilder& builder, std::string label,
-                                   const Announcement& requests, const Announcement& received,
-                                   const AnnouncementTensors& announced, int dim, int rank);
+// rows of the nodes this rank asked it for (`requests`), every column, as add_feature_rows holds
+// them (sparse rows travel as their entries). One all_to_all of feature traffic labelled `label`;
+// returns the received rows per peer (-1 for the rank itself).
+std::vector<int> emit_feature_pull(PlanBuilder& builder, const StrategyContext& context,
+                                   std::string label, const Announcement& requests,
+                                   const Announcement& received,
+                                   const AnnouncementTensors& announced, int rank);
 
 // The dependencies across iterations of a pipelined plan: the ops `weight_readers` (a mini-batch's
 // first reads of the weights) wait for the optimizer step `step` of the plan `readers_back`

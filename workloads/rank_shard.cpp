@@ -42,23 +42,29 @@ void check_columns(const Dataset& dataset, const FeaturePlacement& features) {
 }
 
 // The stored features `placement` holds of `part`'s nodes (or of every node's columns).
-SharedArray<float> placed_features(const Dataset& dataset, const NodePartition& partition, int part,
-                                   const FeaturePlacement& placement) {
+SharedArray<float> placed_features(const FeatureStore& features, const NodePartition& partition,
+                                   int part, const FeaturePlacement& placement) {
   std::vector<NodeId> held;
   if (placement.owned_rows_only) {
     held = partition.nodes_of(part);
   } else {
-    held.resize(static_cast<std::size_t>(dataset.num_nodes()));
+    held.resize(static_cast<std::size_t>(features.num_nodes()));
     std::iota(held.begin(), held.end(), NodeId{0});
   }
   std::vector<float> values(
       held.size() * static_cast<std::size_t>(placement.column_end - placement.column_begin));
-  dataset.features->gather(held, static_cast<int>(placement.column_begin),
-                           static_cast<int>(placement.column_end), values.data());
+  features.gather(held, static_cast<int>(placement.column_begin),
+                  static_cast<int>(placement.column_end), values.data());
   return SharedArray(std::move(values));
 }
 
 }  // namespace
+
+SharedArray<float> placed_dense_features(const RankShard& shard) {
+  if (!shard.sparse_features) throw Error("the shard holds no sparse features");
+  return placed_features(*shard.sparse_features, shard.partition, shard.rank,
+                         shard.placement.features);
+}
 
 RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int rank,
                     const ShardPlacement& placement) {
@@ -121,10 +127,14 @@ RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int 
     shard.generated_features = std::move(generated);
     return shard;
   }
-  shard.stored_features = placed_features(dataset, partition, rank, features);
+  if (auto sparse = std::dynamic_pointer_cast<const SparseFeatures>(dataset.features)) {
+    shard.sparse_features = std::move(sparse);
+    return shard;
+  }
+  shard.stored_features = placed_features(*dataset.features, partition, rank, features);
   for (const FeatureReplica& replica : placement.feature_replicas) {
     shard.replica_features.push_back(
-        placed_features(dataset, partition, replica.part, replica.placement));
+        placed_features(*dataset.features, partition, replica.part, replica.placement));
   }
   return shard;
 }

@@ -12,6 +12,7 @@
 
 #include "workloads/dataset.hpp"
 #include "workloads/partition.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 
@@ -76,6 +77,11 @@ struct RankShard {
   std::vector<SharedArray<float>> replica_features;
   // Generated features: the generator, to be read at the placed rows and columns only.
   std::shared_ptr<const GeneratedFeatures> generated_features;
+  // Sparse features (bag of words): the dataset's rows, shared rather than copied (they are a few
+  // percent of their dense size), to be read at the placed rows and columns only, the rank's
+  // store enforcing its placement. The sharded format stores the placed part dense
+  // (placed_dense_features).
+  std::shared_ptr<const SparseFeatures> sparse_features;
 
   std::int64_t num_nodes() const { return partition.num_nodes(); }
   bool has_features() const { return feature_dim > 0; }
@@ -86,6 +92,9 @@ Graph owned_rows(const Graph& graph, const NodePartition& partition, int rank);
 // The same for the nodes of every part in `parts` (increasing).
 Graph owned_rows(const Graph& graph, const NodePartition& partition, const std::vector<int>& parts,
                  const std::string& name);
+
+// The placed part of a shard's sparse features as dense rows, laid out as stored_features.
+SharedArray<float> placed_dense_features(const RankShard& shard);
 
 // `rank`'s part of `dataset`, with the replicas its placement lists. Structure replicated and
 // generated features are shared with the dataset, not copied; stored features are copied. Throws

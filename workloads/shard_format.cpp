@@ -93,7 +93,6 @@ static_assert(sizeof(Header) == 472);
 
 using HeaderBlock = std::array<std::byte, kFileHeaderBytes>;
 
-
 std::string shard_file_name(int rank) { return "shard-" + std::to_string(rank) + ".gnnbed"; }
 
 void copy_text(const std::string& text, char* field, std::size_t field_bytes, const char* what) {
@@ -143,6 +142,9 @@ ShardManifest::Entry write_shard_file(const RankShard& shard, const ShardLayout&
   for (const SplitCounts& counts : shard.split_counts) {
     split_counts.insert(split_counts.end(), {counts.train, counts.val, counts.test});
   }
+  // Sparse features are stored as the placed part's dense rows.
+  const SharedArray<float> stored =
+      shard.sparse_features ? placed_dense_features(shard) : shard.stored_features;
   std::span<const std::byte> payload[kCount] = {
       section_bytes(std::span<const std::int32_t>(owners)),
       section_bytes(shard.structure.offsets()),
@@ -152,7 +154,7 @@ ShardManifest::Entry write_shard_file(const RankShard& shard, const ShardLayout&
       section_bytes(std::span<const NodeId>(shard.split.val)),
       section_bytes(std::span<const NodeId>(shard.split.test)),
       section_bytes(std::span<const std::int64_t>(split_counts)),
-      section_bytes(shard.stored_features.span()),
+      section_bytes(stored.span()),
       {}};
   if (shard.generated_features) {
     header.feature_kind = static_cast<std::uint32_t>(FeatureKind::generated);
@@ -169,9 +171,12 @@ ShardManifest::Entry write_shard_file(const RankShard& shard, const ShardLayout&
   HeaderBlock block{};
   std::memcpy(block.data(), &header, sizeof header);
   write_sectioned_file(path, block, header.sections, payloads, header.preamble.file_bytes);
-  return {path.filename().string(), header.preamble.file_bytes,
-          shard_header_checksum(block),           header.num_owned,
-          header.num_edges,         {header.num_train, header.num_val, header.num_test}};
+  return {path.filename().string(),
+          header.preamble.file_bytes,
+          shard_header_checksum(block),
+          header.num_owned,
+          header.num_edges,
+          {header.num_train, header.num_val, header.num_test}};
 }
 
 // Checks and views one shard file. Every failure is an InputError naming the file and the field.
@@ -499,9 +504,9 @@ class ShardReader {
       // Each count within [0, num_nodes] also keeps their sums from overflowing.
       for (const std::int64_t count : {entry.train, entry.val, entry.test}) {
         if (count < 0 || count > header_.num_nodes) {
-          fail("split_counts", "shard " + std::to_string(r) + " has a count of " +
-                                   std::to_string(count) + ", outside [0, num_nodes = " +
-                                   std::to_string(header_.num_nodes) + "]");
+          fail("split_counts",
+               "shard " + std::to_string(r) + " has a count of " + std::to_string(count) +
+                   ", outside [0, num_nodes = " + std::to_string(header_.num_nodes) + "]");
         }
       }
       total.train += entry.train;

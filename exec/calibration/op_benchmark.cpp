@@ -12,6 +12,7 @@
 #include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/generators.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -119,6 +120,7 @@ std::string ComputeCase::describe() const {
     std::snprintf(density, sizeof(density), " d%g", feature_density);
     text.append(density);
   }
+  if (sparse_rows) text.append(" sparse");
   if (ranks > 1) text.append(" ").append(std::to_string(ranks)).append(" ranks");
   if (evaluation) text.append(" evaluation");
   return text;
@@ -169,14 +171,20 @@ std::vector<ComputeCase> compute_cases(bool quick, int world_ranks) {
       cases.push_back(std::move(c));
     }
   }
-  // Sparse features, as bag-of-words datasets have (Cora: 1.3 % nonzero): the first layer's
-  // dropout hashes only the groups holding a nonzero.
+  // Sparse features, as bag-of-words datasets have (Cora: 1.3 % nonzero), stored as sparse rows
+  // (the first layer multiplies their entries; dropout decides each) and, in full calibrations,
+  // as dense rows of zeros too (`workload.feature_rows` dense: dropout hashes only the groups
+  // holding a nonzero).
   for (const char* model :
        quick ? std::vector<const char*>{"gcn"} : std::vector<const char*>{"gcn", "sage"}) {
-    for (const int batch : quick ? std::vector<int>{32} : std::vector<int>{64, 512}) {
-      ComputeCase c{"dgl-pull", model, quick ? 256 : 1024, 16, 8, batch, {10, 5}};
-      c.feature_density = 0.02;
-      cases.push_back(std::move(c));
+    for (const int batch : quick ? std::vector<int>{32, 256} : std::vector<int>{64, 512}) {
+      for (const bool sparse_rows :
+           quick ? std::vector<bool>{true} : std::vector<bool>{true, false}) {
+        ComputeCase c{"dgl-pull", model, quick ? 256 : 1024, 16, 8, batch, {10, 5}};
+        c.feature_density = 0.02;
+        c.sparse_rows = sparse_rows;
+        cases.push_back(std::move(c));
+      }
     }
   }
   // Distributed dgl-pull: its input block is assembled from local rows and rows received from
@@ -204,6 +212,27 @@ std::vector<ComputeCase> compute_cases(bool quick, int world_ranks) {
   return cases;
 }
 
+namespace {
+
+// The nonzero entries of dense row-major `values` (rows of `dim`) as CSR.
+SparseMatrix nonzero_rows(const std::vector<float>& values, int dim) {
+  SparseMatrix rows;
+  rows.cols = dim;
+  rows.rows = static_cast<std::int64_t>(values.size()) / dim;
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    for (int c = 0; c < dim; ++c) {
+      const float value = values[static_cast<std::size_t>(r * dim + c)];
+      if (value == 0.0f) continue;
+      rows.columns.push_back(c);
+      rows.weights.push_back(value);
+    }
+    rows.offsets.push_back(static_cast<std::int64_t>(rows.columns.size()));
+  }
+  return rows;
+}
+
+}  // namespace
+
 OpBenchmark::OpBenchmark(std::int64_t num_nodes, double average_degree, std::uint64_t seed)
     : seed_(seed) {
   CsbmParams params;
@@ -217,8 +246,9 @@ OpBenchmark::OpBenchmark(std::int64_t num_nodes, double average_degree, std::uin
   base_ = generate_csbm(params);
 }
 
-const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double density) {
-  const auto key = std::make_tuple(feature_dim, num_classes, density);
+const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double density,
+                                    bool sparse_rows) {
+  const auto key = std::make_tuple(feature_dim, num_classes, density, sparse_rows);
   const auto found = datasets_.find(key);
   if (found != datasets_.end()) return found->second;
   // Stored features, as loaded workloads have them: generated ones cost a hash per entry read.
@@ -235,8 +265,12 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double den
     }
   }
   Dataset dataset = base_;
-  dataset.features = std::make_shared<StoredFeatures>(base_.num_nodes(), feature_dim,
-                                                      SharedArray<float>(std::move(values)));
+  if (sparse_rows) {
+    dataset.features = std::make_shared<SparseFeatures>(nonzero_rows(values, feature_dim));
+  } else {
+    dataset.features = std::make_shared<StoredFeatures>(base_.num_nodes(), feature_dim,
+                                                        SharedArray<float>(std::move(values)));
+  }
   dataset.num_classes = std::max(num_classes, base_.num_classes);
   return datasets_.emplace(key, std::move(dataset)).first->second;
 }
@@ -253,8 +287,8 @@ OpBenchmark::TimedRuns OpBenchmark::time_iterations(const ComputeCase& test_case
                                                     Transport& transport, Transport& world,
                                                     ComputeBackend& backend) {
   const ExperimentConfig config = experiment_of(test_case, seed_);
-  const Dataset& data =
-      dataset(test_case.feature_dim, test_case.num_classes, test_case.feature_density);
+  const Dataset& data = dataset(test_case.feature_dim, test_case.num_classes,
+                                test_case.feature_density, test_case.sparse_rows);
   const StrategyContext context = make_strategy_context(config, data, test_case.ranks);
   RankEngine engine(config, context, data, transport, backend);
   const Stopwatch clock;
@@ -278,8 +312,8 @@ OpBenchmark::TimedRuns OpBenchmark::time_evaluations(const ComputeCase& test_cas
                                                      const ComputeRepetitions& repetitions,
                                                      Transport& transport, Transport& world) {
   const ExperimentConfig config = experiment_of(test_case, seed_);
-  const Dataset& data =
-      dataset(test_case.feature_dim, test_case.num_classes, test_case.feature_density);
+  const Dataset& data = dataset(test_case.feature_dim, test_case.num_classes,
+                                test_case.feature_density, test_case.sparse_rows);
   const StrategyContext context = make_strategy_context(config, data, test_case.ranks);
   const int rank = transport.rank();
   const LocalStore store(data, context, rank, context.strategy->feature_placement(context, rank));

@@ -40,13 +40,16 @@ struct ComputeCase {
   // The fraction of feature entries that are nonzero: 1, or a bag-of-words-like few percent
   // (dropout skips groups of zeros; these cases tell its hashing and its bytes apart).
   double feature_density = 1;
+  // The features stored as sparse rows (as loaders keep bag-of-words files): the plans gather,
+  // mask and multiply their entries. Otherwise dense rows holding the zeros.
+  bool sparse_rows = false;
   // Times the run's evaluation plan (strategies/inference.hpp: full neighbourhoods, the products
   // of narrowing layers) instead of a training iteration: its transform, aggregate_transformed
   // and concat_columns ops appear nowhere else.
   bool evaluation = false;
 
   std::string describe() const;  // "dgl-pull sage F256 H16 C4 b512 f[15,10]" (+ " d0.02",
-                                 // " 2 ranks")
+                                 // " sparse", " 2 ranks")
 };
 
 // The cases calibrate runs: both strategies and models, widths that put each layer's weight
@@ -103,7 +106,7 @@ class OpBenchmark {
  private:
   // The workload with `feature_dim` stored features of `density` and `num_classes` classes
   // (labels unchanged).
-  const Dataset& dataset(int feature_dim, int num_classes, double density);
+  const Dataset& dataset(int feature_dim, int num_classes, double density, bool sparse_rows);
   // The case's timed runs: its plan, and per run every op's seconds on this rank.
   struct TimedRuns {
     Plan plan;
@@ -119,7 +122,7 @@ class OpBenchmark {
 
   Dataset base_;
   std::uint64_t seed_;
-  std::map<std::tuple<int, int, double>, Dataset> datasets_;
+  std::map<std::tuple<int, int, double, bool>, Dataset> datasets_;
 };
 
 }  // namespace gnnbed

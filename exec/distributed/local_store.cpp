@@ -1,6 +1,7 @@
 #include "exec/distributed/local_store.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/parallel_copy.hpp"
@@ -29,7 +30,7 @@ LocalStore::LocalStore(RankShard shard) : shard_(std::move(shard)) {
   }
   const ShardPlacement& placement = shard_.placement;
   if (shard_.replica_features.size() != placement.feature_replicas.size() &&
-      !shard_.generated_features && shard_.has_features()) {
+      !shard_.generated_features && !shard_.sparse_features && shard_.has_features()) {
     throw Error("rank " + std::to_string(shard_.rank) + "'s shard lists " +
                 std::to_string(placement.feature_replicas.size()) + " feature replicas and holds " +
                 std::to_string(shard_.replica_features.size()));
@@ -38,7 +39,8 @@ LocalStore::LocalStore(RankShard shard) : shard_(std::move(shard)) {
   auto add_table = [&](int part, const FeaturePlacement& held, const SharedArray<float>* stored) {
     if (held.owned_rows_only)
       table_of_part_[static_cast<std::size_t>(part)] = static_cast<int>(tables_.size());
-    tables_.push_back({held, stored != nullptr && stored->size() > 0 ? stored->data() : nullptr});
+    tables_.push_back(
+        {held, stored != nullptr && stored->size() > 0 ? stored->data() : nullptr, part});
   };
   add_table(shard_.rank, placement.features, &shard_.stored_features);
   for (std::size_t i = 0; i < placement.feature_replicas.size(); ++i) {
@@ -46,6 +48,33 @@ LocalStore::LocalStore(RankShard shard) : shard_(std::move(shard)) {
     add_table(replica.part, replica.placement,
               i < shard_.replica_features.size() ? &shard_.replica_features[i] : nullptr);
   }
+  if (shard_.sparse_features) sparse_held_bytes_ = held_sparse_bytes();
+}
+
+std::int64_t LocalStore::held_sparse_bytes() const {
+  const SparseFeatures& sparse = *shard_.sparse_features;
+  const std::span<const std::int64_t> offsets = sparse.offsets();
+  const std::span<const std::int32_t> columns = sparse.columns();
+  std::vector<NodeId> every(static_cast<std::size_t>(shard_.num_nodes()));
+  std::iota(every.begin(), every.end(), NodeId{0});
+  std::int64_t rows = 0;
+  std::int64_t entries = 0;
+  for (const FeatureTable& table : tables_) {
+    const FeaturePlacement& held = table.placement;
+    const std::vector<NodeId> nodes =
+        held.owned_rows_only ? shard_.partition.nodes_of(table.part) : every;
+    rows += static_cast<std::int64_t>(nodes.size());
+    for (const NodeId v : nodes) {
+      const auto row = static_cast<std::size_t>(v);
+      const auto* begin = columns.data() + offsets[row];
+      const auto* end = columns.data() + offsets[row + 1];
+      // A row's columns increase: the held ones are a range of them.
+      entries += std::lower_bound(begin, end, held.column_end) -
+                 std::lower_bound(begin, end, held.column_begin);
+    }
+  }
+  return rows * static_cast<std::int64_t>(sizeof(std::int64_t)) +
+         entries * static_cast<std::int64_t>(sizeof(std::int32_t) + sizeof(float));
 }
 
 LocalStore::LocalStore(const Dataset& dataset, const StrategyContext& context, int rank,
@@ -102,9 +131,11 @@ std::vector<LocalStore::ColumnPiece> LocalStore::pieces_for(std::span<const Node
 void LocalStore::gather_features(std::span<const NodeId> nodes, std::int64_t column_begin,
                                  std::int64_t column_end, float* out) const {
   const std::vector<ColumnPiece> pieces = pieces_for(nodes, column_begin, column_end);
-  if (shard_.generated_features) {
-    shard_.generated_features->gather(nodes, static_cast<int>(column_begin),
-                                      static_cast<int>(column_end), out);
+  if (shard_.generated_features || shard_.sparse_features) {
+    const FeatureStore& whole = shard_.generated_features
+                                    ? static_cast<const FeatureStore&>(*shard_.generated_features)
+                                    : *shard_.sparse_features;
+    whole.gather(nodes, static_cast<int>(column_begin), static_cast<int>(column_end), out);
     return;
   }
   const std::int64_t out_width = column_end - column_begin;
@@ -133,6 +164,15 @@ void LocalStore::gather_features(std::span<const NodeId> nodes, std::int64_t col
   }
 }
 
+SparseMatrix LocalStore::gather_sparse_features(std::span<const NodeId> nodes) const {
+  if (!shard_.sparse_features) {
+    throw Error("rank " + std::to_string(shard_.rank) +
+                " holds its features as dense rows, not sparse ones");
+  }
+  pieces_for(nodes, 0, shard_.feature_dim);  // every row and column held, or Error naming it
+  return shard_.sparse_features->gather_rows(nodes);
+}
+
 std::vector<NodeId> LocalStore::held_feature_nodes() const {
   const auto n = static_cast<NodeId>(shard_.num_nodes());
   std::vector<NodeId> nodes;
@@ -158,6 +198,7 @@ std::int64_t LocalStore::structure_bytes() const {
 }
 
 std::int64_t LocalStore::feature_bytes() const {
+  if (shard_.sparse_features) return sparse_held_bytes_;
   std::size_t values = shard_.stored_features.size();
   for (const SharedArray<float>& replica : shard_.replica_features) values += replica.size();
   return static_cast<std::int64_t>(values * sizeof(float));

@@ -42,6 +42,11 @@ class LocalStore {
   // own placement or its copies of other ranks'.
   void gather_features(std::span<const NodeId> nodes, std::int64_t column_begin,
                        std::int64_t column_end, float* out) const;
+  // Whether the rank's features are sparse rows (RankShard::sparse_features).
+  bool holds_sparse_features() const { return shard_.sparse_features != nullptr; }
+  // The feature rows of `nodes` as sparse rows, every column, in that order (Error unless
+  // holds_sparse_features(), or where the rank does not hold a row).
+  SparseMatrix gather_sparse_features(std::span<const NodeId> nodes) const;
   // The nodes whose features gather_features gives for the rank's own columns
   // (placement().column_begin to column_end), in increasing id order: every node for column
   // slices; the owned nodes and those of parts the rank holds copies of for feature rows.
@@ -58,7 +63,8 @@ class LocalStore {
   // One part's features as placed: its nodes' rows, or every node's columns.
   struct FeatureTable {
     FeaturePlacement placement;
-    const float* stored = nullptr;  // null for generated features
+    const float* stored = nullptr;  // null for generated and sparse features
+    int part = 0;                   // whose features (feature rows: whose nodes' rows)
   };
 
   // Columns [begin, end) of one table.
@@ -73,6 +79,10 @@ class LocalStore {
   std::vector<ColumnPiece> pieces_for(std::span<const NodeId> nodes, std::int64_t column_begin,
                                       std::int64_t column_end) const;
 
+  // The bytes of the rows and columns the rank's tables hold of sparse features, as CSR (each
+  // table its rows' offsets and its columns' entries).
+  std::int64_t held_sparse_bytes() const;
+
   // Feature rows: whether the rank holds v's row (its own, or a copy of its owner's part).
   bool holds_row_of(NodeId v) const {
     return position_[static_cast<std::size_t>(v)] >= 0 ||
@@ -83,8 +93,9 @@ class LocalStore {
   std::vector<NodeId> owned_;
   // Every node's place p among its owner's nodes: p for the rank's own nodes, -2 - p for others'.
   std::vector<std::int32_t> position_;
-  std::vector<FeatureTable> tables_;  // the rank's own placement first, then its copies
-  std::vector<int> table_of_part_;    // feature rows: the table holding each part's, -1 if none
+  std::vector<FeatureTable> tables_;    // the rank's own placement first, then its copies
+  std::vector<int> table_of_part_;      // feature rows: the table holding each part's, -1 if none
+  std::int64_t sparse_held_bytes_ = 0;  // the held part of sparse features, as CSR
 };
 
 }  // namespace gnnbed

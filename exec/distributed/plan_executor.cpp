@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "exec/distributed/sparse_rows.hpp"
+#include "exec/kernels/cpu_kernels.hpp"
 #include "exec/nn/aggregation.hpp"
 #include "exec/train/trainer.hpp"
 #include "strategies/model_ops.hpp"
@@ -58,7 +60,8 @@ PlanExecutor::PlanExecutor(const StrategyContext& context, std::vector<Parameter
 void PlanExecutor::keep_features_on_device() {
   const FeaturePlacement& own = store_.placement();
   const std::int64_t width = own.column_end - own.column_begin;
-  if (!backend_.is_gpu() || width <= 0) return;
+  // Sparse features stay sparse on the host: a dense table of them would be mostly zeros.
+  if (!backend_.is_gpu() || width <= 0 || store_.holds_sparse_features()) return;
   const std::vector<NodeId> nodes = store_.held_feature_nodes();
   const auto count = static_cast<std::int64_t>(nodes.size());
   const std::int64_t bytes = count * width * static_cast<std::int64_t>(sizeof(float));
@@ -213,6 +216,8 @@ void PlanExecutor::release_after(int op) {
   if (op >= static_cast<int>(released_after_.size())) return;
   for (const int t : released_after_[static_cast<std::size_t>(op)]) {
     tensors_[static_cast<std::size_t>(t)].dense = Matrix();
+    tensors_[static_cast<std::size_t>(t)].sparse = SparseMatrix();
+    tensors_[static_cast<std::size_t>(t)].wire = {};
   }
 }
 
@@ -289,13 +294,18 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
     case OpKind::all_reduce:
       throw Error("communication ops are started and finished by run_stage, not run_op");
     case OpKind::gather_features:
-      gather_features(op);
+      gather_features(plan, op);
       return;
     case OpKind::scatter_rows:
-      scatter(plan, op, false);
+      if (is_sparse(plan, op.outputs[0])) {
+        place_sparse(op);
+      } else {
+        scatter(plan, op, false);
+      }
       return;
     case OpKind::copy_to_device:
-      backend_.copy_to_device(input(op, Input::tensor));
+      if (!is_sparse(plan, op.input(Input::tensor)))
+        backend_.copy_to_device(input(op, Input::tensor));
       return;
     case OpKind::gather_rows: {
       const Matrix& source = input(op, Input::source);
@@ -308,15 +318,21 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
       scatter(plan, op, true);
       return;
     case OpKind::dropout:
-      backend_.dropout_forward(input(op, Input::tensor), node_ids(op.input(Input::ids)), rate,
-                               op.key, op.column_begin);
+      if (is_sparse(plan, op.input(Input::tensor))) {
+        // On the host, where sparse rows stay (TensorValue).
+        cpu::dropout_forward_sparse(sparse(op.input(Input::tensor)), node_ids(op.input(Input::ids)),
+                                    rate, op.key);
+      } else {
+        backend_.dropout_forward(input(op, Input::tensor), node_ids(op.input(Input::ids)), rate,
+                                 op.key, op.column_begin);
+      }
       return;
     case OpKind::dropout_backward:
       backend_.dropout_backward(input(op, Input::tensor), node_ids(op.input(Input::ids)), rate,
                                 op.key, op.column_begin);
       return;
     case OpKind::layer_forward:
-      layer_forward(op);
+      layer_forward(plan, op);
       return;
     case OpKind::relu:
       backend_.relu_forward(input(op, Input::tensor));
@@ -366,8 +382,20 @@ Matrix& PlanExecutor::output(const Op& op, std::size_t i) {
   return tensors_[static_cast<std::size_t>(op.outputs[i])].dense;
 }
 
-void PlanExecutor::gather_features(const Op& op) {
+bool PlanExecutor::is_sparse(const Plan& plan, int tensor) const {
+  return plan.tensors[static_cast<std::size_t>(tensor)].kind == TensorKind::sparse;
+}
+
+void PlanExecutor::gather_features(const Plan& plan, const Op& op) {
   const auto ids = node_ids(op.input(Input::ids));
+  if (is_sparse(plan, op.outputs[0])) {
+    if (op.column_begin != 0 || op.column_end != store_.shard().feature_dim) {
+      throw Error(op.label + ": sparse feature rows are gathered with every column, not [" +
+                  std::to_string(op.column_begin) + ", " + std::to_string(op.column_end) + ")");
+    }
+    sparse(op.outputs[0]) = store_.gather_sparse_features(ids);
+    return;
+  }
   Matrix& out = output(op, 0);
   if (device_features_ && gather_on_device(ids, op, out)) return;
   // Gathered every iteration and copied to the GPU, if there is one: page-locked there.
@@ -376,8 +404,13 @@ void PlanExecutor::gather_features(const Op& op) {
   store_.gather_features(ids, op.column_begin, op.column_end, out.data());
 }
 
-void PlanExecutor::layer_forward(const Op& op) {
+void PlanExecutor::layer_forward(const Plan& plan, const Op& op) {
   const Block& block = *tensors_[static_cast<std::size_t>(op.input(Input::block))].block;
+  if (is_sparse(plan, op.input(Input::tensor))) {
+    if (op.sync_step != 0) throw Error(op.label + ": a layer split over ranks takes dense rows");
+    output(op, 0) = layer(op, true).forward_sparse(block, sparse(op.input(Input::tensor)));
+    return;
+  }
   Matrix& in = input(op, Input::tensor);
   if (op.sync_step == 0) {
     output(op, 0) = layer(op, true).forward(block, in);
@@ -533,17 +566,36 @@ void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
   }
 }
 
-std::vector<std::span<const std::byte>> PlanExecutor::send_views(const Plan& plan,
-                                                                 const Op& op) const {
+std::vector<std::span<const std::byte>> PlanExecutor::send_views(const Plan& plan, const Op& op) {
   const auto num_ranks = static_cast<std::size_t>(plan.num_ranks);
   std::vector<std::span<const std::byte>> send(num_ranks);
   for (std::size_t q = 0; q < num_ranks; ++q) {
     const int t = op.inputs[q];
     if (t < 0) continue;
-    const TensorValue& value = tensors_[static_cast<std::size_t>(t)];
-    send[q] = value.index != nullptr ? as_bytes_span(*value.index) : dense_bytes(value.dense);
+    TensorValue& value = tensors_[static_cast<std::size_t>(t)];
+    if (is_sparse(plan, t)) {
+      value.wire = encode_sparse_rows(value.sparse);
+      send[q] = value.wire;
+    } else {
+      send[q] = value.index != nullptr ? as_bytes_span(*value.index) : dense_bytes(value.dense);
+    }
   }
   return send;
+}
+
+void PlanExecutor::place_sparse(const Op& op) {
+  std::vector<SparseRowsPart> parts;
+  for (std::size_t i = 0; i + 1 < op.inputs.size(); i += 2) {
+    parts.push_back({node_ids(op.inputs[i]), &sparse(op.inputs[i + 1])});
+  }
+  const SparseMatrix& first = *parts.front().rows;
+  std::int64_t rows = 0;
+  for (const SparseRowsPart& part : parts) rows += static_cast<std::int64_t>(part.positions.size());
+  try {
+    sparse(op.outputs[0]) = place_sparse_rows(rows, first.cols, parts);
+  } catch (const Error& error) {
+    throw Error(std::string(to_string(op.kind)) + " '" + op.label + "': " + error.what());
+  }
 }
 
 void PlanExecutor::store_received(const Plan& plan, const Op& op,
@@ -553,6 +605,11 @@ void PlanExecutor::store_received(const Plan& plan, const Op& op,
     const int t = op.outputs[q];
     if (t < 0) continue;
     const TensorSpec& spec = plan.tensors[static_cast<std::size_t>(t)];
+    if (spec.kind == TensorKind::sparse) {
+      sparse(t) = decode_sparse_rows(received[q], spec.rows, spec.cols, spec.entries,
+                                     op.label + ", from rank " + std::to_string(q));
+      continue;
+    }
     if (static_cast<std::int64_t>(received[q].size()) != op.bytes_from[q] ||
         spec.kind != TensorKind::dense) {
       throw Error("expected " + std::to_string(op.bytes_from[q]) + " bytes from rank " +

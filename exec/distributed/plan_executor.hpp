@@ -94,6 +94,10 @@ class PlanExecutor {
     Matrix dense;
     const std::vector<std::int32_t>* index = nullptr;
     const Block* block = nullptr;
+    // Sparse rows (TensorKind::sparse) on the host: the layers multiply them as they are on either
+    // backend, so a copy to the device leaves them here. `wire`: their bytes as last sent.
+    SparseMatrix sparse;
+    std::vector<std::byte> wire;
   };
   using LayerMap = std::map<std::pair<int, int>, std::unique_ptr<GnnLayer>>;
   using WeightRowMap = std::map<std::tuple<int, int, std::string>, Parameter>;
@@ -137,8 +141,12 @@ class PlanExecutor {
   Matrix& input(const Op& op, Input name);      // the dense tensor of the op's named input
   Matrix& part(const Op& op, std::size_t i);    // ... of the i-th of a list of inputs
   Matrix& output(const Op& op, std::size_t i);  // ... and of its i-th output
-  void gather_features(const Op& op);
-  void layer_forward(const Op& op);
+  void gather_features(const Plan& plan, const Op& op);
+  bool is_sparse(const Plan& plan, int tensor) const;
+  SparseMatrix& sparse(int tensor) { return tensors_[static_cast<std::size_t>(tensor)].sparse; }
+  // scatter_rows of sparse rows (plan.hpp: all parts sparse, every output row written once).
+  void place_sparse(const Op& op);
+  void layer_forward(const Plan& plan, const Op& op);
   void layer_backward(const Op& op);
   void add_partials(const Op& op);
   void transform(const Op& op);
@@ -167,7 +175,7 @@ class PlanExecutor {
   void check_iteration_deps(const InFlight& batch, const Op& op, int index) const;
   // The optimizer step of a stashed mini-batch: its gradients, applied to the held weights.
   void stashed_step(const Plan& plan);
-  std::vector<std::span<const std::byte>> send_views(const Plan& plan, const Op& op) const;
+  std::vector<std::span<const std::byte>> send_views(const Plan& plan, const Op& op);
   void store_received(const Plan& plan, const Op& op,
                       const std::vector<std::vector<std::byte>>& received);
   void count_stash();

@@ -11,6 +11,8 @@ namespace {
 // GAT's work per edge and head beyond the aggregation: the two scores' sum, LeakyReLU, exponential,
 // the softmax's sum and division.
 constexpr double kGatEdgeFlopsPerHead = 5.0;
+// A stored entry of sparse input rows: its column (int32) and value (float32).
+constexpr std::int64_t kSparseEntryBytesRead = 8;
 
 // GAT's scores: one per row and head from each side, a multiply-add per column.
 double gat_score_flops(std::int64_t num_dst, std::int64_t num_src, int out_dim) {
@@ -155,6 +157,29 @@ ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::
     work.sparse_flops = 2.0 * forward.sparse_flops;
     work.sparse_entries = 2.0 * forward.sparse_entries;
   }
+  return work;
+}
+
+ModelSpec::LayerWork ModelSpec::sparse_input_work(std::int64_t num_dst, std::int64_t num_src,
+                                                  std::int64_t num_edges, std::int64_t src_entries,
+                                                  std::int64_t dst_entries, bool backward) const {
+  if (!first_layer_takes_sparse_input()) throw Error("GAT's first layer takes dense rows only");
+  const double out = layer(0).out_dim;
+  const bool sage = kind_ == ModelKind::sage;
+  const double products =
+      static_cast<double>(src_entries) + (sage ? static_cast<double>(dst_entries) : 0.0);
+  const double product_rows =
+      static_cast<double>(num_src) + (sage ? static_cast<double>(num_dst) : 0.0);
+  const double aggregated =
+      static_cast<double>(num_edges) + (sage ? 0.0 : static_cast<double>(num_dst));
+  LayerWork work;
+  work.sparse_flops = 2.0 * (products + aggregated) * out;
+  // Entries to build and transpose: the aggregation's, and in the backward each input's, transposed
+  // before its product. A product only reads its entries, which its FLOPs count.
+  work.sparse_entries = aggregated + (backward ? products : 0.0);
+  // The products read their entries and write their output rows.
+  work.memory_bytes = static_cast<double>(kSparseEntryBytesRead) * products +
+                      static_cast<double>(sizeof(float)) * product_rows * out;
   return work;
 }
 

@@ -79,6 +79,10 @@ class ModelSpec {
   // ConfigError unless 0 <= fraction <= 1.
   void set_input_nonzero_group_fraction(double fraction);
 
+  // Whether the first layer takes sparse input rows as they are (GnnLayer::forward_sparse: GCN,
+  // SGC and GraphSAGE multiply them by a weight first); GAT's needs them dense.
+  bool first_layer_takes_sparse_input() const { return kind_ != ModelKind::gat; }
+
   // True when layer l multiplies by its weights before aggregating (out < in): the kernels
   // aggregate at the narrower width. `in_width` >= 0 is the input width of a partial layer (a
   // slice of the input columns), which decides the order for it. False for a layer without
@@ -115,6 +119,19 @@ class ModelSpec {
   // the transposed aggregation) only with `input_grad` (every layer but the first).
   LayerWork backward_work(int l, std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
                           bool input_grad, int in_width = -1) const;
+
+  // The first layer's work on sparse input rows (GnnLayer::forward_sparse: each weight product
+  // first, whatever the widths, then the aggregation at the output width). A product goes through
+  // the stored entries, each a multiply-add per output column with an index and a weight row read,
+  // as an aggregation's product does: sparse FLOPs (the entries a kernel builds or transposes,
+  // `sparse_entries`, are the aggregation's, and in the backward the inputs'). `src_entries`: the
+  // stored entries of the
+  // source rows; `dst_entries`: of the destinations' own rows (GraphSAGE's self term). The
+  // backward computes the weight gradients only (transpose(x) times the gradient): the products
+  // again, each input transposed first, and the transposed aggregation.
+  LayerWork sparse_input_work(std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
+                              std::int64_t src_entries, std::int64_t dst_entries,
+                              bool backward) const;
 
   // A GAT layer split at its sums over ranks (P3's first layer, SyncedLayer): the forward's first
   // step (the product and the partial scores) and second (the attention and aggregation), and the

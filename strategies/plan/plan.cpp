@@ -85,6 +85,8 @@ bool holds(Input name, TensorKind kind) {
       return kind == TensorKind::index || kind == TensorKind::block;
     case Input::positions:
       return kind == TensorKind::index;
+    case Input::tensor:  // a layer's input, its dropout and copy to the device: sparse rows too
+      return kind == TensorKind::dense || kind == TensorKind::sparse;
     default:
       return kind == TensorKind::dense;
   }
@@ -112,10 +114,25 @@ std::string named_input_problem(const Op& op, const std::vector<TensorSpec>& ten
   return {};
 }
 
+// What is wrong with the sparse rows an assembly places (empty when nothing): sparse rows are
+// placed among sparse rows only, and never added (a sum of sparse rows has no fixed entries).
+std::string sparse_assembly_problem(const Op& op, const std::vector<TensorSpec>& tensors) {
+  if (op.kind != OpKind::scatter_rows && op.kind != OpKind::scatter_add_rows) return {};
+  if (op.outputs.empty() || op.outputs[0] < 0) return {};
+  const auto kind_of = [&](int t) { return tensors[static_cast<std::size_t>(t)].kind; };
+  const bool sparse_out = kind_of(op.outputs[0]) == TensorKind::sparse;
+  for (std::size_t k = 1; k < op.inputs.size(); k += 2) {
+    if ((kind_of(op.inputs[k]) == TensorKind::sparse) != sparse_out)
+      return "places sparse and dense rows in one tensor";
+  }
+  if (sparse_out && op.kind == OpKind::scatter_add_rows) return "adds sparse rows";
+  return {};
+}
+
 constexpr std::array<std::string_view, 4> kStreamNames = {"sampler", "copy", "compute", "network"};
 constexpr std::array<std::string_view, kNumTimeCategories> kCategoryNames = {
     "sampling", "copy", "compute", "communication"};
-constexpr std::array<std::string_view, 3> kTensorKindNames = {"dense", "index", "block"};
+constexpr std::array<std::string_view, 4> kTensorKindNames = {"dense", "index", "block", "sparse"};
 
 template <typename Enum, std::size_t N>
 Enum enum_from_string(const std::array<std::string_view, N>& names, const std::string& text,
@@ -181,6 +198,8 @@ TensorSpec tensor_from_json(const nlohmann::json& object, const std::string& ori
                                         origin, "tensors.kind");
   t.rows = json_integer<std::int64_t>(object.at("rows"), "rows");
   t.cols = json_integer<std::int64_t>(object.at("cols"), "cols");
+  if (object.contains("entries"))
+    t.entries = json_integer<std::int64_t>(object.at("entries"), "entries");
   if (object.contains("index")) {
     std::vector<std::int32_t> index;
     json_integers_to(object.at("index"), "index", index);
@@ -369,6 +388,8 @@ std::int64_t TensorSpec::bytes() const {
                                                    sizeof(std::int32_t) +
                                                block->offsets.size() * sizeof(std::int64_t))
                    : 0;
+    case TensorKind::sparse:
+      return rows * kSparseRowBytes + entries * kSparseEntryBytes;
   }
   return 0;
 }
@@ -421,6 +442,12 @@ void Plan::validate() const {
     const TensorSpec& tensor = tensors[t];
     const bool carried = tensor.index != nullptr || tensor.block != nullptr || tensor.persistent;
     if (carried) written_by[t] = -2;
+    if (tensor.kind == TensorKind::sparse &&
+        (tensor.entries < 0 || tensor.entries > tensor.rows * tensor.cols)) {
+      throw Error("plan of rank " + std::to_string(rank) + ": sparse tensor '" + tensor.name +
+                  "' has " + std::to_string(tensor.entries) + " entries in " +
+                  std::to_string(tensor.rows) + " x " + std::to_string(tensor.cols));
+    }
   }
   validate_persistent_tensors(*this);
   auto fail = [&](std::size_t op, const std::string& problem) {
@@ -491,6 +518,9 @@ void Plan::validate() const {
         fail(i, "writes tensor " + std::to_string(t) + ", which does not exist");
       written_by[static_cast<std::size_t>(t)] = static_cast<int>(i);
     }
+    if (const std::string problem = sparse_assembly_problem(op, tensors); !problem.empty()) {
+      fail(i, problem);
+    }
   }
   for (const ParameterSpec& p : parameters) {
     if (p.row_begin < 0 || p.row_end > p.rows || p.row_begin > p.row_end) {
@@ -506,6 +536,7 @@ nlohmann::json Plan::to_json() const {
   for (const TensorSpec& t : tensors) {
     nlohmann::json object = {
         {"name", t.name}, {"kind", to_string(t.kind)}, {"rows", t.rows}, {"cols", t.cols}};
+    if (t.kind == TensorKind::sparse) object["entries"] = t.entries;
     if (t.index) object["index"] = *t.index;
     if (t.block) object["block"] = block_to_json(*t.block);
     if (t.transient) object["transient"] = true;
@@ -690,6 +721,14 @@ int PlanBuilder::add_block(std::string name, std::shared_ptr<const Block> block)
 
 int PlanBuilder::add_dense(std::string name, std::int64_t rows, std::int64_t cols) {
   return add_tensor(dense_tensor(std::move(name), rows, cols));
+}
+
+int PlanBuilder::add_sparse(std::string name, std::int64_t rows, std::int64_t cols,
+                            std::int64_t entries) {
+  TensorSpec tensor = dense_tensor(std::move(name), rows, cols);
+  tensor.kind = TensorKind::sparse;
+  tensor.entries = entries;
+  return add_tensor(std::move(tensor));
 }
 
 int PlanBuilder::add_transient(std::string name, std::int64_t rows, std::int64_t cols) {

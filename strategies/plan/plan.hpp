@@ -70,7 +70,9 @@ enum class Stream : std::uint8_t { sampler, copy, compute, network };
 enum class TimeCategory : std::uint8_t { sampling, copy, compute, communication };
 inline constexpr std::size_t kNumTimeCategories = 4;
 
-enum class TensorKind : std::uint8_t { dense, index, block };
+// sparse: rows of a sparse matrix (the input features of a workload that stores them sparse, as
+// bag-of-words features are), CSR with float32 values and int32 columns.
+enum class TensorKind : std::uint8_t { dense, index, block, sparse };
 
 std::string_view to_string(OpKind kind);
 std::string_view to_string(Stream stream);
@@ -115,7 +117,7 @@ struct TensorSpec {
   std::string name;
   TensorKind kind = TensorKind::dense;
   // dense: rows x cols float32; index: rows int32 values (cols 1); block: rows destinations,
-  // cols sources.
+  // cols sources; sparse: rows x cols with `entries` stored values.
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   // Contents carried by the plan (null when an op produces the tensor).
@@ -130,9 +132,15 @@ struct TensorSpec {
   // it before writing it (SANCUS's copies of its peers' embeddings, reused between broadcasts).
   // Names are unique among a plan's persistent tensors; plans that hold one are not pipelined.
   bool persistent = false;
+  std::int64_t entries = 0;  // sparse: the stored values
 
+  // Bytes held and sent: a sparse tensor's are its rows' lengths (int32), then every entry's
+  // column (int32) and value (float32), the layout it travels in (kSparseRowBytes,
+  // kSparseEntryBytes).
   std::int64_t bytes() const;
 };
+inline constexpr std::int64_t kSparseRowBytes = 4;
+inline constexpr std::int64_t kSparseEntryBytes = 8;
 
 // A model parameter as one rank holds it: the full tensor (data parallel, all-reduced) or rows
 // [row_begin, row_end) of it (model parallel: P3's first layer, split by feature columns).
@@ -331,6 +339,7 @@ class PlanBuilder {
   // A block the caller shares (a rank's share of the graph, an evaluation chunk), not copied.
   int add_block(std::string name, std::shared_ptr<const Block> block);
   int add_dense(std::string name, std::int64_t rows, std::int64_t cols);
+  int add_sparse(std::string name, std::int64_t rows, std::int64_t cols, std::int64_t entries);
   // Dense tensors with a lifetime other than the plan's (TensorSpec::transient, ::persistent).
   int add_transient(std::string name, std::int64_t rows, std::int64_t cols);
   int add_persistent(std::string name, std::int64_t rows, std::int64_t cols);

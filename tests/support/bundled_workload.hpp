@@ -4,18 +4,23 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "workloads/workload_config.hpp"
 
 namespace gnnbed::testing {
 
-inline const Dataset& bundled_workload(const std::string& name) {
-  static std::map<std::string, Dataset> loaded;
-  auto it = loaded.find(name);
+// `feature_rows` as workload.feature_rows: "dense" keeps the bag-of-words rows dense.
+inline const Dataset& bundled_workload(const std::string& name,
+                                       const std::string& feature_rows = "auto") {
+  static std::map<std::pair<std::string, std::string>, Dataset> loaded;
+  const auto key = std::make_pair(name, feature_rows);
+  auto it = loaded.find(key);
   if (it == loaded.end()) {
     WorkloadConfig config;
     config.source = name;
-    it = loaded.emplace(name, load_workload(config)).first;
+    config.feature_rows = feature_rows;
+    it = loaded.emplace(key, load_workload(config)).first;
   }
   return it->second;
 }
