@@ -112,18 +112,13 @@ StrategyContext make_context(const ExperimentConfig& config, NodePartition parti
   return context;
 }
 
-void use_sparse_feature_rows(StrategyContext& context, const Dataset& dataset) {
-  const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get());
-  if (sparse == nullptr || !context.model.first_layer_takes_sparse_input()) return;
-  const std::span<const std::int64_t> offsets = sparse->offsets();
-  auto entries = std::make_shared<std::vector<std::int32_t>>(offsets.size() - 1);
-  for (std::size_t v = 0; v < entries->size(); ++v) {
-    (*entries)[v] = static_cast<std::int32_t>(offsets[v + 1] - offsets[v]);
-  }
-  context.feature_row_entries = std::move(entries);
-}
-
 }  // namespace
+
+void use_sparse_feature_rows(StrategyContext& context, std::span<const std::int32_t> row_entries) {
+  if (!context.model.first_layer_takes_sparse_input()) return;
+  context.feature_row_entries =
+      std::make_shared<const std::vector<std::int32_t>>(row_entries.begin(), row_entries.end());
+}
 
 std::int64_t StrategyContext::feature_entries(std::span<const NodeId> nodes) const {
   if (!feature_row_entries) throw Error("the run's feature rows are dense, not sparse");
@@ -183,7 +178,14 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
   if (dataset.features != nullptr) {
     context.model.set_input_nonzero_group_fraction(dataset.features->nonzero_group_fraction());
   }
-  use_sparse_feature_rows(context, dataset);
+  if (const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get())) {
+    const std::span<const std::int64_t> offsets = sparse->offsets();
+    std::vector<std::int32_t> entries(offsets.size() - 1);
+    for (std::size_t v = 0; v < entries.size(); ++v) {
+      entries[v] = static_cast<std::int32_t>(offsets[v + 1] - offsets[v]);
+    }
+    use_sparse_feature_rows(context, entries);
+  }
   if (config.distribution.cache_budget_bytes > 0) {
     add_replicas(context, config.distribution, *context.strategy,
                  partition_sizes(dataset.graph, context.partition));

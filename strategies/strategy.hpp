@@ -173,6 +173,11 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
                                       int num_ranks);
 // The same for a run whose node owners are already known (a sharded workload's), without the
 // graph: one rank per part of `partition`.
+// Feature rows stored sparse with these entries per node (a sharded workload's, or the dataset's,
+// which make_strategy_context(config, dataset, ...) passes): the context's feature_row_entries,
+// where the model's first layer takes sparse rows.
+void use_sparse_feature_rows(StrategyContext& context, std::span<const std::int32_t> row_entries);
+
 StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
                                       int feature_dim, int num_classes);
 

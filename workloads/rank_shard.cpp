@@ -41,16 +41,54 @@ void check_columns(const Dataset& dataset, const FeaturePlacement& features) {
               std::to_string(dataset.feature_dim()) + " feature columns");
 }
 
+// The nodes whose features `placement` holds of `part`: its own, or every node.
+std::vector<NodeId> held_nodes(std::int64_t num_nodes, const NodePartition& partition, int part,
+                               const FeaturePlacement& placement) {
+  if (placement.owned_rows_only) return partition.nodes_of(part);
+  std::vector<NodeId> every(static_cast<std::size_t>(num_nodes));
+  std::iota(every.begin(), every.end(), NodeId{0});
+  return every;
+}
+
+// The sparse features `placement` holds of `part`, laid out as placed_features lays out dense
+// ones: the held nodes' rows, columns [column_begin, column_end) renumbered from 0.
+std::shared_ptr<const SparseFeatures> placed_sparse_features(const SparseFeatures& features,
+                                                             const NodePartition& partition,
+                                                             int part,
+                                                             const FeaturePlacement& placement) {
+  const SparseMatrix rows =
+      features.gather_rows(held_nodes(features.num_nodes(), partition, part, placement));
+  SparseMatrix placed;
+  placed.rows = rows.rows;
+  placed.cols = placement.column_end - placement.column_begin;
+  placed.offsets.reserve(static_cast<std::size_t>(rows.rows) + 1);
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    for (auto e = rows.offsets[static_cast<std::size_t>(r)];
+         e < rows.offsets[static_cast<std::size_t>(r) + 1]; ++e) {
+      const std::int32_t column = rows.columns[static_cast<std::size_t>(e)];
+      if (column < placement.column_begin || column >= placement.column_end) continue;
+      placed.columns.push_back(static_cast<std::int32_t>(column - placement.column_begin));
+      placed.weights.push_back(rows.weights[static_cast<std::size_t>(e)]);
+    }
+    placed.offsets.push_back(static_cast<std::int64_t>(placed.columns.size()));
+  }
+  return std::make_shared<const SparseFeatures>(std::move(placed));
+}
+
+// Every node's stored entries.
+SharedArray<std::int32_t> row_entries(const SparseFeatures& features) {
+  const std::span<const std::int64_t> offsets = features.offsets();
+  std::vector<std::int32_t> entries(offsets.size() - 1);
+  for (std::size_t v = 0; v < entries.size(); ++v) {
+    entries[v] = static_cast<std::int32_t>(offsets[v + 1] - offsets[v]);
+  }
+  return SharedArray(std::move(entries));
+}
+
 // The stored features `placement` holds of `part`'s nodes (or of every node's columns).
 SharedArray<float> placed_features(const FeatureStore& features, const NodePartition& partition,
                                    int part, const FeaturePlacement& placement) {
-  std::vector<NodeId> held;
-  if (placement.owned_rows_only) {
-    held = partition.nodes_of(part);
-  } else {
-    held.resize(static_cast<std::size_t>(features.num_nodes()));
-    std::iota(held.begin(), held.end(), NodeId{0});
-  }
+  const std::vector<NodeId> held = held_nodes(features.num_nodes(), partition, part, placement);
   std::vector<float> values(
       held.size() * static_cast<std::size_t>(placement.column_end - placement.column_begin));
   features.gather(held, static_cast<int>(placement.column_begin),
@@ -59,12 +97,6 @@ SharedArray<float> placed_features(const FeatureStore& features, const NodeParti
 }
 
 }  // namespace
-
-SharedArray<float> placed_dense_features(const RankShard& shard) {
-  if (!shard.sparse_features) throw Error("the shard holds no sparse features");
-  return placed_features(*shard.sparse_features, shard.partition, shard.rank,
-                         shard.placement.features);
-}
 
 RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int rank,
                     const ShardPlacement& placement) {
@@ -127,8 +159,13 @@ RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int 
     shard.generated_features = std::move(generated);
     return shard;
   }
-  if (auto sparse = std::dynamic_pointer_cast<const SparseFeatures>(dataset.features)) {
-    shard.sparse_features = std::move(sparse);
+  if (const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get())) {
+    shard.sparse_features = placed_sparse_features(*sparse, partition, rank, features);
+    for (const FeatureReplica& replica : placement.feature_replicas) {
+      shard.sparse_replica_features.push_back(
+          placed_sparse_features(*sparse, partition, replica.part, replica.placement));
+    }
+    shard.feature_row_entries = row_entries(*sparse);
     return shard;
   }
   shard.stored_features = placed_features(*dataset.features, partition, rank, features);

@@ -77,11 +77,14 @@ struct RankShard {
   std::vector<SharedArray<float>> replica_features;
   // Generated features: the generator, to be read at the placed rows and columns only.
   std::shared_ptr<const GeneratedFeatures> generated_features;
-  // Sparse features (bag of words): the dataset's rows, shared rather than copied (they are a few
-  // percent of their dense size), to be read at the placed rows and columns only, the rank's
-  // store enforcing its placement. The sharded format stores the placed part dense
-  // (placed_dense_features).
+  // Sparse features (bag of words), in place of stored_features: the placed part as sparse rows,
+  // laid out as stored_features (the held nodes' rows x the placed columns, column 0 being
+  // column_begin), and each replica's the same way.
   std::shared_ptr<const SparseFeatures> sparse_features;
+  std::vector<std::shared_ptr<const SparseFeatures>> sparse_replica_features;
+  // With sparse features: every node's stored entries over all columns, which size the sparse
+  // rows a rank receives from its peers (StrategyContext::feature_row_entries).
+  SharedArray<std::int32_t> feature_row_entries;
 
   std::int64_t num_nodes() const { return partition.num_nodes(); }
   bool has_features() const { return feature_dim > 0; }
@@ -92,9 +95,6 @@ Graph owned_rows(const Graph& graph, const NodePartition& partition, int rank);
 // The same for the nodes of every part in `parts` (increasing).
 Graph owned_rows(const Graph& graph, const NodePartition& partition, const std::vector<int>& parts,
                  const std::string& name);
-
-// The placed part of a shard's sparse features as dense rows, laid out as stored_features.
-SharedArray<float> placed_dense_features(const RankShard& shard);
 
 // `rank`'s part of `dataset`, with the replicas its placement lists. Structure replicated and
 // generated features are shared with the dataset, not copied; stored features are copied. Throws

@@ -13,6 +13,7 @@
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/section_file.hpp"
+#include "workloads/sparse_section.hpp"
 
 namespace gnnbed {
 std::uint64_t shard_header_checksum(std::span<const std::byte> header) {
@@ -27,7 +28,7 @@ std::uint64_t shard_header_checksum(std::span<const std::byte> header) {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'N', 'N', 'B', 'E', 'D', 'S', '1'};
-constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::uint32_t kFormatVersion = 2;  // 2: sparse features and their row entries
 constexpr std::size_t kNameBytes = 128;
 constexpr std::size_t kPartitionerBytes = 32;
 
@@ -37,7 +38,7 @@ constexpr std::uint32_t kFeatureColumns = 4;
 constexpr std::uint32_t kExplicitOwners = 8;
 constexpr std::uint32_t kKnownFlags = 15;
 
-enum class FeatureKind : std::uint32_t { none = 0, stored = 1, generated = 2 };
+enum class FeatureKind : std::uint32_t { none = 0, stored = 1, generated = 2, sparse = 3 };
 
 enum Section : std::size_t {
   kOwners,
@@ -50,11 +51,12 @@ enum Section : std::size_t {
   kSplitCounts,
   kFeatures,
   kFeatureLabels,
+  kFeatureEntries,
   kCount
 };
 constexpr const char* kSectionNames[kCount] = {
-    "owners", "offsets", "sources",      "labels",   "train",
-    "val",    "test",    "split_counts", "features", "feature_labels"};
+    "owners", "offsets",      "sources",  "labels",         "train",          "val",
+    "test",   "split_counts", "features", "feature_labels", "feature_entries"};
 
 // Written and read with memcpy: a standard-layout struct without padding, little-endian.
 struct Header {
@@ -89,7 +91,7 @@ static_assert(offsetof(Header, partition_seed) == 144);
 static_assert(offsetof(Header, partitioner) == 152);
 static_assert(offsetof(Header, name) == 184);
 static_assert(offsetof(Header, sections) == 312);
-static_assert(sizeof(Header) == 472);
+static_assert(sizeof(Header) == 488);
 
 using HeaderBlock = std::array<std::byte, kFileHeaderBytes>;
 
@@ -142,9 +144,6 @@ ShardManifest::Entry write_shard_file(const RankShard& shard, const ShardLayout&
   for (const SplitCounts& counts : shard.split_counts) {
     split_counts.insert(split_counts.end(), {counts.train, counts.val, counts.test});
   }
-  // Sparse features are stored as the placed part's dense rows.
-  const SharedArray<float> stored =
-      shard.sparse_features ? placed_dense_features(shard) : shard.stored_features;
   std::span<const std::byte> payload[kCount] = {
       section_bytes(std::span<const std::int32_t>(owners)),
       section_bytes(shard.structure.offsets()),
@@ -154,19 +153,24 @@ ShardManifest::Entry write_shard_file(const RankShard& shard, const ShardLayout&
       section_bytes(std::span<const NodeId>(shard.split.val)),
       section_bytes(std::span<const NodeId>(shard.split.test)),
       section_bytes(std::span<const std::int64_t>(split_counts)),
-      section_bytes(stored.span()),
-      {}};
+      section_bytes(shard.stored_features.span()),
+      {},
+      section_bytes(shard.feature_row_entries.span())};
   if (shard.generated_features) {
     header.feature_kind = static_cast<std::uint32_t>(FeatureKind::generated);
     header.feature_seed = shard.generated_features->seed();
     header.feature_signal = shard.generated_features->signal();
     if (!shard.placement.features.owned_rows_only)
       payload[kFeatureLabels] = section_bytes(generator_labels);
+  } else if (shard.sparse_features) {
+    header.feature_kind = static_cast<std::uint32_t>(FeatureKind::sparse);
+    header.feature_seed = static_cast<std::uint64_t>(shard.sparse_features->nonzeros());
   } else if (shard.has_features()) {
     header.feature_kind = static_cast<std::uint32_t>(FeatureKind::stored);
   }
   SectionPayload payloads[kCount];
   for (std::size_t s = 0; s < kCount; ++s) payloads[s] = SectionPayload::of(payload[s]);
+  if (shard.sparse_features) payloads[kFeatures] = sparse_features_payload(*shard.sparse_features);
   header.preamble.file_bytes = lay_out_sections(payloads, header.sections);
   HeaderBlock block{};
   std::memcpy(block.data(), &header, sizeof header);
@@ -324,8 +328,8 @@ class ShardReader {
                             " CSR entries, but a shard with replicated structure holds all " +
                             std::to_string(header_.total_edges));
     }
-    if (header_.feature_kind > static_cast<std::uint32_t>(FeatureKind::generated)) {
-      fail("feature_kind", std::to_string(header_.feature_kind) + " is not 0, 1 or 2");
+    if (header_.feature_kind > static_cast<std::uint32_t>(FeatureKind::sparse)) {
+      fail("feature_kind", std::to_string(header_.feature_kind) + " is not 0, 1, 2 or 3");
     }
     kind_ = static_cast<FeatureKind>(header_.feature_kind);
     if (kind_ == FeatureKind::generated && !std::isfinite(header_.feature_signal)) {
@@ -352,6 +356,22 @@ class ShardReader {
                                ", " + std::to_string(expected.features.column_end) + ")");
     }
     placement_ = expected;
+    if (kind_ == FeatureKind::sparse) check_sparse_count();
+  }
+
+  // Sparse features keep their entries' count in feature_seed: at most every placed cell.
+  void check_sparse_count() {
+    const bool columns = (header_.flags & kFeatureColumns) != 0;
+    const auto rows = static_cast<std::uint64_t>(columns ? header_.num_nodes : header_.num_owned);
+    const auto width = static_cast<std::uint64_t>(header_.column_end - header_.column_begin);
+    if (width > 0 && header_.feature_seed / width > rows) {
+      fail("feature_seed", "sparse features' " + std::to_string(header_.feature_seed) +
+                               " entries exceed the " + std::to_string(rows) + " x " +
+                               std::to_string(width) + " placed cells");
+    }
+    if (width == 0 && header_.feature_seed != 0) {
+      fail("feature_seed", "sparse entries in a shard that holds no feature columns");
+    }
   }
 
   void check_sections() {
@@ -370,8 +390,11 @@ class ShardReader {
         static_cast<std::uint64_t>(header_.num_val) * sizeof(NodeId),
         static_cast<std::uint64_t>(header_.num_test) * sizeof(NodeId),
         static_cast<std::uint64_t>(header_.num_shards) * 3 * sizeof(std::int64_t),
-        kind_ == FeatureKind::stored ? feature_rows * width * sizeof(float) : 0,
-        kind_ == FeatureKind::generated && columns ? n * sizeof(std::int32_t) : 0};
+        kind_ == FeatureKind::stored   ? feature_rows * width * sizeof(float)
+        : kind_ == FeatureKind::sparse ? sparse_section_bytes(feature_rows, header_.feature_seed)
+                                       : 0,
+        kind_ == FeatureKind::generated && columns ? n * sizeof(std::int32_t) : 0,
+        kind_ == FeatureKind::sparse ? n * sizeof(std::int32_t) : 0};
     const char* implied_by[kCount] = {"explicit owners x num_nodes",
                                       "num_nodes + 1",
                                       "num_edges",
@@ -381,7 +404,8 @@ class ShardReader {
                                       "num_test",
                                       "num_shards x 3",
                                       columns ? "num_nodes x columns" : "num_owned x feature_dim",
-                                      "generated features in columns x num_nodes"};
+                                      "generated features in columns x num_nodes",
+                                      "sparse features x num_nodes"};
     ExpectedSection sections[kCount];
     for (std::size_t s = 0; s < kCount; ++s) {
       sections[s] = {kSectionNames[s], expected[s], implied_by[s]};
@@ -458,7 +482,39 @@ class ShardReader {
       if (!bad.empty()) fail("features", bad);
     }
     if (kind_ == FeatureKind::generated) shard.generated_features = generator(shard, position);
+    if (kind_ == FeatureKind::sparse) check_sparse_features(shard);
     return shard;
+  }
+
+  // The placed rows as sparse rows, and every node's entries: in [0, feature_dim], and with
+  // feature rows equal to each owned row's (a column slice holds at most a node's entries).
+  void check_sparse_features(RankShard& shard) const {
+    const bool columns = (header_.flags & kFeatureColumns) != 0;
+    const std::int64_t rows = columns ? header_.num_nodes : header_.num_owned;
+    shard.sparse_features = view_sparse_features(
+        file_, header_.sections[kFeatures], rows,
+        static_cast<int>(header_.column_end - header_.column_begin), header_.feature_seed);
+    shard.feature_row_entries = view<std::int32_t>(kFeatureEntries);
+    const std::span<const std::int32_t> entries = shard.feature_row_entries.span();
+    const std::span<const std::int64_t> offsets = shard.sparse_features->offsets();
+    const std::vector<NodeId> held =
+        columns ? std::vector<NodeId>{} : shard.partition.nodes_of(rank_);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto row = static_cast<std::size_t>(r);
+      const auto v = static_cast<std::size_t>(columns ? r : held[row]);
+      const std::int64_t placed = offsets[row + 1] - offsets[row];
+      if (columns ? placed > entries[v] : placed != entries[v]) {
+        fail("feature_entries", "node " + std::to_string(v) + " has " + std::to_string(entries[v]) +
+                                    " entries, its placed row " + std::to_string(placed));
+      }
+    }
+    for (std::size_t v = 0; v < entries.size(); ++v) {
+      if (entries[v] < 0 || entries[v] > header_.feature_dim) {
+        fail("feature_entries", "node " + std::to_string(v) + " has " + std::to_string(entries[v]) +
+                                    " entries, outside [0, " + std::to_string(header_.feature_dim) +
+                                    "]");
+      }
+    }
   }
 
   void check_labels(std::span<const std::int32_t> labels, const std::string& field) const {

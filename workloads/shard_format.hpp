@@ -4,9 +4,9 @@
 // binary file per rank holding exactly that rank's RankShard, in the section layout of the binary
 // workload format. The layout (number of shards, partitioner and its seed, structure replicated
 // or partitioned, feature rows or columns) is fixed when the shards are written; a run checks it
-// against its own configuration. Loading maps the rank's file and validates it whole. Feature
-// rows are stored dense, sparse features (bag of words) included: a run from shards sends dense
-// rows where one from the dataset sends sparse ones. See docs/binary_format.md.
+// against its own configuration. Loading maps the rank's file and validates it whole. Sparse
+// features (bag of words) stay sparse: the placed rows as CSR, with every node's entries. See
+// docs/binary_format.md.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>

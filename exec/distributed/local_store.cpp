@@ -1,7 +1,6 @@
 #include "exec/distributed/local_store.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/parallel_copy.hpp"
@@ -29,52 +28,31 @@ LocalStore::LocalStore(RankShard shard) : shard_(std::move(shard)) {
                 std::to_string(owned_.size()));
   }
   const ShardPlacement& placement = shard_.placement;
-  if (shard_.replica_features.size() != placement.feature_replicas.size() &&
-      !shard_.generated_features && !shard_.sparse_features && shard_.has_features()) {
+  const bool sparse = shard_.sparse_features != nullptr;
+  const std::size_t replicas =
+      sparse ? shard_.sparse_replica_features.size() : shard_.replica_features.size();
+  if (replicas != placement.feature_replicas.size() && !shard_.generated_features &&
+      shard_.has_features()) {
     throw Error("rank " + std::to_string(shard_.rank) + "'s shard lists " +
                 std::to_string(placement.feature_replicas.size()) + " feature replicas and holds " +
-                std::to_string(shard_.replica_features.size()));
+                std::to_string(replicas));
   }
   table_of_part_.assign(num_parts, -1);
-  auto add_table = [&](int part, const FeaturePlacement& held, const SharedArray<float>* stored) {
+  auto add_table = [&](int part, const FeaturePlacement& held, const SharedArray<float>* stored,
+                       const SparseFeatures* sparse_rows) {
     if (held.owned_rows_only)
       table_of_part_[static_cast<std::size_t>(part)] = static_cast<int>(tables_.size());
-    tables_.push_back(
-        {held, stored != nullptr && stored->size() > 0 ? stored->data() : nullptr, part});
+    tables_.push_back({held, stored != nullptr && stored->size() > 0 ? stored->data() : nullptr,
+                       sparse_rows, part});
   };
-  add_table(shard_.rank, placement.features, &shard_.stored_features);
+  add_table(shard_.rank, placement.features, &shard_.stored_features, shard_.sparse_features.get());
   for (std::size_t i = 0; i < placement.feature_replicas.size(); ++i) {
     const FeatureReplica& replica = placement.feature_replicas[i];
     add_table(replica.part, replica.placement,
-              i < shard_.replica_features.size() ? &shard_.replica_features[i] : nullptr);
+              i < shard_.replica_features.size() ? &shard_.replica_features[i] : nullptr,
+              i < shard_.sparse_replica_features.size() ? shard_.sparse_replica_features[i].get()
+                                                        : nullptr);
   }
-  if (shard_.sparse_features) sparse_held_bytes_ = held_sparse_bytes();
-}
-
-std::int64_t LocalStore::held_sparse_bytes() const {
-  const SparseFeatures& sparse = *shard_.sparse_features;
-  const std::span<const std::int64_t> offsets = sparse.offsets();
-  const std::span<const std::int32_t> columns = sparse.columns();
-  std::vector<NodeId> every(static_cast<std::size_t>(shard_.num_nodes()));
-  std::iota(every.begin(), every.end(), NodeId{0});
-  std::int64_t rows = 0;
-  std::int64_t entries = 0;
-  for (const FeatureTable& table : tables_) {
-    const FeaturePlacement& held = table.placement;
-    const std::vector<NodeId> nodes =
-        held.owned_rows_only ? shard_.partition.nodes_of(table.part) : every;
-    rows += static_cast<std::int64_t>(nodes.size());
-    for (const NodeId v : nodes) {
-      const auto row = static_cast<std::size_t>(v);
-      const auto* begin = columns.data() + offsets[row];
-      const auto* end = columns.data() + offsets[row + 1];
-      // A row's columns increase: the held ones are a range of them.
-      entries += std::lower_bound(begin, end, held.column_end) -
-                 std::lower_bound(begin, end, held.column_begin);
-    }
-  }
-  return rows * static_cast<std::int64_t>(sizeof(std::int64_t)) +
-         entries * static_cast<std::int64_t>(sizeof(std::int32_t) + sizeof(float));
 }
 
 LocalStore::LocalStore(const Dataset& dataset, const StrategyContext& context, int rank,
@@ -128,14 +106,20 @@ std::vector<LocalStore::ColumnPiece> LocalStore::pieces_for(std::span<const Node
   return pieces;
 }
 
+LocalStore::HeldRow LocalStore::held_row(const FeatureTable& piece_table, NodeId v) const {
+  if (!piece_table.placement.owned_rows_only) return {&piece_table, v};
+  const std::int32_t place = position_[static_cast<std::size_t>(v)];
+  if (place >= 0) return {&piece_table, place};
+  const int table = table_of_part_[static_cast<std::size_t>(shard_.partition.owner(v))];
+  return {&tables_[static_cast<std::size_t>(table)], -2 - place};
+}
+
 void LocalStore::gather_features(std::span<const NodeId> nodes, std::int64_t column_begin,
                                  std::int64_t column_end, float* out) const {
   const std::vector<ColumnPiece> pieces = pieces_for(nodes, column_begin, column_end);
-  if (shard_.generated_features || shard_.sparse_features) {
-    const FeatureStore& whole = shard_.generated_features
-                                    ? static_cast<const FeatureStore&>(*shard_.generated_features)
-                                    : *shard_.sparse_features;
-    whole.gather(nodes, static_cast<int>(column_begin), static_cast<int>(column_end), out);
+  if (shard_.generated_features) {
+    shard_.generated_features->gather(nodes, static_cast<int>(column_begin),
+                                      static_cast<int>(column_end), out);
     return;
   }
   const std::int64_t out_width = column_end - column_begin;
@@ -146,21 +130,34 @@ void LocalStore::gather_features(std::span<const NodeId> nodes, std::int64_t col
     const std::int64_t offset = piece.begin - held.column_begin;
     const std::int64_t piece_width = piece.end - piece.begin;
     float* const target = out + (piece.begin - column_begin);
+    if (piece.table->sparse != nullptr) {
+      gather_sparse_piece(nodes, piece, target, out_width);
+      continue;
+    }
     gather_float_rows(count, piece_width, target, out_width, [&](std::int64_t i) {
-      const NodeId v = nodes[static_cast<std::size_t>(i)];
-      const float* stored = piece.table->stored;
-      std::int64_t row = v;
-      if (held.owned_rows_only) {
-        const std::int32_t place = position_[static_cast<std::size_t>(v)];
-        row = place >= 0 ? place : -2 - place;
-        if (place < 0) {
-          stored = tables_[static_cast<std::size_t>(
-                               table_of_part_[static_cast<std::size_t>(shard_.partition.owner(v))])]
-                       .stored;
-        }
-      }
-      return stored + row * width + offset;
+      const HeldRow at = held_row(*piece.table, nodes[static_cast<std::size_t>(i)]);
+      return at.table->stored + at.row * width + offset;
     });
+  }
+}
+
+void LocalStore::gather_sparse_piece(std::span<const NodeId> nodes, const ColumnPiece& piece,
+                                     float* target, std::int64_t out_width) const {
+  const std::int64_t offset = piece.begin - piece.table->placement.column_begin;
+  const std::int64_t piece_width = piece.end - piece.begin;
+  const auto count = static_cast<std::int64_t>(nodes.size());
+#pragma omp parallel for schedule(static) if (count > 4096)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const HeldRow at = held_row(*piece.table, nodes[static_cast<std::size_t>(i)]);
+    const SparseFeatures& rows = *at.table->sparse;
+    float* row_out = target + i * out_width;
+    std::fill_n(row_out, piece_width, 0.0f);
+    const auto row = static_cast<std::size_t>(at.row);
+    for (auto e = rows.offsets()[row]; e < rows.offsets()[row + 1]; ++e) {
+      const std::int64_t column = rows.columns()[static_cast<std::size_t>(e)] - offset;
+      if (column >= 0 && column < piece_width)
+        row_out[column] = rows.values()[static_cast<std::size_t>(e)];
+    }
   }
 }
 
@@ -169,8 +166,29 @@ SparseMatrix LocalStore::gather_sparse_features(std::span<const NodeId> nodes) c
     throw Error("rank " + std::to_string(shard_.rank) +
                 " holds its features as dense rows, not sparse ones");
   }
-  pieces_for(nodes, 0, shard_.feature_dim);  // every row and column held, or Error naming it
-  return shard_.sparse_features->gather_rows(nodes);
+  // Every row and column held (or Error naming what is missing), in one table's rows.
+  const std::vector<ColumnPiece> pieces = pieces_for(nodes, 0, shard_.feature_dim);
+  if (pieces.size() != 1 || pieces.front().table->placement.column_begin != 0) {
+    throw Error("rank " + std::to_string(shard_.rank) +
+                " holds slices of the feature columns: sparse rows are gathered whole");
+  }
+  SparseMatrix out;
+  out.rows = static_cast<std::int64_t>(nodes.size());
+  out.cols = shard_.feature_dim;
+  out.offsets.reserve(nodes.size() + 1);
+  for (const NodeId v : nodes) {
+    const HeldRow at = held_row(*pieces.front().table, v);
+    const SparseFeatures& rows = *at.table->sparse;
+    const auto row = static_cast<std::size_t>(at.row);
+    const auto begin = static_cast<std::size_t>(rows.offsets()[row]);
+    const auto end = static_cast<std::size_t>(rows.offsets()[row + 1]);
+    out.columns.insert(out.columns.end(), rows.columns().begin() + begin,
+                       rows.columns().begin() + end);
+    out.weights.insert(out.weights.end(), rows.values().begin() + begin,
+                       rows.values().begin() + end);
+    out.offsets.push_back(static_cast<std::int64_t>(out.columns.size()));
+  }
+  return out;
 }
 
 std::vector<NodeId> LocalStore::held_feature_nodes() const {
@@ -198,7 +216,11 @@ std::int64_t LocalStore::structure_bytes() const {
 }
 
 std::int64_t LocalStore::feature_bytes() const {
-  if (shard_.sparse_features) return sparse_held_bytes_;
+  if (shard_.sparse_features) {
+    std::int64_t bytes = 0;
+    for (const FeatureTable& table : tables_) bytes += table.sparse->stored_bytes();
+    return bytes;
+  }
   std::size_t values = shard_.stored_features.size();
   for (const SharedArray<float>& replica : shard_.replica_features) values += replica.size();
   return static_cast<std::int64_t>(values * sizeof(float));

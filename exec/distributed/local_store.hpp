@@ -63,8 +63,14 @@ class LocalStore {
   // One part's features as placed: its nodes' rows, or every node's columns.
   struct FeatureTable {
     FeaturePlacement placement;
-    const float* stored = nullptr;  // null for generated and sparse features
-    int part = 0;                   // whose features (feature rows: whose nodes' rows)
+    const float* stored = nullptr;           // null for generated and sparse features
+    const SparseFeatures* sparse = nullptr;  // sparse features' placed rows
+    int part = 0;                            // whose features (feature rows: whose nodes' rows)
+  };
+  // Where a node's row is: its table (the piece's, or for feature rows its owner's copy) and row.
+  struct HeldRow {
+    const FeatureTable* table = nullptr;
+    std::int64_t row = 0;
   };
 
   // Columns [begin, end) of one table.
@@ -79,9 +85,10 @@ class LocalStore {
   std::vector<ColumnPiece> pieces_for(std::span<const NodeId> nodes, std::int64_t column_begin,
                                       std::int64_t column_end) const;
 
-  // The bytes of the rows and columns the rank's tables hold of sparse features, as CSR (each
-  // table its rows' offsets and its columns' entries).
-  std::int64_t held_sparse_bytes() const;
+  HeldRow held_row(const FeatureTable& piece_table, NodeId v) const;
+  // A piece of sparse rows written dense into `target` (rows out_width apart).
+  void gather_sparse_piece(std::span<const NodeId> nodes, const ColumnPiece& piece, float* target,
+                           std::int64_t out_width) const;
 
   // Feature rows: whether the rank holds v's row (its own, or a copy of its owner's part).
   bool holds_row_of(NodeId v) const {
@@ -93,9 +100,8 @@ class LocalStore {
   std::vector<NodeId> owned_;
   // Every node's place p among its owner's nodes: p for the rank's own nodes, -2 - p for others'.
   std::vector<std::int32_t> position_;
-  std::vector<FeatureTable> tables_;    // the rank's own placement first, then its copies
-  std::vector<int> table_of_part_;      // feature rows: the table holding each part's, -1 if none
-  std::int64_t sparse_held_bytes_ = 0;  // the held part of sparse features, as CSR
+  std::vector<FeatureTable> tables_;  // the rank's own placement first, then its copies
+  std::vector<int> table_of_part_;    // feature rows: the table holding each part's, -1 if none
 };
 
 }  // namespace gnnbed

@@ -49,8 +49,7 @@ RankWorkload load_from_shards(const ExperimentConfig& config, int num_ranks, int
   const ShardManifest manifest = read_shard_manifest(config.workload.path);
   check_layout(manifest, config, num_ranks);
   RankShard shard = load_shard(manifest, rank);
-  StrategyContext context =
-      make_strategy_context(config, shard.partition, shard.feature_dim, shard.num_classes);
+  StrategyContext context = make_shard_context(config, shard);
   const FeaturePlacement wanted = context.strategy->feature_placement(context, rank);
   require(wanted == shard.placement.features, "distribution.strategy",
           config.distribution.strategy + " places " + describe(wanted) + " on rank " +
@@ -62,6 +61,13 @@ RankWorkload load_from_shards(const ExperimentConfig& config, int num_ranks, int
 }
 
 }  // namespace
+
+StrategyContext make_shard_context(const ExperimentConfig& config, const RankShard& shard) {
+  StrategyContext context =
+      make_strategy_context(config, shard.partition, shard.feature_dim, shard.num_classes);
+  if (shard.sparse_features) use_sparse_feature_rows(context, shard.feature_row_entries.span());
+  return context;
+}
 
 RankWorkload load_rank_workload(const ExperimentConfig& config, int num_ranks, int rank) {
   if (config.workload.source == "shards") return load_from_shards(config, num_ranks, rank);

@@ -23,4 +23,8 @@ struct RankWorkload {
 // drops the rest before returning.
 RankWorkload load_rank_workload(const ExperimentConfig& config, int num_ranks, int rank);
 
+// The strategy context of a run from one rank's shard: its owners and sizes, and its features'
+// entries per node where they are sparse rows.
+StrategyContext make_shard_context(const ExperimentConfig& config, const RankShard& shard);
+
 }  // namespace gnnbed

@@ -92,14 +92,7 @@ TEST_P(RankShards, HoldWhatTheLocalStoreOfTheWholeDatasetHolds) {
     EXPECT_EQ(to_vector(store.structure().offsets()), to_vector(whole.structure().offsets()));
     EXPECT_EQ(to_vector(store.structure().sources()), to_vector(whole.structure().sources()));
     EXPECT_EQ(store.structure_bytes(), whole.structure_bytes());
-    // Sharded files hold feature rows dense (shard_format.hpp); a store of the whole dataset keeps
-    // Cora's bag of words sparse: the same values in fewer bytes.
-    if (whole.holds_sparse_features()) {
-      EXPECT_FALSE(store.holds_sparse_features());
-      EXPECT_LT(whole.feature_bytes(), store.feature_bytes() / 10);
-    } else {
-      EXPECT_EQ(store.feature_bytes(), whole.feature_bytes());
-    }
+    EXPECT_EQ(store.feature_bytes(), whole.feature_bytes());
     const std::vector<float> features = held_features(store);
     const std::vector<float> expected = held_features(whole);
     ASSERT_EQ(features.size(), expected.size());

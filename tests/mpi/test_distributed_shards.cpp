@@ -10,6 +10,7 @@
 
 #include "exec/distributed/distributed_evaluation.hpp"
 #include "exec/distributed/distributed_trainer.hpp"
+#include "exec/distributed/rank_workload.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "exec/nn/model.hpp"
 #include "exec/train/trainer.hpp"
@@ -179,18 +180,14 @@ TEST_P(TrainingFromShards, GivesTheLossesAccuracyAndTrafficOfTheWholeDataset) {
                     structure, strategy == "p3" ? "columns" : "rows"},
                    dir.path());
   RankShard shard = load_shard(manifest, rank);
-  const StrategyContext sharded_context =
-      make_strategy_context(config, shard.partition, shard.feature_dim, shard.num_classes);
+  const StrategyContext sharded_context = make_shard_context(config, shard);
   DistributedOptions options;
   options.quiet = true;
   const DistributedReport sharded =
       train_distributed(config, sharded_context, std::move(shard), transport, options);
 
-  // The shards hold Cora's bag of words as dense rows (written from its sparse rows): the whole
-  // dataset with dense rows gives the same sums in the same order and sends the same bytes.
-  const Dataset& dense = testing::bundled_workload("cora", "dense");
-  const StrategyContext context = make_strategy_context(config, dense, num_ranks);
-  const DistributedReport whole = train_distributed(config, context, dense, transport, options);
+  const StrategyContext context = make_strategy_context(config, cora(), num_ranks);
+  const DistributedReport whole = train_distributed(config, context, cora(), transport, options);
 
   ASSERT_EQ(sharded.epochs.size(), whole.epochs.size());
   for (std::size_t e = 0; e < whole.epochs.size(); ++e) {

@@ -15,6 +15,7 @@
 #include "workloads/common/json_config.hpp"
 #include "workloads/section_file.hpp"
 #include "workloads/shard_format.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -147,6 +148,19 @@ TEST_P(ShardRoundTrip, EveryShardHoldsExactlyItsRanksPart) {
           gather(*shard.generated_features, held, placement.column_begin, placement.column_end),
           expected);
       EXPECT_TRUE(shard.stored_features.empty());
+    } else if (shard.sparse_features) {
+      // The placed part as sparse rows (Cora's bag of words), column 0 being column_begin.
+      std::vector<NodeId> placed_rows(held.size());
+      std::iota(placed_rows.begin(), placed_rows.end(), NodeId{0});
+      EXPECT_EQ(gather(*shard.sparse_features, placed_rows, 0,
+                       static_cast<int>(placement.column_end - placement.column_begin)),
+                expected);
+      EXPECT_TRUE(shard.stored_features.empty());
+      const auto& whole = dynamic_cast<const SparseFeatures&>(*dataset.features);
+      ASSERT_EQ(shard.feature_row_entries.size(), static_cast<std::size_t>(dataset.num_nodes()));
+      for (std::size_t v = 0; v < shard.feature_row_entries.size(); ++v) {
+        ASSERT_EQ(shard.feature_row_entries[v], whole.offsets()[v + 1] - whole.offsets()[v]);
+      }
     } else {
       ASSERT_EQ(shard.stored_features.size(), expected.size());
       EXPECT_EQ(std::memcmp(shard.stored_features.data(), expected.data(),
@@ -160,10 +174,16 @@ TEST_P(ShardRoundTrip, EveryShardHoldsExactlyItsRanksPart) {
     EXPECT_EQ(to_vector(shard.structure.offsets()), to_vector(cut.structure.offsets()));
     EXPECT_EQ(to_vector(shard.structure.sources()), to_vector(cut.structure.sources()));
     EXPECT_EQ(to_vector(shard.labels.span()), to_vector(cut.labels.span()));
-    // Sparse features are cut as the dataset's rows, shared, and written as dense placed rows.
-    EXPECT_EQ(
-        to_vector(shard.stored_features.span()),
-        to_vector((cut.sparse_features ? placed_dense_features(cut) : cut.stored_features).span()));
+    EXPECT_EQ(to_vector(shard.stored_features.span()), to_vector(cut.stored_features.span()));
+    if (cut.sparse_features) {
+      ASSERT_TRUE(shard.sparse_features);
+      EXPECT_EQ(to_vector(shard.sparse_features->offsets()),
+                to_vector(cut.sparse_features->offsets()));
+      EXPECT_EQ(to_vector(shard.sparse_features->columns()),
+                to_vector(cut.sparse_features->columns()));
+      EXPECT_EQ(to_vector(shard.sparse_features->values()),
+                to_vector(cut.sparse_features->values()));
+    }
     EXPECT_EQ(shard.split_counts, cut.split_counts);
     EXPECT_EQ(shard.placement.structure_partitioned, cut.placement.structure_partitioned);
   }
@@ -199,7 +219,7 @@ TEST(ShardFormat, LayoutsThatDoNotFitAreConfigErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "bad" / "manifest.json"));
 }
 
-// A written set of two shards (explicit owners, stored features) to break.
+// A written set of two shards (explicit owners, Cora's sparse features) to break.
 struct ShardSet {
   TemporaryDirectory dir;
   std::filesystem::path path = dir.path() / "set";
@@ -241,6 +261,33 @@ constexpr std::size_t kOwners = 0;
 constexpr std::size_t kLabels = 3;
 constexpr std::size_t kTrain = 4;
 constexpr std::size_t kSplitCounts = 7;
+constexpr std::size_t kFeatures = 8;
+constexpr std::size_t kFeatureEntries = 10;
+
+// Sparse features: the placed rows' CSR (mapped, checked whole) and every node's entries, which
+// agree with the owned rows and lie within the feature columns.
+TEST(BadShards, SparseRowsAndTheirEntriesAreChecked) {
+  const ShardSet set;
+  const std::string zero = read_bytes(set.file(0));
+  const RankShard shard = load_shard(set.manifest, 0);
+  ASSERT_TRUE(shard.sparse_features);
+  const NodeId first = shard.partition.nodes_of(0).front();
+  const std::int32_t entries = shard.feature_row_entries[static_cast<std::size_t>(first)];
+  set.patch<std::int32_t>(0, set.section_offset(0, kFeatureEntries) + 4 * first, entries + 1);
+  expect_input_error([&] { set.load(0); }, "shard-0.gnnbed", 0, "feature_entries",
+                     "node " + std::to_string(first) + " has " + std::to_string(entries + 1) +
+                         " entries, its placed row " + std::to_string(entries));
+  write_bytes(set.file(0), zero);
+  const NodeId foreign = shard.partition.nodes_of(1).front();
+  set.patch<std::int32_t>(0, set.section_offset(0, kFeatureEntries) + 4 * foreign, 5000);
+  expect_input_error([&] { set.load(0); }, "shard-0.gnnbed", 0, "feature_entries",
+                     "node " + std::to_string(foreign) + " has 5000 entries, outside [0, 1433]");
+  write_bytes(set.file(0), zero);
+  // The first entry's column, after the placed rows' offsets.
+  const auto rows = static_cast<std::uint64_t>(shard.num_owned);
+  set.patch<std::int32_t>(0, set.section_offset(0, kFeatures) + 8 * (rows + 1), 1433);
+  expect_input_error([&] { set.load(0); }, "shard-0.gnnbed", 0, "features", "outside [0, 1433)");
+}
 
 TEST(BadShards, AMissingOrBrokenManifestNamesTheField) {
   ShardSet set;
