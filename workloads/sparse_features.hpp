@@ -33,6 +33,11 @@ class SparseFeatures final : public FeatureStore {
 
   // The rows of `nodes`, in that order, as a CSR matrix (nodes.size() x dim).
   SparseMatrix gather_rows(std::span<const NodeId> nodes) const;
+  // Every row, in node order, read in place (num_nodes x dim): full-graph training needs no copy.
+  // Valid while this store lives.
+  SparseMatrixView view() const {
+    return {num_nodes_, dim_, offsets_.span(), columns_.span(), values_.span()};
+  }
 
   std::int64_t nonzeros() const { return static_cast<std::int64_t>(columns_.size()); }
   std::span<const std::int64_t> offsets() const { return offsets_.span(); }

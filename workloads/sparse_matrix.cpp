@@ -63,18 +63,35 @@ SparseMatrix SparseMatrix::transposed() const {
 }
 
 SparseMatrix SparseMatrix::first_rows(std::int64_t count) const {
+  return SparseMatrixView(*this).first_rows(count).copy();
+}
+
+SparseMatrixView SparseMatrixView::first_rows(std::int64_t count) const {
   if (count < 0 || count > rows) {
     throw Error("SparseMatrix::first_rows: " + std::to_string(count) + " of " +
                 std::to_string(rows) + " rows");
   }
-  SparseMatrix prefix;
-  prefix.rows = count;
-  prefix.cols = cols;
-  prefix.offsets.assign(offsets.begin(), offsets.begin() + count + 1);
-  const auto entries = static_cast<std::size_t>(prefix.offsets.back());
-  prefix.columns.assign(columns.begin(), columns.begin() + static_cast<std::ptrdiff_t>(entries));
-  prefix.weights.assign(weights.begin(), weights.begin() + static_cast<std::ptrdiff_t>(entries));
-  return prefix;
+  const auto entries = static_cast<std::size_t>(offsets[static_cast<std::size_t>(count)]);
+  return {count, cols, offsets.first(static_cast<std::size_t>(count) + 1), columns.first(entries),
+          weights.first(entries)};
+}
+
+SparseMatrixView SparseMatrixView::with_weights(std::span<const float> other_weights) const {
+  if (other_weights.size() != weights.size()) {
+    throw Error("SparseMatrixView::with_weights: " + std::to_string(other_weights.size()) +
+                " values for " + std::to_string(weights.size()) + " entries");
+  }
+  return {rows, cols, offsets, columns, other_weights};
+}
+
+SparseMatrix SparseMatrixView::copy() const {
+  SparseMatrix owned;
+  owned.rows = rows;
+  owned.cols = cols;
+  owned.offsets.assign(offsets.begin(), offsets.end());
+  owned.columns.assign(columns.begin(), columns.end());
+  owned.weights.assign(weights.begin(), weights.end());
+  return owned;
 }
 
 }  // namespace gnnbed

@@ -16,6 +16,12 @@ class CpuBackend final : public ComputeBackend {
     cpu::check_spmm_transposed(a, x);
     cpu::spmm(a.transposed(), x, y);
   }
+  void spmm_rows(cpu::SparseMatrixView x, const Matrix& w, Matrix& y) override {
+    cpu::spmm(x, w, y);
+  }
+  void spmm_rows_transposed(cpu::SparseMatrixView x, const Matrix& g, Matrix& y) override {
+    cpu::spmm_transposed_sorted(x, g, y);
+  }
   void add_row_vector(Matrix& y, const Matrix& bias) override { cpu::add_row_vector(y, bias); }
   void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) override {
     cpu::accumulate_column_sums(grad, bias_grad);
@@ -77,6 +83,14 @@ class CpuBackend final : public ComputeBackend {
 };
 
 }  // namespace
+
+void ComputeBackend::spmm_rows(cpu::SparseMatrixView x, const Matrix& w, Matrix& y) {
+  spmm(x.copy(), w, y);
+}
+
+void ComputeBackend::spmm_rows_transposed(cpu::SparseMatrixView x, const Matrix& g, Matrix& y) {
+  spmm_transposed(x.copy(), g, y);
+}
 
 ComputeBackend& cpu_backend() {
   static CpuBackend backend;

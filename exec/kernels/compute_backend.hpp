@@ -35,6 +35,12 @@ class ComputeBackend {
   virtual void spmm(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) = 0;
   // y = transpose(a) x: spmm(a.transposed(), x, y), bit for bit (a backward pass's aggregation).
   virtual void spmm_transposed(const cpu::SparseMatrix& a, const Matrix& x, Matrix& y) = 0;
+  // spmm and spmm_transposed on sparse input rows read in place (the feature store's arrays, or
+  // dropout's values over them), their columns increasing within each row. The CPU backend reads
+  // the view and builds no transpose (cpu::spmm_transposed_sorted); by default the rows are
+  // copied into a SparseMatrix for the two above.
+  virtual void spmm_rows(cpu::SparseMatrixView x, const Matrix& w, Matrix& y);
+  virtual void spmm_rows_transposed(cpu::SparseMatrixView x, const Matrix& g, Matrix& y);
   virtual void add_row_vector(Matrix& y, const Matrix& bias) = 0;
   virtual void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) = 0;
   virtual void scale(Matrix& x, float factor) = 0;

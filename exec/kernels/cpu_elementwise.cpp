@@ -144,11 +144,25 @@ void dropout_forward_copy(const Matrix& x, Matrix& out, std::span<const std::int
 
 void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
                             std::uint64_t key) {
+  dropout_sparse_weights(x, row_ids, rate, key, x.weights);
+}
+
+void dropout_sparse_weights(SparseMatrixView x, std::span<const std::int32_t> row_ids, float rate,
+                            std::uint64_t key, std::span<float> weights) {
   if (static_cast<std::int64_t>(row_ids.size()) != x.rows) {
     throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
                 std::to_string(x.rows) + " sparse rows");
   }
-  if (rate <= 0.0f) return;
+  if (weights.size() != x.weights.size()) {
+    throw Error("dropout: " + std::to_string(weights.size()) + " output values for " +
+                std::to_string(x.weights.size()) + " sparse entries");
+  }
+  if (rate <= 0.0f) {
+    if (weights.data() != x.weights.data()) {
+      std::copy(x.weights.begin(), x.weights.end(), weights.begin());
+    }
+    return;
+  }
   const float scale = 1.0f / (1.0f - rate);
   const std::uint64_t threshold = dropout_threshold(rate);
   const DropoutRowBits mask(0, x.cols);
@@ -160,7 +174,7 @@ void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_i
          e < x.offsets[static_cast<std::size_t>(i) + 1]; ++e) {
       const auto entry = static_cast<std::size_t>(e);
       const std::uint64_t bits = mask.bits(row_seed, x.columns[entry]);
-      x.weights[entry] = masked(x.weights[entry] * scale, bits, threshold);
+      weights[entry] = masked(x.weights[entry] * scale, bits, threshold);
     }
   }
 }

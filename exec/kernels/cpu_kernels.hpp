@@ -45,18 +45,25 @@ void check_labels(const Matrix& logits, std::span<const std::int32_t> labels);
 void gemm(MatrixView a, bool transpose_a, MatrixView b, bool transpose_b, Matrix& c,
           float alpha = 1.0f, float beta = 0.0f);
 
-// The CSR matrix (workloads/sparse_matrix.hpp): aggregations and sparse input features.
+// The CSR matrix (workloads/sparse_matrix.hpp): aggregations and sparse input features, and a
+// view of one (a SparseMatrix converts to it), which reads features in place from their store.
 using SparseMatrix = gnnbed::SparseMatrix;
+using SparseMatrixView = gnnbed::SparseMatrixView;
 
 // Checks that `a` can multiply `x` (a.cols == x.rows).
-void check_spmm(const SparseMatrix& a, const Matrix& x);
+void check_spmm(SparseMatrixView a, const Matrix& x);
 // Checks that transpose(a) can multiply `x` (a.rows == x.rows).
-void check_spmm_transposed(const SparseMatrix& a, const Matrix& x);
+void check_spmm_transposed(SparseMatrixView a, const Matrix& x);
 
 // y = a * x (y is resized to a.rows x x.cols).
-void spmm(const SparseMatrix& a, const Matrix& x, Matrix& y);
+void spmm(SparseMatrixView a, const Matrix& x, Matrix& y);
+// y = transpose(a) * x (y is resized to a.cols x x.cols) without building the transpose, for `a`
+// whose columns increase within each row (sparse input features; aggregations need not). The same
+// bits as spmm(a.transposed(), x, y) on any number of threads: each of y's rows is summed over a's
+// rows in increasing order by the one thread that owns it.
+void spmm_transposed_sorted(SparseMatrixView a, const Matrix& x, Matrix& y);
 // a as a dense matrix (a.rows x a.cols).
-Matrix densified(const SparseMatrix& a);
+Matrix densified(SparseMatrixView a);
 
 // y += broadcast(bias) over rows.
 void add_row_vector(Matrix& y, const Matrix& bias);
@@ -109,6 +116,11 @@ void dropout_forward_copy(const Matrix& x, Matrix& out, std::span<const std::int
 // exactly as dropout_forward would treat it in the dense matrix (zeros stay zero either way).
 void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
                             std::uint64_t key);
+// The same on a view, writing only the values (x.nonzeros() of them, in x's entry order) to
+// `weights`, which may be x's own: the rows after dropout are x.with_weights(weights), sharing
+// x's offsets and columns instead of copying them.
+void dropout_sparse_weights(SparseMatrixView x, std::span<const std::int32_t> row_ids, float rate,
+                            std::uint64_t key, std::span<float> weights);
 // Applies the same mask to a gradient.
 void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
                       std::uint64_t key, std::int64_t column_offset = 0);

@@ -43,7 +43,7 @@ Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& 
                                    const Matrix& weight) {
   aggregation_ = std::move(aggregation);
   h_src_ = &h_src;
-  sparse_src_ = nullptr;
+  sparse_src_.reset();
   Matrix out;
   if (transform_first_) {
     Matrix transformed;
@@ -57,28 +57,28 @@ Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& 
 }
 
 Matrix AggregateTransform::forward_sparse(cpu::SparseMatrix aggregation,
-                                          const cpu::SparseMatrix& x_src, const Matrix& weight) {
+                                          cpu::SparseMatrixView x_src, const Matrix& weight) {
   aggregation_ = std::move(aggregation);
   h_src_ = nullptr;
-  sparse_src_ = &x_src;
+  sparse_src_ = x_src;
   Matrix transformed;
-  backend_.spmm(x_src, weight, transformed);
+  backend_.spmm_rows(x_src, weight, transformed);
   Matrix out;
   backend_.spmm(aggregation_, transformed, out);
   return out;
 }
 
-void accumulate_sparse_weight_grad(ComputeBackend& backend, const cpu::SparseMatrix& x,
+void accumulate_sparse_weight_grad(ComputeBackend& backend, cpu::SparseMatrixView x,
                                    const Matrix& grad, Matrix& weight_grad) {
   Matrix product;
-  backend.spmm_transposed(x, grad, product);
+  backend.spmm_rows_transposed(x, grad, product);
   backend.add_in_place(weight_grad, product);
 }
 
 Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight,
                                     Matrix& weight_grad, bool want_input_grad) {
   Matrix grad_input;
-  if (sparse_src_ != nullptr) {
+  if (sparse_src_.has_value()) {
     if (want_input_grad) throw Error("AggregateTransform: no input gradient for sparse input rows");
     Matrix grad_transformed;
     backend_.spmm_transposed(aggregation_, grad_out, grad_transformed);
@@ -99,7 +99,7 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
   return grad_input;
 }
 
-Matrix GnnLayer::forward_sparse(const Block&, const cpu::SparseMatrix&) {
+Matrix GnnLayer::forward_sparse(const Block&, cpu::SparseMatrixView) {
   throw Error("this layer takes dense input rows only");
 }
 
@@ -113,7 +113,7 @@ Matrix GcnLayer::forward(const Block& block, const Matrix& h_src) {
   return out;
 }
 
-Matrix GcnLayer::forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) {
+Matrix GcnLayer::forward_sparse(const Block& block, cpu::SparseMatrixView x_src) {
   Matrix out = propagate_.forward_sparse(gcn_aggregation(block), x_src, weight_.value);
   if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
   return out;
@@ -150,7 +150,7 @@ SageLayer::SageLayer(bool transform_first, Parameter& weight_self, Parameter& we
 Matrix SageLayer::forward(const Block& block, const Matrix& h_src) {
   num_dst_ = block.num_dst;
   h_src_ = &h_src;
-  sparse_dst_ = nullptr;
+  sparse_dst_.reset();
   Matrix out;
   backend_.gemm(MatrixView(h_src).first_rows(num_dst_), false, weight_self_.value, false, out);
   backend_.add_in_place(out,
@@ -159,17 +159,12 @@ Matrix SageLayer::forward(const Block& block, const Matrix& h_src) {
   return out;
 }
 
-Matrix SageLayer::forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) {
+Matrix SageLayer::forward_sparse(const Block& block, cpu::SparseMatrixView x_src) {
   num_dst_ = block.num_dst;
   h_src_ = nullptr;
-  if (x_src.rows == num_dst_) {
-    sparse_dst_ = &x_src;
-  } else {
-    sparse_dst_rows_ = x_src.first_rows(num_dst_);
-    sparse_dst_ = &sparse_dst_rows_;
-  }
+  sparse_dst_ = x_src.first_rows(num_dst_);
   Matrix out;
-  backend_.spmm(*sparse_dst_, weight_self_.value, out);
+  backend_.spmm_rows(*sparse_dst_, weight_self_.value, out);
   backend_.add_in_place(
       out, neighbours_.forward_sparse(mean_aggregation(block), x_src, weight_neigh_.value));
   if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
@@ -178,7 +173,7 @@ Matrix SageLayer::forward_sparse(const Block& block, const cpu::SparseMatrix& x_
 
 Matrix SageLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
-  if (sparse_dst_ != nullptr) {
+  if (sparse_dst_.has_value()) {
     accumulate_sparse_weight_grad(backend_, *sparse_dst_, grad_out, weight_self_.grad);
   } else {
     backend_.gemm(MatrixView(*h_src_).first_rows(num_dst_), true, grad_out, false,

@@ -11,6 +11,7 @@
 // is narrower: transform-then-aggregate when out < in (layer 1 of a wide-feature graph),
 // aggregate-then-transform otherwise. Both orders are tested against finite differences.
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -52,7 +53,7 @@ class AggregateTransform {
   // The same on sparse source rows, always transform-first (A (x W)): x W is a sparse times dense
   // product, and aggregating first would need a sparse times sparse one. backward then gives no
   // input gradient.
-  Matrix forward_sparse(cpu::SparseMatrix aggregation, const cpu::SparseMatrix& x_src,
+  Matrix forward_sparse(cpu::SparseMatrix aggregation, cpu::SparseMatrixView x_src,
                         const Matrix& weight);
   // Adds dL/dW to `weight_grad`; returns dL/dh_src when `want_input_grad`, else an empty matrix.
   Matrix backward(const Matrix& grad_out, const Matrix& weight, Matrix& weight_grad,
@@ -63,12 +64,12 @@ class AggregateTransform {
   ComputeBackend& backend_;
   cpu::SparseMatrix aggregation_;
   const Matrix* h_src_ = nullptr;
-  const cpu::SparseMatrix* sparse_src_ = nullptr;  // set by forward_sparse instead of h_src_
-  Matrix aggregated_;                              // A h_src (aggregate-first order only)
+  std::optional<cpu::SparseMatrixView> sparse_src_;  // set by forward_sparse instead of h_src_
+  Matrix aggregated_;                                // A h_src (aggregate-first order only)
 };
 
 // dL/dW += transpose(x) grad for sparse rows x: the weight gradient of x W.
-void accumulate_sparse_weight_grad(ComputeBackend& backend, const cpu::SparseMatrix& x,
+void accumulate_sparse_weight_grad(ComputeBackend& backend, cpu::SparseMatrixView x,
                                    const Matrix& grad, Matrix& weight_grad);
 
 class GnnLayer {
@@ -86,7 +87,7 @@ class GnnLayer {
   virtual bool takes_sparse_input() const { return false; }
   // forward on sparse source rows, which must stay alive, unchanged, until backward; backward
   // then gives no input gradient (layer 0 needs none). Throws Error unless takes_sparse_input().
-  virtual Matrix forward_sparse(const Block& block, const cpu::SparseMatrix& x_src);
+  virtual Matrix forward_sparse(const Block& block, cpu::SparseMatrixView x_src);
 };
 
 // A layer whose split by input columns (P3's first layer) needs sums over the column slices midway,
@@ -112,7 +113,7 @@ class GcnLayer final : public GnnLayer {
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
   bool takes_sparse_input() const override { return true; }
-  Matrix forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) override;
+  Matrix forward_sparse(const Block& block, cpu::SparseMatrixView x_src) override;
 
  private:
   Parameter& weight_;
@@ -144,7 +145,7 @@ class SageLayer final : public GnnLayer {
   Matrix forward(const Block& block, const Matrix& h_src) override;
   Matrix backward(const Matrix& grad_out, bool want_input_grad) override;
   bool takes_sparse_input() const override { return true; }
-  Matrix forward_sparse(const Block& block, const cpu::SparseMatrix& x_src) override;
+  Matrix forward_sparse(const Block& block, cpu::SparseMatrixView x_src) override;
 
  private:
   Parameter& weight_self_;
@@ -154,10 +155,8 @@ class SageLayer final : public GnnLayer {
   AggregateTransform neighbours_;
   std::int64_t num_dst_ = 0;
   const Matrix* h_src_ = nullptr;
-  // With sparse input: the destination rows (the input itself when every source row is one, else
-  // sparse_dst_rows_, a copy of the first rows).
-  const cpu::SparseMatrix* sparse_dst_ = nullptr;
-  cpu::SparseMatrix sparse_dst_rows_;
+  // With sparse input: the destination rows, the input's first rows.
+  std::optional<cpu::SparseMatrixView> sparse_dst_;
 };
 
 // Layer l of `spec` over `parameters`, given in ModelSpec::parameters(l) order; when the list

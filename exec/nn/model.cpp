@@ -47,7 +47,7 @@ Matrix Model::forward(std::span<const Block* const> blocks, const Matrix& input,
   return forward_layers(0, input);
 }
 
-Matrix Model::forward(std::span<const Block* const> blocks, const cpu::SparseMatrix& input,
+Matrix Model::forward(std::span<const Block* const> blocks, cpu::SparseMatrixView input,
                       bool training, std::uint64_t dropout_key) {
   begin_forward(blocks, training, dropout_key);
   check_input_rows(0, input.rows);
@@ -55,14 +55,15 @@ Matrix Model::forward(std::span<const Block* const> blocks, const cpu::SparseMat
     inputs_[0] = cpu::densified(input);
     return forward_layers(0, inputs_[0]);
   }
-  const cpu::SparseMatrix* x = &input;
+  cpu::SparseMatrixView x = input;
   if (dropout_applied_) {
-    sparse_input_ = input;
-    cpu::dropout_forward_sparse(sparse_input_, blocks_[0]->src_nodes,
-                                static_cast<float>(spec_.dropout()), layer_dropout_key(0));
-    x = &sparse_input_;
+    // Dropout changes values only: the dropped rows share the input's offsets and columns.
+    sparse_input_weights_.resize(input.weights.size());
+    cpu::dropout_sparse_weights(input, blocks_[0]->src_nodes, static_cast<float>(spec_.dropout()),
+                                layer_dropout_key(0), sparse_input_weights_);
+    x = input.with_weights(sparse_input_weights_);
   }
-  Matrix out = layers_[0]->forward_sparse(*blocks_[0], *x);
+  Matrix out = layers_[0]->forward_sparse(*blocks_[0], x);
   if (spec_.num_layers() == 1) return out;
   if (spec_.layer(0).relu) cpu::relu_forward(out);
   inputs_[1] = std::move(out);

@@ -22,11 +22,12 @@ class Model {
   // needs: the blocks and `input` must stay alive, unchanged, until backward.
   Matrix forward(std::span<const Block* const> blocks, const Matrix& input, bool training,
                  std::uint64_t dropout_key);
-  // The same on sparse input rows (bag-of-words features): layer 0 multiplies them without
-  // densifying when it can (GnnLayer::takes_sparse_input) and gets them densified otherwise;
-  // dropout keeps or zeroes each stored entry as it would in the dense rows.
-  Matrix forward(std::span<const Block* const> blocks, const cpu::SparseMatrix& input,
-                 bool training, std::uint64_t dropout_key);
+  // The same on sparse input rows (bag-of-words features, a view whose arrays must stay alive,
+  // unchanged, until backward): layer 0 multiplies them without densifying when it can
+  // (GnnLayer::takes_sparse_input) and gets them densified otherwise; dropout keeps or zeroes each
+  // stored entry as it would in the dense rows.
+  Matrix forward(std::span<const Block* const> blocks, cpu::SparseMatrixView input, bool training,
+                 std::uint64_t dropout_key);
   // One of the two above, as `input` holds its rows.
   Matrix forward(std::span<const Block* const> blocks, const InputRows& input, bool training,
                  std::uint64_t dropout_key);
@@ -55,7 +56,8 @@ class Model {
   // inputs_[l] is what layer l consumed (after dropout); inputs_[0] is used only with dropout,
   // otherwise layer 0 reads the caller's input directly. Kept between steps to reuse the memory.
   std::vector<Matrix> inputs_;
-  cpu::SparseMatrix sparse_input_;  // sparse layer-0 input after dropout
+  // The values of the sparse layer-0 input after dropout, over the input's offsets and columns.
+  std::vector<float> sparse_input_weights_;
   std::uint64_t dropout_key_ = 0;
   bool dropout_applied_ = false;
 };

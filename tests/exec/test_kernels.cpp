@@ -192,6 +192,80 @@ TEST(Spmm, TransposeIsTheSameOnAnyThreadCount) {
   omp_set_num_threads(before);
 }
 
+std::vector<float> values_of(const Matrix& m) { return {m.data(), m.data() + m.size()}; }
+
+// Bag-of-words-like rows: a few columns each, most of them low (skewed), some rows empty.
+cpu::SparseMatrix skewed_rows(std::int64_t rows, std::int64_t cols) {
+  cpu::SparseMatrix a;
+  a.rows = rows;
+  a.cols = cols;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = static_cast<std::int64_t>(hash_mix(5, r) % 7); c < cols;
+         c += 1 + c / 3 + static_cast<std::int64_t>(hash_mix(7, r, c) % 9)) {
+      a.columns.push_back(static_cast<std::int32_t>(c));
+      a.weights.push_back(static_cast<float>(hash_mix(11, r, c) % 1000) / 300.0f - 1.5f);
+    }
+    a.offsets.push_back(a.nonzeros());
+  }
+  return a;
+}
+
+// transpose(a) x without the transpose: the transpose's product bit for bit, on any number of
+// threads, on a matrix large enough to split, its prefix, and other values over its structure.
+TEST(Spmm, TransposedSortedIsTheTransposesProductOnAnyThreadCount) {
+  const cpu::SparseMatrix a = skewed_rows(3000, 700);
+  const Matrix x = uniform_matrix(a.rows, 16, -1.0f, 1.0f, 8);
+  ASSERT_GE(a.nonzeros() * x.cols(), 1 << 16);
+  std::vector<float> other_weights(a.weights.size());
+  for (std::size_t e = 0; e < other_weights.size(); ++e) {
+    other_weights[e] = e % 3 == 0 ? 0.0f : a.weights[e] * 2.0f;
+  }
+  const cpu::SparseMatrixView prefix = cpu::SparseMatrixView(a).first_rows(1000);
+  const Matrix x_prefix = uniform_matrix(prefix.rows, 5, -1.0f, 1.0f, 9);
+  const int before = omp_get_max_threads();
+  for (const int threads : {1, 2, 3, 4}) {
+    omp_set_num_threads(threads);
+    Matrix expected, actual;
+    cpu::spmm(a.transposed(), x, expected);
+    cpu::spmm_transposed_sorted(a, x, actual);
+    EXPECT_EQ(values_of(actual), values_of(expected)) << threads << " threads";
+    cpu::spmm(prefix.copy().transposed(), x_prefix, expected);
+    cpu::spmm_transposed_sorted(prefix, x_prefix, actual);
+    EXPECT_EQ(values_of(actual), values_of(expected)) << "prefix, " << threads << " threads";
+    const cpu::SparseMatrixView other = cpu::SparseMatrixView(a).with_weights(other_weights);
+    cpu::spmm(other.copy().transposed(), x, expected);
+    cpu::spmm_transposed_sorted(other, x, actual);
+    EXPECT_EQ(values_of(actual), values_of(expected)) << "other values, " << threads << " threads";
+  }
+  omp_set_num_threads(before);
+}
+
+TEST(Spmm, TransposedSortedOfEmptyRowsIsZero) {
+  cpu::SparseMatrix a;
+  a.rows = 3;
+  a.cols = 4;
+  a.offsets = {0, 0, 0, 0};
+  const Matrix x = uniform_matrix(3, 2, -1.0f, 1.0f, 1);
+  Matrix y;
+  cpu::spmm_transposed_sorted(a, x, y);
+  EXPECT_EQ(y.rows(), 4);
+  EXPECT_EQ(values_of(y), std::vector<float>(8, 0.0f));
+  EXPECT_THROW(cpu::spmm_transposed_sorted(a, uniform_matrix(2, 2, 0.0f, 1.0f, 1), y), Error);
+}
+
+TEST(SparseMatrixView, SharesTheMatrixArrays) {
+  const cpu::SparseMatrix a = skewed_rows(10, 30);
+  const cpu::SparseMatrixView prefix = cpu::SparseMatrixView(a).first_rows(4);
+  EXPECT_EQ(prefix.rows, 4);
+  EXPECT_EQ(prefix.columns.data(), a.columns.data());
+  const cpu::SparseMatrix copied = a.first_rows(4);
+  EXPECT_EQ(prefix.copy().offsets, copied.offsets);
+  EXPECT_EQ(prefix.copy().columns, copied.columns);
+  EXPECT_EQ(prefix.copy().weights, copied.weights);
+  EXPECT_THROW(cpu::SparseMatrixView(a).first_rows(11), Error);
+  EXPECT_THROW(cpu::SparseMatrixView(a).with_weights(std::vector<float>(1)), Error);
+}
+
 // Path 0 - 1 - 2 plus an isolated node 3, as a full-graph block.
 Block path_block() {
   Block block;

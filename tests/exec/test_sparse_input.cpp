@@ -7,6 +7,7 @@
 #include "exec/kernels/cpu_kernels.hpp"
 #include "exec/nn/input_rows.hpp"
 #include "exec/nn/model.hpp"
+#include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 #include "workloads/sparse_features.hpp"
 
@@ -56,12 +57,39 @@ void PrintTo(const SparseCase& c, std::ostream* out) { *out << c.kind << "-h" <<
 
 class SparseInput : public ::testing::TestWithParam<SparseCase> {};
 
-void expect_near(const Matrix& actual, const Matrix& expected, const std::string& what) {
+void expect_near(const Matrix& actual, const Matrix& expected, const std::string& what,
+                 double tolerance = 1e-5) {
   ASSERT_EQ(actual.rows(), expected.rows()) << what;
   ASSERT_EQ(actual.cols(), expected.cols()) << what;
   for (std::int64_t i = 0; i < actual.size(); ++i) {
-    EXPECT_NEAR(actual.data()[i], expected.data()[i], 1e-5) << what << " entry " << i;
+    EXPECT_NEAR(actual.data()[i], expected.data()[i], tolerance) << what << " entry " << i;
   }
+}
+
+// Back-propagates `grad_logits` through both models (after their last training forward) and
+// compares every parameter's gradient within `tolerance` (0: equal values).
+void expect_same_gradients(Model& actual, Model& expected, const Matrix& grad_logits,
+                           double tolerance) {
+  actual.zero_grad();
+  expected.zero_grad();
+  actual.backward(grad_logits);
+  expected.backward(grad_logits);
+  const auto actual_parameters = actual.parameters();
+  const auto expected_parameters = expected.parameters();
+  for (std::size_t p = 0; p < actual_parameters.size(); ++p) {
+    expect_near(actual_parameters[p]->grad, expected_parameters[p]->grad,
+                actual_parameters[p]->name + " gradient", tolerance);
+  }
+}
+
+// Five nodes, every source a destination.
+Block full_block() {
+  Block full;
+  full.src_nodes = {0, 1, 2, 3, 4};
+  full.num_dst = 5;
+  full.offsets = {0, 2, 3, 5, 6, 8};
+  full.src_index = {1, 4, 0, 3, 4, 2, 0, 1};
+  return full;
 }
 
 // Two layers of the case's kind over 12 input columns and 3 classes.
@@ -90,16 +118,7 @@ TEST_P(SparseInput, GivesTheDenseRowsLogitsAndGradients) {
   Matrix grad;
   std::int64_t correct = 0;
   cpu::softmax_cross_entropy(logits, labels, grad, correct);
-  on_sparse.zero_grad();
-  on_dense.zero_grad();
-  on_sparse.backward(grad);
-  on_dense.backward(grad);
-  const auto sparse_parameters = on_sparse.parameters();
-  const auto dense_parameters = on_dense.parameters();
-  for (std::size_t p = 0; p < sparse_parameters.size(); ++p) {
-    expect_near(sparse_parameters[p]->grad, dense_parameters[p]->grad,
-                sparse_parameters[p]->name + " gradient");
-  }
+  expect_same_gradients(on_sparse, on_dense, grad, 1e-5);
 }
 
 // Full-graph blocks (every source a destination): GraphSAGE's self term reads the input itself.
@@ -107,11 +126,7 @@ TEST_P(SparseInput, FullGraphBlocksGiveTheDenseRowsLogits) {
   const ModelSpec spec = two_layers(GetParam(), 0.5);
   Model on_sparse(spec, 3);
   Model on_dense(spec, 3);
-  Block full;
-  full.src_nodes = {0, 1, 2, 3, 4};
-  full.num_dst = 5;
-  full.offsets = {0, 2, 3, 5, 6, 8};
-  full.src_index = {1, 4, 0, 3, 4, 2, 0, 1};
+  const Block full = full_block();
   const Block* blocks[] = {&full, &full};
   const cpu::SparseMatrix sparse = random_sparse(5, 12, 9);
   for (const bool training : {true, false}) {
@@ -144,6 +159,45 @@ TEST(SparseDropout, KeepsAndScalesExactlyTheDenseMasksEntries) {
   for (const float w : sparse.weights) dropped += w == 0.0f ? 1 : 0;
   EXPECT_GT(dropped, 0);
   EXPECT_LT(dropped, static_cast<int>(sparse.weights.size()));
+}
+
+// Dropout writing only the values gives dropout_forward_sparse's rows and leaves the input as it
+// was; a rate of 0 copies the values.
+TEST(SparseDropout, WritingValuesOnlyGivesTheInPlaceRows) {
+  const cpu::SparseMatrix input = random_sparse(9, 23, 13);
+  const std::vector<std::int32_t> row_ids{5, 900, 2, 17, 3, 44, 8, 1000000, 6};
+  cpu::SparseMatrix in_place = input;
+  cpu::dropout_forward_sparse(in_place, row_ids, 0.5f, 31);
+  std::vector<float> weights(input.weights.size());
+  cpu::dropout_sparse_weights(input, row_ids, 0.5f, 31, weights);
+  EXPECT_EQ(weights, in_place.weights);
+  EXPECT_EQ(input.weights, random_sparse(9, 23, 13).weights);
+  cpu::dropout_sparse_weights(input, row_ids, 0.0f, 31, weights);
+  EXPECT_EQ(weights, input.weights);
+  EXPECT_THROW(cpu::dropout_sparse_weights(input, row_ids, 0.5f, 31, std::span(weights).first(3)),
+               Error);
+}
+
+// Every node in order (full-graph training) reads the store in place; the model then gives the
+// same bits as on gathered rows, with dropout, and its gradients too.
+TEST(InputRows, EveryNodeInOrderReadsTheStoreInPlace) {
+  const SparseFeatures features(random_sparse(5, 12, 9));
+  const std::vector<NodeId> every{0, 1, 2, 3, 4};
+  const InputRows in_place = InputRows::gather(features, every);
+  ASSERT_TRUE(in_place.is_sparse());
+  EXPECT_EQ(in_place.sparse().columns.data(), features.columns().data());
+  EXPECT_EQ(in_place.sparse().weights.data(), features.values().data());
+  const InputRows gathered(features.gather_rows(every));
+  EXPECT_NE(gathered.sparse().columns.data(), features.columns().data());
+
+  const ModelSpec spec = two_layers(SparseCase{"sage", 4}, 0.5);
+  Model on_view(spec, 3);
+  Model on_copy(spec, 3);
+  const Block full = full_block();
+  const Block* blocks[] = {&full, &full};
+  const Matrix logits = on_view.forward(blocks, in_place, true, 5);
+  expect_near(logits, on_copy.forward(blocks, gathered, true, 5), "logits", 0.0);
+  expect_same_gradients(on_view, on_copy, logits, 0.0);
 }
 
 TEST(InputRows, GathersSparseRowsFromSparseFeaturesAndDenseOtherwise) {
