@@ -134,8 +134,7 @@ ModelSpec::LayerWork ModelEmitter::layer_work(int layer, const Block& block, int
   }
   if (layer != 0 || input_grad) {
     throw Error("layer" + std::to_string(layer) +
-                ": sparse input rows are the first layer's, "
-                "which passes no gradient below");
+                ": sparse input rows are the first layer's, which passes no gradient below");
   }
   // The destinations are the first source rows: their entries are taken as their share of the
   // rows' (the plan counts the entries of the whole input, which sizes its transfers exactly).

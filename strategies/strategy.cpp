@@ -114,16 +114,15 @@ StrategyContext make_context(const ExperimentConfig& config, NodePartition parti
 
 }  // namespace
 
-void use_sparse_feature_rows(StrategyContext& context, std::span<const std::int32_t> row_entries) {
-  if (!context.model.first_layer_takes_sparse_input()) return;
-  context.feature_row_entries =
-      std::make_shared<const std::vector<std::int32_t>>(row_entries.begin(), row_entries.end());
+void use_sparse_feature_rows(StrategyContext& context, SharedArray<std::int32_t> row_entries) {
+  if (context.model.first_layer_takes_sparse_input())
+    context.feature_row_entries = std::move(row_entries);
 }
 
 std::int64_t StrategyContext::feature_entries(std::span<const NodeId> nodes) const {
-  if (!feature_row_entries) throw Error("the run's feature rows are dense, not sparse");
+  if (!sparse_feature_rows()) throw Error("the run's feature rows are dense, not sparse");
   std::int64_t total = 0;
-  for (const NodeId v : nodes) total += (*feature_row_entries)[static_cast<std::size_t>(v)];
+  for (const NodeId v : nodes) total += feature_row_entries[static_cast<std::size_t>(v)];
   return total;
 }
 
@@ -179,12 +178,7 @@ StrategyContext make_strategy_context(const ExperimentConfig& config, const Data
     context.model.set_input_nonzero_group_fraction(dataset.features->nonzero_group_fraction());
   }
   if (const auto* sparse = dynamic_cast<const SparseFeatures*>(dataset.features.get())) {
-    const std::span<const std::int64_t> offsets = sparse->offsets();
-    std::vector<std::int32_t> entries(offsets.size() - 1);
-    for (std::size_t v = 0; v < entries.size(); ++v) {
-      entries[v] = static_cast<std::int32_t>(offsets[v + 1] - offsets[v]);
-    }
-    use_sparse_feature_rows(context, entries);
+    use_sparse_feature_rows(context, sparse->row_entries());
   }
   if (config.distribution.cache_budget_bytes > 0) {
     add_replicas(context, config.distribution, *context.strategy,

@@ -26,6 +26,7 @@
 #include "workloads/partition.hpp"
 #include "workloads/rank_shard.hpp"  // FeaturePlacement
 #include "workloads/sampler.hpp"
+#include "workloads/shared_array.hpp"
 
 namespace gnnbed {
 
@@ -63,9 +64,9 @@ struct StrategyContext {
   // Input features as sparse rows: set where the workload stores them sparse (bag-of-words
   // features) and the model's first layer multiplies sparse rows as they are. Every node's stored
   // entries, which size the sparse tensors of the strategies that gather and send feature rows
-  // (dgl-pull, ROC): their bytes on the wire are those of the entries. Null: dense rows.
-  std::shared_ptr<const std::vector<std::int32_t>> feature_row_entries = nullptr;
-  bool sparse_feature_rows() const { return feature_row_entries != nullptr; }
+  // (dgl-pull, ROC): their bytes on the wire are those of the entries. Empty: dense rows.
+  SharedArray<std::int32_t> feature_row_entries{};
+  bool sparse_feature_rows() const { return !feature_row_entries.empty(); }
   // The stored entries of `nodes`' feature rows (sparse_feature_rows() only).
   std::int64_t feature_entries(std::span<const NodeId> nodes) const;
 };
@@ -171,13 +172,13 @@ DerivedFirstLayer derived_first_layer(const MiniBatch& batch);
 // ranks than nodes, or more than the strategy can split the work into).
 StrategyContext make_strategy_context(const ExperimentConfig& config, const Dataset& dataset,
                                       int num_ranks);
-// The same for a run whose node owners are already known (a sharded workload's), without the
-// graph: one rank per part of `partition`.
 // Feature rows stored sparse with these entries per node (a sharded workload's, or the dataset's,
 // which make_strategy_context(config, dataset, ...) passes): the context's feature_row_entries,
-// where the model's first layer takes sparse rows.
-void use_sparse_feature_rows(StrategyContext& context, std::span<const std::int32_t> row_entries);
+// shared, where the model's first layer takes sparse rows.
+void use_sparse_feature_rows(StrategyContext& context, SharedArray<std::int32_t> row_entries);
 
+// The same for a run whose node owners are already known (a sharded workload's), without the
+// graph: one rank per part of `partition`.
 StrategyContext make_strategy_context(const ExperimentConfig& config, NodePartition partition,
                                       int feature_dim, int num_classes);
 

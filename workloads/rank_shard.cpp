@@ -75,16 +75,6 @@ std::shared_ptr<const SparseFeatures> placed_sparse_features(const SparseFeature
   return std::make_shared<const SparseFeatures>(std::move(placed));
 }
 
-// Every node's stored entries.
-SharedArray<std::int32_t> row_entries(const SparseFeatures& features) {
-  const std::span<const std::int64_t> offsets = features.offsets();
-  std::vector<std::int32_t> entries(offsets.size() - 1);
-  for (std::size_t v = 0; v < entries.size(); ++v) {
-    entries[v] = static_cast<std::int32_t>(offsets[v + 1] - offsets[v]);
-  }
-  return SharedArray(std::move(entries));
-}
-
 // The stored features `placement` holds of `part`'s nodes (or of every node's columns).
 SharedArray<float> placed_features(const FeatureStore& features, const NodePartition& partition,
                                    int part, const FeaturePlacement& placement) {
@@ -165,7 +155,7 @@ RankShard cut_shard(const Dataset& dataset, const NodePartition& partition, int 
       shard.sparse_replica_features.push_back(
           placed_sparse_features(*sparse, partition, replica.part, replica.placement));
     }
-    shard.feature_row_entries = row_entries(*sparse);
+    shard.feature_row_entries = sparse->row_entries();
     return shard;
   }
   shard.stored_features = placed_features(*dataset.features, partition, rank, features);

@@ -175,4 +175,29 @@ bool SparseFeatures::smaller_than_dense(std::int64_t num_nodes, int dim, std::in
   return sparse_bytes < num_nodes * static_cast<std::int64_t>(dim) * 4;
 }
 
+SparseFeatures SparseFeatures::nonzeros_of(const StoredFeatures& features) {
+  SparseMatrix rows;
+  rows.rows = features.num_nodes();
+  rows.cols = features.dim();
+  rows.offsets.reserve(static_cast<std::size_t>(rows.rows) + 1);
+  for (std::int64_t v = 0; v < rows.rows; ++v) {
+    const std::span<const float> row = features.row(static_cast<NodeId>(v));
+    for (std::size_t j = 0; j < row.size(); ++j) {
+      if (row[j] == 0.0f) continue;
+      rows.columns.push_back(static_cast<std::int32_t>(j));
+      rows.weights.push_back(row[j]);
+    }
+    rows.offsets.push_back(static_cast<std::int64_t>(rows.columns.size()));
+  }
+  return SparseFeatures(std::move(rows));
+}
+
+SharedArray<std::int32_t> SparseFeatures::row_entries() const {
+  std::vector<std::int32_t> entries(static_cast<std::size_t>(num_nodes_));
+  for (std::size_t v = 0; v < entries.size(); ++v) {
+    entries[v] = static_cast<std::int32_t>(offsets_[v + 1] - offsets_[v]);
+  }
+  return SharedArray(std::move(entries));
+}
+
 }  // namespace gnnbed

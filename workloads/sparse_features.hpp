@@ -43,6 +43,8 @@ class SparseFeatures final : public FeatureStore {
   std::span<const std::int64_t> offsets() const { return offsets_.span(); }
   std::span<const std::int32_t> columns() const { return columns_.span(); }
   std::span<const float> values() const { return values_.span(); }
+  // Every row's stored entries, in node order.
+  SharedArray<std::int32_t> row_entries() const;
 
   // A copy with every row scaled to sum to 1 (rows that sum to 0 stay 0), as Kipf & Welling
   // preprocess bag-of-words features (StoredFeatures::row_normalized's rule).
@@ -51,6 +53,8 @@ class SparseFeatures final : public FeatureStore {
   // Whether `nonzeros` entries of a num_nodes x dim matrix take less memory as CSR (8 bytes per
   // entry and 8 per row) than as dense float32 rows: loaders keep sparse files sparse then.
   static bool smaller_than_dense(std::int64_t num_nodes, int dim, std::int64_t nonzeros);
+  // The nonzero entries of every row of `features`, zeros left out.
+  static SparseFeatures nonzeros_of(const StoredFeatures& features);
 
  private:
   std::int64_t num_nodes_;

@@ -176,24 +176,6 @@ StoredFeatures materialized(const FeatureStore& features) {
   return StoredFeatures(features.num_nodes(), features.dim(), SharedArray(std::move(values)));
 }
 
-// Every node's stored features as CSR rows (zeros left out).
-SparseFeatures sparsified(const StoredFeatures& features) {
-  SparseMatrix rows;
-  rows.rows = features.num_nodes();
-  rows.cols = features.dim();
-  rows.offsets.reserve(static_cast<std::size_t>(rows.rows) + 1);
-  for (std::int64_t v = 0; v < rows.rows; ++v) {
-    const std::span<const float> row = features.row(static_cast<NodeId>(v));
-    for (std::size_t j = 0; j < row.size(); ++j) {
-      if (row[j] == 0.0f) continue;
-      rows.columns.push_back(static_cast<std::int32_t>(j));
-      rows.weights.push_back(row[j]);
-    }
-    rows.offsets.push_back(static_cast<std::int64_t>(rows.columns.size()));
-  }
-  return SparseFeatures(std::move(rows));
-}
-
 // Holds stored features in the layout `config.feature_rows` asks for.
 void apply_feature_rows(Dataset& dataset, const WorkloadConfig& config) {
   if (config.feature_rows == "dense") {
@@ -202,7 +184,7 @@ void apply_feature_rows(Dataset& dataset, const WorkloadConfig& config) {
     }
   } else if (config.feature_rows == "sparse") {
     if (const auto* stored = dynamic_cast<const StoredFeatures*>(dataset.features.get())) {
-      dataset.features = std::make_shared<SparseFeatures>(sparsified(*stored));
+      dataset.features = std::make_shared<SparseFeatures>(SparseFeatures::nonzeros_of(*stored));
     }
   }
 }

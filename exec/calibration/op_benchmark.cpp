@@ -212,27 +212,6 @@ std::vector<ComputeCase> compute_cases(bool quick, int world_ranks) {
   return cases;
 }
 
-namespace {
-
-// The nonzero entries of dense row-major `values` (rows of `dim`) as CSR.
-SparseMatrix nonzero_rows(const std::vector<float>& values, int dim) {
-  SparseMatrix rows;
-  rows.cols = dim;
-  rows.rows = static_cast<std::int64_t>(values.size()) / dim;
-  for (std::int64_t r = 0; r < rows.rows; ++r) {
-    for (int c = 0; c < dim; ++c) {
-      const float value = values[static_cast<std::size_t>(r * dim + c)];
-      if (value == 0.0f) continue;
-      rows.columns.push_back(c);
-      rows.weights.push_back(value);
-    }
-    rows.offsets.push_back(static_cast<std::int64_t>(rows.columns.size()));
-  }
-  return rows;
-}
-
-}  // namespace
-
 OpBenchmark::OpBenchmark(std::int64_t num_nodes, double average_degree, std::uint64_t seed)
     : seed_(seed) {
   CsbmParams params;
@@ -265,12 +244,12 @@ const Dataset& OpBenchmark::dataset(int feature_dim, int num_classes, double den
     }
   }
   Dataset dataset = base_;
-  if (sparse_rows) {
-    dataset.features = std::make_shared<SparseFeatures>(nonzero_rows(values, feature_dim));
-  } else {
-    dataset.features = std::make_shared<StoredFeatures>(base_.num_nodes(), feature_dim,
-                                                        SharedArray<float>(std::move(values)));
-  }
+  const StoredFeatures stored(base_.num_nodes(), feature_dim,
+                              SharedArray<float>(std::move(values)));
+  dataset.features =
+      sparse_rows ? std::shared_ptr<const FeatureStore>(
+                        std::make_shared<SparseFeatures>(SparseFeatures::nonzeros_of(stored)))
+                  : std::make_shared<StoredFeatures>(stored);
   dataset.num_classes = std::max(num_classes, base_.num_classes);
   return datasets_.emplace(key, std::move(dataset)).first->second;
 }

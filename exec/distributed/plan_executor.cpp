@@ -298,7 +298,7 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
       return;
     case OpKind::scatter_rows:
       if (is_sparse(plan, op.outputs[0])) {
-        place_sparse(op);
+        place_sparse(plan, op);
       } else {
         scatter(plan, op, false);
       }
@@ -583,16 +583,14 @@ std::vector<std::span<const std::byte>> PlanExecutor::send_views(const Plan& pla
   return send;
 }
 
-void PlanExecutor::place_sparse(const Op& op) {
+void PlanExecutor::place_sparse(const Plan& plan, const Op& op) {
+  const TensorSpec& spec = plan.tensors[static_cast<std::size_t>(op.outputs[0])];
   std::vector<SparseRowsPart> parts;
   for (std::size_t i = 0; i + 1 < op.inputs.size(); i += 2) {
     parts.push_back({node_ids(op.inputs[i]), &sparse(op.inputs[i + 1])});
   }
-  const SparseMatrix& first = *parts.front().rows;
-  std::int64_t rows = 0;
-  for (const SparseRowsPart& part : parts) rows += static_cast<std::int64_t>(part.positions.size());
   try {
-    sparse(op.outputs[0]) = place_sparse_rows(rows, first.cols, parts);
+    sparse(op.outputs[0]) = place_sparse_rows(spec.rows, spec.cols, parts);
   } catch (const Error& error) {
     throw Error(std::string(to_string(op.kind)) + " '" + op.label + "': " + error.what());
   }

@@ -145,7 +145,7 @@ class PlanExecutor {
   bool is_sparse(const Plan& plan, int tensor) const;
   SparseMatrix& sparse(int tensor) { return tensors_[static_cast<std::size_t>(tensor)].sparse; }
   // scatter_rows of sparse rows (plan.hpp: all parts sparse, every output row written once).
-  void place_sparse(const Op& op);
+  void place_sparse(const Plan& plan, const Op& op);
   void layer_forward(const Plan& plan, const Op& op);
   void layer_backward(const Op& op);
   void add_partials(const Op& op);

@@ -65,7 +65,7 @@ RankWorkload load_from_shards(const ExperimentConfig& config, int num_ranks, int
 StrategyContext make_shard_context(const ExperimentConfig& config, const RankShard& shard) {
   StrategyContext context =
       make_strategy_context(config, shard.partition, shard.feature_dim, shard.num_classes);
-  if (shard.sparse_features) use_sparse_feature_rows(context, shard.feature_row_entries.span());
+  if (shard.sparse_features) use_sparse_feature_rows(context, shard.feature_row_entries);
   return context;
 }
 
