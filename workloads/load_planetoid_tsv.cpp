@@ -91,6 +91,13 @@ class Meta {
     return value;
   }
 
+  // The count meta.tsv states for `key`, if it states one.
+  std::optional<std::int64_t> stated_count(std::string_view key) const {
+    const MetaEntry* entry = find(key);
+    if (entry == nullptr) return std::nullopt;
+    return integer(*entry);
+  }
+
   // A count that meta.tsv may state: when it does, the data file must agree.
   void check_count(std::string_view key, std::int64_t actual, const std::string& data_file,
                    const std::string& what) const {
@@ -206,43 +213,93 @@ FeatureEntry parse_feature_entry(FieldParser& fields, std::int64_t num_nodes, in
   return FeatureEntry{v, static_cast<std::int32_t>(column), fields.real32("value")};
 }
 
-// The entries as CSR rows (a counting sort by node), each row then sorted by column.
-SparseMatrix sparse_rows(const std::vector<FeatureEntry>& entries, std::int64_t num_nodes,
-                         int dim) {
-  SparseMatrix rows;
-  rows.rows = num_nodes;
-  rows.cols = dim;
-  rows.offsets.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
-  for (const FeatureEntry& entry : entries)
-    ++rows.offsets[static_cast<std::size_t>(entry.node) + 1];
-  for (std::size_t v = 1; v < rows.offsets.size(); ++v) rows.offsets[v] += rows.offsets[v - 1];
-  rows.columns.resize(entries.size());
-  rows.weights.resize(entries.size());
-  std::vector<std::int64_t> cursor(rows.offsets.begin(), rows.offsets.end() - 1);
-  for (const FeatureEntry& entry : entries) {
-    const auto slot = static_cast<std::size_t>(cursor[static_cast<std::size_t>(entry.node)]++);
-    rows.columns[slot] = entry.column;
-    rows.weights[slot] = entry.value;
+// CSR rows from feature entries in any order. Entries grouped by node in increasing node order
+// (as writers emit them) are appended where they end up, 8 bytes each; only entries out of that
+// order make the builder keep every entry's node too and counting-sort them at the end.
+class SparseRowsBuilder {
+ public:
+  SparseRowsBuilder(std::int64_t num_nodes, int dim, std::int64_t expected_entries) {
+    rows_.rows = num_nodes;
+    rows_.cols = dim;
+    rows_.offsets.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
+    rows_.columns.reserve(static_cast<std::size_t>(expected_entries));
+    rows_.weights.reserve(static_cast<std::size_t>(expected_entries));
   }
+
+  void add(const FeatureEntry& entry) {
+    if (entry.node < last_node_ && nodes_.empty()) record_nodes_so_far();
+    if (!nodes_.empty()) nodes_.push_back(entry.node);
+    last_node_ = std::max(last_node_, entry.node);
+    ++rows_.offsets[static_cast<std::size_t>(entry.node) + 1];
+    rows_.columns.push_back(entry.column);
+    rows_.weights.push_back(entry.value);
+  }
+
+  // The rows, each sorted by column.
+  SparseMatrix finish() && {
+    for (std::size_t v = 1; v < rows_.offsets.size(); ++v) {
+      rows_.offsets[v] += rows_.offsets[v - 1];
+    }
+    if (!nodes_.empty()) sort_by_node();
+    sort_rows_by_column();
+    return std::move(rows_);
+  }
+
+ private:
+  // The nodes of the entries added so far, grouped in increasing order: each node's count of them.
+  void record_nodes_so_far() {
+    nodes_.reserve(rows_.columns.capacity());
+    for (std::size_t v = 0; v + 1 < rows_.offsets.size(); ++v) {
+      nodes_.insert(nodes_.end(), static_cast<std::size_t>(rows_.offsets[v + 1]),
+                    static_cast<NodeId>(v));
+    }
+  }
+
+  // A counting sort of the entries by node (offsets already summed), stable within a node.
+  void sort_by_node() {
+    std::vector<std::int32_t> columns(rows_.columns.size());
+    std::vector<float> weights(rows_.weights.size());
+    std::vector<std::int64_t> cursor(rows_.offsets.begin(), rows_.offsets.end() - 1);
+    for (std::size_t e = 0; e < nodes_.size(); ++e) {
+      const auto slot = static_cast<std::size_t>(cursor[static_cast<std::size_t>(nodes_[e])]++);
+      columns[slot] = rows_.columns[e];
+      weights[slot] = rows_.weights[e];
+    }
+    nodes_ = {};
+    rows_.columns = std::move(columns);
+    rows_.weights = std::move(weights);
+  }
+
+  void sort_rows_by_column() {
 #pragma omp parallel
-  {
-    std::vector<std::pair<std::int32_t, float>> row;
+    {
+      std::vector<std::pair<std::int32_t, float>> row;
 #pragma omp for schedule(dynamic, 1024)
-    for (std::int64_t v = 0; v < num_nodes; ++v) {
-      const auto begin = static_cast<std::size_t>(rows.offsets[static_cast<std::size_t>(v)]);
-      const auto end = static_cast<std::size_t>(rows.offsets[static_cast<std::size_t>(v) + 1]);
-      row.clear();
-      for (std::size_t e = begin; e < end; ++e) row.emplace_back(rows.columns[e], rows.weights[e]);
-      std::sort(row.begin(), row.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (std::size_t e = begin; e < end; ++e) {
-        rows.columns[e] = row[e - begin].first;
-        rows.weights[e] = row[e - begin].second;
+      for (std::int64_t v = 0; v < rows_.rows; ++v) {
+        const auto begin = static_cast<std::size_t>(rows_.offsets[static_cast<std::size_t>(v)]);
+        const auto end = static_cast<std::size_t>(rows_.offsets[static_cast<std::size_t>(v) + 1]);
+        if (std::is_sorted(rows_.columns.begin() + static_cast<std::ptrdiff_t>(begin),
+                           rows_.columns.begin() + static_cast<std::ptrdiff_t>(end))) {
+          continue;
+        }
+        row.clear();
+        for (std::size_t e = begin; e < end; ++e) {
+          row.emplace_back(rows_.columns[e], rows_.weights[e]);
+        }
+        std::stable_sort(row.begin(), row.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (std::size_t e = begin; e < end; ++e) {
+          rows_.columns[e] = row[e - begin].first;
+          rows_.weights[e] = row[e - begin].second;
+        }
       }
     }
   }
-  return rows;
-}
+
+  SparseMatrix rows_;
+  NodeId last_node_ = 0;
+  std::vector<NodeId> nodes_;  // every entry's node, once entries came out of node order
+};
 
 // The (node << 32 | column) pairs that sorted rows hold more than once.
 std::unordered_set<std::uint64_t> repeated_entries(const SparseMatrix& rows) {
@@ -280,27 +337,32 @@ std::unordered_set<std::uint64_t> repeated_entries(const SparseMatrix& rows) {
 }
 
 // Bag-of-words files stay sparse (SparseFeatures) unless dense rows would take less memory.
-// Entries are read without line numbers (12 bytes each, then 8 as CSR); an entry listed twice is
-// found in the sorted rows and reported from a second, ordered reading.
+// Entries are read without line numbers straight into CSR rows (8 bytes each, sized by meta.tsv's
+// count where it states one); an entry listed twice is found in the sorted rows and reported from
+// a second, ordered reading.
 std::shared_ptr<const FeatureStore> read_sparse_features(const std::filesystem::path& path,
                                                          const Meta& meta, std::int64_t num_nodes,
                                                          int dim) {
-  std::vector<FeatureEntry> entries;
+  // A stated count reserves room, but no more than the file could hold (a line per byte at most).
+  std::error_code size_error;
+  const auto file_bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, size_error));
+  const std::int64_t expected = std::clamp<std::int64_t>(
+      meta.stated_count("num_feature_nonzeros").value_or(0), 0, size_error ? 0 : file_bytes);
+  SparseRowsBuilder builder(num_nodes, dim, expected);
   const auto parse = [&](FieldParser& fields) {
     return parse_feature_entry(fields, num_nodes, dim);
   };
   std::int64_t lines = 0;
   try {
     lines = for_each_record<FeatureEntry>(
-        path, parse, [&](const FeatureEntry& entry, std::int64_t) { entries.push_back(entry); });
+        path, parse, [&](const FeatureEntry& entry, std::int64_t) { builder.add(entry); });
   } catch (const InputError&) {
-    // Every line before the bad one is in `entries`: one listed twice there comes first.
-    const auto repeated = repeated_entries(sparse_rows(entries, num_nodes, dim));
+    // Every line before the bad one is in `builder`: one listed twice there comes first.
+    const auto repeated = repeated_entries(std::move(builder).finish());
     if (!repeated.empty()) throw_first_repeated(path, num_nodes, dim, repeated);
     throw;
   }
-  SparseMatrix rows = sparse_rows(entries, num_nodes, dim);
-  entries = {};
+  SparseMatrix rows = std::move(builder).finish();
   if (const auto repeated = repeated_entries(rows); !repeated.empty()) {
     throw_first_repeated(path, num_nodes, dim, repeated);
   }

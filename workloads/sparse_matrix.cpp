@@ -72,8 +72,11 @@ SparseMatrixView SparseMatrixView::first_rows(std::int64_t count) const {
                 std::to_string(rows) + " rows");
   }
   const auto entries = static_cast<std::size_t>(offsets[static_cast<std::size_t>(count)]);
-  return {count, cols, offsets.first(static_cast<std::size_t>(count) + 1), columns.first(entries),
-          weights.first(entries)};
+  SparseMatrixView prefix(count, cols, offsets.first(static_cast<std::size_t>(count) + 1),
+                          columns.first(entries), weights.first(entries));
+  prefix.kept = kept;
+  prefix.kept_scale = kept_scale;
+  return prefix;
 }
 
 SparseMatrixView SparseMatrixView::with_weights(std::span<const float> other_weights) const {
@@ -84,13 +87,30 @@ SparseMatrixView SparseMatrixView::with_weights(std::span<const float> other_wei
   return {rows, cols, offsets, columns, other_weights};
 }
 
+SparseMatrixView SparseMatrixView::with_dropout(std::span<const std::uint64_t> kept_bits,
+                                                float scale) const {
+  if (kept_bits.size() * 64 < weights.size()) {
+    throw Error("SparseMatrixView::with_dropout: " + std::to_string(kept_bits.size() * 64) +
+                " mask bits for " + std::to_string(weights.size()) + " entries");
+  }
+  SparseMatrixView dropped = *this;
+  dropped.kept = kept_bits;
+  dropped.kept_scale = scale;
+  return dropped;
+}
+
 SparseMatrix SparseMatrixView::copy() const {
   SparseMatrix owned;
   owned.rows = rows;
   owned.cols = cols;
   owned.offsets.assign(offsets.begin(), offsets.end());
   owned.columns.assign(columns.begin(), columns.end());
-  owned.weights.assign(weights.begin(), weights.end());
+  if (kept.empty()) {
+    owned.weights.assign(weights.begin(), weights.end());
+  } else {
+    owned.weights.resize(weights.size());
+    for (std::size_t e = 0; e < weights.size(); ++e) owned.weights[e] = weight(e);
+  }
   return owned;
 }
 

@@ -35,6 +35,10 @@ struct SparseMatrixView {
   std::span<const std::int64_t> offsets;  // rows + 1 of them
   std::span<const std::int32_t> columns;
   std::span<const float> weights;
+  // Dropout applied as the entries are read (with_dropout): entry e weighs weights[e] * kept_scale
+  // where bit e of `kept` is set and +0 where it is clear. Empty: every entry as stored.
+  std::span<const std::uint64_t> kept;
+  float kept_scale = 1.0f;
 
   SparseMatrixView() = default;
   SparseMatrixView(std::int64_t num_rows, std::int64_t num_cols,
@@ -52,12 +56,20 @@ struct SparseMatrixView {
   }
 
   std::int64_t nonzeros() const { return static_cast<std::int64_t>(columns.size()); }
-  // Rows [0, count) (count <= rows), sharing this view's arrays.
+  // The value of entry `entry` as kernels read it: its weight, after dropout where there is one.
+  float weight(std::size_t entry) const {
+    if (kept.empty()) return weights[entry];
+    return ((kept[entry / 64] >> (entry % 64)) & 1u) != 0 ? weights[entry] * kept_scale : 0.0f;
+  }
+  // Rows [0, count) (count <= rows), sharing this view's arrays (and its dropout).
   SparseMatrixView first_rows(std::int64_t count) const;
   // The same rows with other values (one per entry, `weights.size() == nonzeros()`), sharing the
   // offsets and columns: dropout on sparse rows changes values only.
   SparseMatrixView with_weights(std::span<const float> other_weights) const;
-  // A copy that owns its arrays.
+  // The same rows after dropout, decided per entry by `kept_bits` (at least one bit per entry) and
+  // applied as they are read, so that dropout stores a bit per entry rather than a value.
+  SparseMatrixView with_dropout(std::span<const std::uint64_t> kept_bits, float scale) const;
+  // A copy that owns its arrays, its weights as weight() reads them.
   SparseMatrix copy() const;
 };
 

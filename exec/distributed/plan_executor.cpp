@@ -477,10 +477,10 @@ void PlanExecutor::aggregate_transformed(const Op& op) {
   const Block& block = *tensors_[static_cast<std::size_t>(op.input(Input::block))].block;
   Matrix& out = output(op, 0);
   if (context_.model.kind() == ModelKind::sage) {
-    backend_.spmm(mean_aggregation(block), input(op, Input::products), out);
+    backend_.aggregate(mean_aggregation(block), input(op, Input::products), out);
     backend_.add_in_place(out, input(op, Input::self_products));
   } else {
-    backend_.spmm(gcn_aggregation(block), input(op, Input::products), out);
+    backend_.aggregate(gcn_aggregation(block), input(op, Input::products), out);
   }
   for (const std::string& name : op.parameters) backend_.add_row_vector(out, active(name).value);
 }

@@ -22,6 +22,12 @@ class CpuBackend final : public ComputeBackend {
   void spmm_rows_transposed(cpu::SparseMatrixView x, const Matrix& g, Matrix& y) override {
     cpu::spmm_transposed_sorted(x, g, y);
   }
+  void aggregate(const cpu::ScaledAdjacency& a, const Matrix& x, Matrix& y) override {
+    cpu::aggregate(a, x, y);
+  }
+  void aggregate_transposed(const cpu::ScaledAdjacency& a, const Matrix& x, Matrix& y) override {
+    cpu::aggregate_transposed(a, x, y);
+  }
   void add_row_vector(Matrix& y, const Matrix& bias) override { cpu::add_row_vector(y, bias); }
   void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) override {
     cpu::accumulate_column_sums(grad, bias_grad);
@@ -90,6 +96,15 @@ void ComputeBackend::spmm_rows(cpu::SparseMatrixView x, const Matrix& w, Matrix&
 
 void ComputeBackend::spmm_rows_transposed(cpu::SparseMatrixView x, const Matrix& g, Matrix& y) {
   spmm_transposed(x.copy(), g, y);
+}
+
+void ComputeBackend::aggregate(const cpu::ScaledAdjacency& a, const Matrix& x, Matrix& y) {
+  spmm(a.materialized(), x, y);
+}
+
+void ComputeBackend::aggregate_transposed(const cpu::ScaledAdjacency& a, const Matrix& x,
+                                          Matrix& y) {
+  spmm_transposed(a.materialized(), x, y);
 }
 
 ComputeBackend& cpu_backend() {

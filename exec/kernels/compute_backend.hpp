@@ -41,6 +41,11 @@ class ComputeBackend {
   // copied into a SparseMatrix for the two above.
   virtual void spmm_rows(cpu::SparseMatrixView x, const Matrix& w, Matrix& y);
   virtual void spmm_rows_transposed(cpu::SparseMatrixView x, const Matrix& g, Matrix& y);
+  // spmm and spmm_transposed by a block's aggregation held without stored weights. The CPU
+  // backend reads the block in place (cpu::aggregate, cpu::aggregate_transposed); by default the
+  // weights are materialized for the two above: the same bits either way.
+  virtual void aggregate(const cpu::ScaledAdjacency& a, const Matrix& x, Matrix& y);
+  virtual void aggregate_transposed(const cpu::ScaledAdjacency& a, const Matrix& x, Matrix& y);
   virtual void add_row_vector(Matrix& y, const Matrix& bias) = 0;
   virtual void accumulate_column_sums(const Matrix& grad, Matrix& bias_grad) = 0;
   virtual void scale(Matrix& x, float factor) = 0;

@@ -1,3 +1,5 @@
+#include <omp.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -142,41 +144,78 @@ void dropout_forward_copy(const Matrix& x, Matrix& out, std::span<const std::int
   apply_dropout(x, out, row_ids, rate, key, 0, true);
 }
 
-void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
-                            std::uint64_t key) {
-  dropout_sparse_weights(x, row_ids, rate, key, x.weights);
-}
+namespace {
 
-void dropout_sparse_weights(SparseMatrixView x, std::span<const std::int32_t> row_ids, float rate,
-                            std::uint64_t key, std::span<float> weights) {
+void check_sparse_dropout_rows(SparseMatrixView x, std::span<const std::int32_t> row_ids) {
   if (static_cast<std::int64_t>(row_ids.size()) != x.rows) {
     throw Error("dropout: " + std::to_string(row_ids.size()) + " row ids for " +
                 std::to_string(x.rows) + " sparse rows");
   }
-  if (weights.size() != x.weights.size()) {
-    throw Error("dropout: " + std::to_string(weights.size()) + " output values for " +
-                std::to_string(x.weights.size()) + " sparse entries");
-  }
-  if (rate <= 0.0f) {
-    if (weights.data() != x.weights.data()) {
-      std::copy(x.weights.begin(), x.weights.end(), weights.begin());
+}
+
+// Calls keep(entry, kept) for every stored entry of `x` with dropout's decision for it (rate > 0):
+// dropout_forward's mask at the entry's row id and column. The entries are cut into ranges of
+// whole 64-entry words, one per thread, so that a mask of one bit per entry is written without
+// two threads sharing a word.
+template <typename Keep>
+void decide_sparse_dropout(SparseMatrixView x, std::span<const std::int32_t> row_ids, float rate,
+                           std::uint64_t key, Keep keep) {
+  check_sparse_dropout_rows(x, row_ids);
+  if (x.nonzeros() == 0) return;
+  const std::uint64_t threshold = dropout_threshold(rate);
+  const DropoutRowBits mask(0, x.cols);
+  const std::int64_t first_entry = x.offsets.front();
+  const std::int64_t end_entry = x.offsets.back();
+  const std::int64_t words = (end_entry + 63) / 64 - first_entry / 64;
+  const int parts = x.nonzeros() > 16384 ? omp_get_max_threads() : 1;
+#pragma omp parallel for schedule(static, 1) num_threads(parts)
+  for (int p = 0; p < parts; ++p) {
+    const std::int64_t begin = std::max(first_entry, (first_entry / 64 + words * p / parts) * 64);
+    const std::int64_t end = std::min(end_entry, (first_entry / 64 + words * (p + 1) / parts) * 64);
+    if (begin >= end) continue;
+    // The row holding entry `begin`: the last whose offset is at most begin.
+    auto row = static_cast<std::int64_t>(
+        std::upper_bound(x.offsets.begin(), x.offsets.end(), begin) - x.offsets.begin() - 1);
+    for (std::int64_t e = begin; e < end; ++row) {
+      const std::uint64_t row_seed = DropoutRowBits::row_seed(
+          key, static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(row)]));
+      const std::int64_t row_end = std::min(end, x.offsets[static_cast<std::size_t>(row) + 1]);
+      for (; e < row_end; ++e) {
+        const auto entry = static_cast<std::size_t>(e);
+        keep(entry, (mask.bits(row_seed, x.columns[entry]) & 0xffff) >= threshold);
+      }
     }
+  }
+}
+
+}  // namespace
+
+void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
+                            std::uint64_t key) {
+  if (rate <= 0.0f) {
+    check_sparse_dropout_rows(x, row_ids);
     return;
   }
   const float scale = 1.0f / (1.0f - rate);
-  const std::uint64_t threshold = dropout_threshold(rate);
-  const DropoutRowBits mask(0, x.cols);
-#pragma omp parallel for schedule(static) if (x.nonzeros() > 16384)
-  for (std::int64_t i = 0; i < x.rows; ++i) {
-    const std::uint64_t row_seed = DropoutRowBits::row_seed(
-        key, static_cast<std::uint64_t>(row_ids[static_cast<std::size_t>(i)]));
-    for (auto e = x.offsets[static_cast<std::size_t>(i)];
-         e < x.offsets[static_cast<std::size_t>(i) + 1]; ++e) {
-      const auto entry = static_cast<std::size_t>(e);
-      const std::uint64_t bits = mask.bits(row_seed, x.columns[entry]);
-      weights[entry] = masked(x.weights[entry] * scale, bits, threshold);
-    }
+  float* const weights = x.weights.data();
+  decide_sparse_dropout(x, row_ids, rate, key, [&](std::size_t entry, bool kept) {
+    weights[entry] = kept ? weights[entry] * scale : 0.0f;
+  });
+}
+
+SparseMatrixView dropout_sparse_view(SparseMatrixView x, std::span<const std::int32_t> row_ids,
+                                     float rate, std::uint64_t key,
+                                     std::vector<std::uint64_t>& kept_bits) {
+  if (rate <= 0.0f || x.nonzeros() == 0) {
+    check_sparse_dropout_rows(x, row_ids);
+    return x;
   }
+  kept_bits.assign((static_cast<std::size_t>(x.offsets.back()) + 63) / 64, 0);
+  std::uint64_t* const words = kept_bits.data();
+  decide_sparse_dropout(x, row_ids, rate, key, [&](std::size_t entry, bool kept) {
+    words[entry / 64] |= static_cast<std::uint64_t>(kept) << (entry % 64);
+  });
+  return x.with_dropout(kept_bits, 1.0f / (1.0f - rate));
 }
 
 void dropout_forward(Matrix& x, std::span<const std::int32_t> row_ids, float rate,

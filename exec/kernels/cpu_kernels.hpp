@@ -65,6 +65,40 @@ void spmm_transposed_sorted(SparseMatrixView a, const Matrix& x, Matrix& y);
 // a as a dense matrix (a.rows x a.cols).
 Matrix densified(SparseMatrixView a);
 
+// A block's aggregation read from the block's edges in place, with no weight stored per entry, so
+// that a layer holds nothing the size of the graph: row d (a destination) takes a self loop
+// (column d) first when `self_loops`, then columns[offsets[d] .. offsets[d+1]); the entry d <- s
+// weighs row_scales[d] * column_scales[s], a float product (1 for column_scales when empty). Mean
+// aggregation scales rows by 1 / in-degree; GCN's symmetric normalisation scales both sides by
+// 1 / sqrt(degree). Whoever owns `offsets` and `columns` (a Block) must outlive it, unchanged.
+struct ScaledAdjacency {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::span<const std::int64_t> offsets;  // rows + 1 of them
+  std::span<const std::int32_t> columns;
+  bool self_loops = false;  // rows <= cols then
+  std::vector<float> row_scales;
+  std::vector<float> column_scales;
+
+  float weight(std::int64_t row, std::int32_t column) const {
+    const float scale = row_scales[static_cast<std::size_t>(row)];
+    return column_scales.empty() ? scale : scale * column_scales[static_cast<std::size_t>(column)];
+  }
+  std::int64_t nonzeros() const {
+    return static_cast<std::int64_t>(columns.size()) + (self_loops ? rows : 0);
+  }
+  // The same operator with its weights stored: the matrix backends without these kernels (CUDA)
+  // multiply by, and what the kernels below give the bits of.
+  SparseMatrix materialized() const;
+};
+
+// y = a * x (y is resized to a.rows x x.cols): spmm(a.materialized(), x, y), bit for bit.
+void aggregate(const ScaledAdjacency& a, const Matrix& x, Matrix& y);
+// y = transpose(a) * x (y is resized to a.cols x x.cols) without building the transpose:
+// spmm(a.materialized().transposed(), x, y), bit for bit, on any number of threads (each of y's
+// rows is summed over a's rows in increasing order by the one thread that owns it).
+void aggregate_transposed(const ScaledAdjacency& a, const Matrix& x, Matrix& y);
+
 // y += broadcast(bias) over rows.
 void add_row_vector(Matrix& y, const Matrix& bias);
 // Column sums are summed in double, per chunk of this many rows in row order, then over the chunks
@@ -116,11 +150,12 @@ void dropout_forward_copy(const Matrix& x, Matrix& out, std::span<const std::int
 // exactly as dropout_forward would treat it in the dense matrix (zeros stay zero either way).
 void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_ids, float rate,
                             std::uint64_t key);
-// The same on a view, writing only the values (x.nonzeros() of them, in x's entry order) to
-// `weights`, which may be x's own: the rows after dropout are x.with_weights(weights), sharing
-// x's offsets and columns instead of copying them.
-void dropout_sparse_weights(SparseMatrixView x, std::span<const std::int32_t> row_ids, float rate,
-                            std::uint64_t key, std::span<float> weights);
+// The same mask on sparse rows read in place (the feature store's): the rows after dropout as a
+// view that applies the mask as kernels read it (SparseMatrixView::with_dropout), its bits (one
+// per entry) kept in `kept_bits`, which must outlive the view. x itself with rate 0.
+SparseMatrixView dropout_sparse_view(SparseMatrixView x, std::span<const std::int32_t> row_ids,
+                                     float rate, std::uint64_t key,
+                                     std::vector<std::uint64_t>& kept_bits);
 // Applies the same mask to a gradient.
 void dropout_backward(Matrix& grad, std::span<const std::int32_t> row_ids, float rate,
                       std::uint64_t key, std::int64_t column_offset = 0);

@@ -6,19 +6,32 @@
 
 namespace gnnbed {
 
-cpu::SparseMatrix mean_aggregation(const Block& block) {
-  cpu::SparseMatrix a;
+namespace {
+
+// The aggregation's shape and edges: the block's, read in place.
+cpu::ScaledAdjacency block_edges(const Block& block) {
+  cpu::ScaledAdjacency a;
   a.rows = block.num_dst;
   a.cols = block.num_src();
-  a.offsets = block.offsets;
+  a.offsets = std::span<const std::int64_t>(block.offsets)
+                  .first(static_cast<std::size_t>(block.num_dst) + 1);
   a.columns = block.src_index;
-  a.weights.resize(block.src_index.size());
-#pragma omp parallel for schedule(static) if (block.num_dst > 4096)
-  for (std::int64_t d = 0; d < block.num_dst; ++d) {
-    const auto begin = block.offsets[static_cast<std::size_t>(d)];
-    const auto end = block.offsets[static_cast<std::size_t>(d) + 1];
-    const float weight = end > begin ? 1.0f / static_cast<float>(end - begin) : 0.0f;
-    for (auto e = begin; e < end; ++e) a.weights[static_cast<std::size_t>(e)] = weight;
+  a.row_scales.resize(static_cast<std::size_t>(block.num_dst));
+  return a;
+}
+
+// 1 / sqrt(degree) rounded to float: GCN's normalisation on one side of an edge.
+float inverse_sqrt(std::int64_t degree) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(degree)));
+}
+
+}  // namespace
+
+cpu::ScaledAdjacency mean_aggregation(const Block& block) {
+  cpu::ScaledAdjacency a = block_edges(block);
+  for (std::size_t d = 0; d < a.row_scales.size(); ++d) {
+    const auto in_degree = block.offsets[d + 1] - block.offsets[d];
+    a.row_scales[d] = in_degree > 0 ? 1.0f / static_cast<float>(in_degree) : 0.0f;
   }
   return a;
 }
@@ -37,34 +50,20 @@ std::vector<std::int32_t> gcn_source_degrees(const Block& block) {
   return out_degree;
 }
 
-cpu::SparseMatrix gcn_aggregation(const Block& block) {
-  const auto num_dst = static_cast<std::size_t>(block.num_dst);
-  const std::vector<std::int32_t> out_degree = gcn_source_degrees(block);
-
-  cpu::SparseMatrix a;
-  a.rows = block.num_dst;
-  a.cols = block.num_src();
-  a.offsets.resize(num_dst + 1);
-  for (std::size_t d = 0; d <= num_dst; ++d) {
-    a.offsets[d] = block.offsets[d] + static_cast<std::int64_t>(d);
+cpu::ScaledAdjacency gcn_aggregation(const Block& block) {
+  if (block.num_dst > block.num_src()) {
+    throw Error("gcn_aggregation: block has " + std::to_string(block.num_dst) +
+                " destinations but only " + std::to_string(block.num_src()) + " sources");
   }
-  a.columns.resize(static_cast<std::size_t>(a.offsets[num_dst]));
-  a.weights.resize(a.columns.size());
-#pragma omp parallel for schedule(static) if (block.num_dst > 4096)
-  for (std::int64_t d = 0; d < block.num_dst; ++d) {
-    const auto row = static_cast<std::size_t>(d);
-    const auto begin = block.offsets[row];
-    const auto end = block.offsets[row + 1];
-    const double in_degree = static_cast<double>(end - begin + 1);
-    auto slot = static_cast<std::size_t>(a.offsets[row]);
-    a.columns[slot] = static_cast<std::int32_t>(d);
-    a.weights[slot++] = static_cast<float>(1.0 / std::sqrt(in_degree * out_degree[row]));
-    for (auto e = begin; e < end; ++e) {
-      const std::int32_t s = block.src_index[static_cast<std::size_t>(e)];
-      a.columns[slot] = s;
-      a.weights[slot++] =
-          static_cast<float>(1.0 / std::sqrt(in_degree * out_degree[static_cast<std::size_t>(s)]));
-    }
+  cpu::ScaledAdjacency a = block_edges(block);
+  a.self_loops = true;
+  for (std::size_t d = 0; d < a.row_scales.size(); ++d) {
+    a.row_scales[d] = inverse_sqrt(block.offsets[d + 1] - block.offsets[d] + 1);
+  }
+  const std::vector<std::int32_t> out_degree = gcn_source_degrees(block);
+  a.column_scales.resize(out_degree.size());
+  for (std::size_t s = 0; s < out_degree.size(); ++s) {
+    a.column_scales[s] = inverse_sqrt(out_degree[s]);
   }
   return a;
 }

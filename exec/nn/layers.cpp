@@ -39,7 +39,7 @@ Parameter row_slice(const Parameter& parameter, std::int64_t begin, std::int64_t
   return slice;
 }
 
-Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& h_src,
+Matrix AggregateTransform::forward(cpu::ScaledAdjacency aggregation, const Matrix& h_src,
                                    const Matrix& weight) {
   aggregation_ = std::move(aggregation);
   h_src_ = &h_src;
@@ -48,15 +48,15 @@ Matrix AggregateTransform::forward(cpu::SparseMatrix aggregation, const Matrix& 
   if (transform_first_) {
     Matrix transformed;
     backend_.gemm(h_src, false, weight, false, transformed);
-    backend_.spmm(aggregation_, transformed, out);
+    backend_.aggregate(aggregation_, transformed, out);
   } else {
-    backend_.spmm(aggregation_, h_src, aggregated_);
+    backend_.aggregate(aggregation_, h_src, aggregated_);
     backend_.gemm(aggregated_, false, weight, false, out);
   }
   return out;
 }
 
-Matrix AggregateTransform::forward_sparse(cpu::SparseMatrix aggregation,
+Matrix AggregateTransform::forward_sparse(cpu::ScaledAdjacency aggregation,
                                           cpu::SparseMatrixView x_src, const Matrix& weight) {
   aggregation_ = std::move(aggregation);
   h_src_ = nullptr;
@@ -64,7 +64,7 @@ Matrix AggregateTransform::forward_sparse(cpu::SparseMatrix aggregation,
   Matrix transformed;
   backend_.spmm_rows(x_src, weight, transformed);
   Matrix out;
-  backend_.spmm(aggregation_, transformed, out);
+  backend_.aggregate(aggregation_, transformed, out);
   return out;
 }
 
@@ -81,11 +81,11 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
   if (sparse_src_.has_value()) {
     if (want_input_grad) throw Error("AggregateTransform: no input gradient for sparse input rows");
     Matrix grad_transformed;
-    backend_.spmm_transposed(aggregation_, grad_out, grad_transformed);
+    backend_.aggregate_transposed(aggregation_, grad_out, grad_transformed);
     accumulate_sparse_weight_grad(backend_, *sparse_src_, grad_transformed, weight_grad);
   } else if (transform_first_) {
     Matrix grad_transformed;
-    backend_.spmm_transposed(aggregation_, grad_out, grad_transformed);
+    backend_.aggregate_transposed(aggregation_, grad_out, grad_transformed);
     backend_.gemm(*h_src_, true, grad_transformed, false, weight_grad, 1.0f, 1.0f);
     if (want_input_grad) backend_.gemm(grad_transformed, false, weight, true, grad_input);
   } else {
@@ -93,7 +93,7 @@ Matrix AggregateTransform::backward(const Matrix& grad_out, const Matrix& weight
     if (want_input_grad) {
       Matrix grad_aggregated;
       backend_.gemm(grad_out, false, weight, true, grad_aggregated);
-      backend_.spmm_transposed(aggregation_, grad_aggregated, grad_input);
+      backend_.aggregate_transposed(aggregation_, grad_aggregated, grad_input);
     }
   }
   return grad_input;
@@ -127,7 +127,7 @@ Matrix GcnLayer::backward(const Matrix& grad_out, bool want_input_grad) {
 Matrix PropagationLayer::forward(const Block& block, const Matrix& h_src) {
   aggregation_ = gcn_aggregation(block);
   Matrix out;
-  backend_.spmm(aggregation_, h_src, out);
+  backend_.aggregate(aggregation_, h_src, out);
   if (bias_ != nullptr) backend_.add_row_vector(out, bias_->value);
   return out;
 }
@@ -135,7 +135,7 @@ Matrix PropagationLayer::forward(const Block& block, const Matrix& h_src) {
 Matrix PropagationLayer::backward(const Matrix& grad_out, bool want_input_grad) {
   if (bias_ != nullptr) backend_.accumulate_column_sums(grad_out, bias_->grad);
   Matrix grad_input;
-  if (want_input_grad) backend_.spmm_transposed(aggregation_, grad_out, grad_input);
+  if (want_input_grad) backend_.aggregate_transposed(aggregation_, grad_out, grad_input);
   return grad_input;
 }
 

@@ -48,12 +48,13 @@ class AggregateTransform {
   AggregateTransform(bool transform_first, ComputeBackend& backend)
       : transform_first_(transform_first), backend_(backend) {}
 
-  // Keeps `aggregation` and a reference to `h_src` (which must outlive backward).
-  Matrix forward(cpu::SparseMatrix aggregation, const Matrix& h_src, const Matrix& weight);
+  // Keeps `aggregation` and a reference to `h_src` (both, and the block the aggregation reads,
+  // must outlive backward).
+  Matrix forward(cpu::ScaledAdjacency aggregation, const Matrix& h_src, const Matrix& weight);
   // The same on sparse source rows, always transform-first (A (x W)): x W is a sparse times dense
   // product, and aggregating first would need a sparse times sparse one. backward then gives no
   // input gradient.
-  Matrix forward_sparse(cpu::SparseMatrix aggregation, cpu::SparseMatrixView x_src,
+  Matrix forward_sparse(cpu::ScaledAdjacency aggregation, cpu::SparseMatrixView x_src,
                         const Matrix& weight);
   // Adds dL/dW to `weight_grad`; returns dL/dh_src when `want_input_grad`, else an empty matrix.
   Matrix backward(const Matrix& grad_out, const Matrix& weight, Matrix& weight_grad,
@@ -62,7 +63,7 @@ class AggregateTransform {
  private:
   bool transform_first_;
   ComputeBackend& backend_;
-  cpu::SparseMatrix aggregation_;
+  cpu::ScaledAdjacency aggregation_;
   const Matrix* h_src_ = nullptr;
   std::optional<cpu::SparseMatrixView> sparse_src_;  // set by forward_sparse instead of h_src_
   Matrix aggregated_;                                // A h_src (aggregate-first order only)
@@ -134,7 +135,7 @@ class PropagationLayer final : public GnnLayer {
  private:
   Parameter* bias_;
   ComputeBackend& backend_;
-  cpu::SparseMatrix aggregation_;
+  cpu::ScaledAdjacency aggregation_;
 };
 
 class SageLayer final : public GnnLayer {

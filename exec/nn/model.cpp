@@ -57,11 +57,9 @@ Matrix Model::forward(std::span<const Block* const> blocks, cpu::SparseMatrixVie
   }
   cpu::SparseMatrixView x = input;
   if (dropout_applied_) {
-    // Dropout changes values only: the dropped rows share the input's offsets and columns.
-    sparse_input_weights_.resize(input.weights.size());
-    cpu::dropout_sparse_weights(input, blocks_[0]->src_nodes, static_cast<float>(spec_.dropout()),
-                                layer_dropout_key(0), sparse_input_weights_);
-    x = input.with_weights(sparse_input_weights_);
+    // Dropout is a bit per entry, applied as the layer reads the rows: they stay in the store.
+    x = cpu::dropout_sparse_view(input, blocks_[0]->src_nodes, static_cast<float>(spec_.dropout()),
+                                 layer_dropout_key(0), sparse_input_kept_);
   }
   Matrix out = layers_[0]->forward_sparse(*blocks_[0], x);
   if (spec_.num_layers() == 1) return out;

@@ -56,8 +56,8 @@ class Model {
   // inputs_[l] is what layer l consumed (after dropout); inputs_[0] is used only with dropout,
   // otherwise layer 0 reads the caller's input directly. Kept between steps to reuse the memory.
   std::vector<Matrix> inputs_;
-  // The values of the sparse layer-0 input after dropout, over the input's offsets and columns.
-  std::vector<float> sparse_input_weights_;
+  // Which entries of the sparse layer-0 input dropout keeps (a bit each), read with the input.
+  std::vector<std::uint64_t> sparse_input_kept_;
   std::uint64_t dropout_key_ = 0;
   bool dropout_applied_ = false;
 };

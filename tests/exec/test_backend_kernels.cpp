@@ -10,12 +10,14 @@
 // expf, and bit for bit where no exponential is involved.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "exec/backends.hpp"
 #include "exec/kernels/cpu_gat.hpp"
 #include "exec/kernels/cpu_kernels.hpp"
+#include "exec/nn/aggregation.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 
@@ -140,6 +142,54 @@ TEST_F(BackendKernels, AggregationMatchesTheCpuExactly) {
   Matrix out;
   EXPECT_THROW(backend().spmm(a, wrong, out), Error);
   EXPECT_THROW(backend().spmm_transposed(a, wrong, out), Error);
+}
+
+// A block's aggregations read without stored weights, and sparse input rows read in place with
+// dropout applied as they are read: what the layers multiply by.
+TEST_F(BackendKernels, BlockAggregationsAndDroppedSparseRowsMatchTheCpuExactly) {
+  const cpu::SparseMatrix edges = random_sparse(300, 500, 12, 10);
+  Block block;
+  block.src_nodes.resize(500);
+  std::iota(block.src_nodes.begin(), block.src_nodes.end(), NodeId{0});
+  block.num_dst = 300;
+  block.offsets = edges.offsets;
+  block.src_index = edges.columns;
+  for (const std::int64_t width : {1, 16, 41}) {
+    const Matrix x = uniform_matrix(500, width, -1, 1, 11);
+    const Matrix g = uniform_matrix(300, width, -1, 1, 12);
+    for (const bool gcn : {false, true}) {
+      const cpu::ScaledAdjacency a = gcn ? gcn_aggregation(block) : mean_aggregation(block);
+      const std::string what =
+          std::string(gcn ? "gcn" : "mean") + " width " + std::to_string(width);
+      Matrix expected;
+      Matrix actual;
+      cpu::aggregate(a, x, expected);
+      backend().aggregate(a, x, actual);
+      expect_identical(actual, expected, "aggregate " + what);
+      cpu::aggregate_transposed(a, g, expected);
+      backend().aggregate_transposed(a, g, actual);
+      expect_identical(actual, expected, "aggregate_transposed " + what);
+    }
+  }
+  cpu::SparseMatrix rows = random_sparse(300, 700, 20, 13);
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    std::sort(rows.columns.begin() + rows.offsets[static_cast<std::size_t>(r)],
+              rows.columns.begin() + rows.offsets[static_cast<std::size_t>(r) + 1]);
+  }
+  std::vector<std::int32_t> row_ids(300);
+  std::iota(row_ids.begin(), row_ids.end(), 1000);
+  std::vector<std::uint64_t> kept;
+  const cpu::SparseMatrixView dropped = cpu::dropout_sparse_view(rows, row_ids, 0.5f, 14, kept);
+  const Matrix w = uniform_matrix(700, 16, -1, 1, 15);
+  const Matrix g = uniform_matrix(300, 16, -1, 1, 16);
+  Matrix expected;
+  Matrix actual;
+  cpu::spmm(dropped, w, expected);
+  backend().spmm_rows(dropped, w, actual);
+  expect_identical(actual, expected, "spmm_rows after dropout");
+  cpu::spmm_transposed_sorted(dropped, g, expected);
+  backend().spmm_rows_transposed(dropped, g, actual);
+  expect_identical(actual, expected, "spmm_rows_transposed after dropout");
 }
 
 TEST_F(BackendKernels, ElementWiseKernelsMatchTheCpuExactly) {

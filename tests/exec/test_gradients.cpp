@@ -368,7 +368,7 @@ TEST(SgcModel, IsOneLinearMapOfTheThriceAggregatedFeatures) {
   Matrix propagated = input;
   for (const Block* block : blocks) {
     Matrix next;
-    cpu::spmm(gcn_aggregation(*block), propagated, next);
+    cpu::aggregate(gcn_aggregation(*block), propagated, next);
     propagated = std::move(next);
   }
   Matrix expected;

@@ -277,7 +277,7 @@ Block path_block() {
 }
 
 TEST(Aggregation, GcnOnFullGraphIsSymmetricNormalisedAdjacencyWithSelfLoops) {
-  const Matrix a = dense_of(gcn_aggregation(path_block()));
+  const Matrix a = dense_of(gcn_aggregation(path_block()).materialized());
   // degrees with self loops: 2, 3, 2, 1
   const double d[] = {2, 3, 2, 1};
   const int edges[][2] = {{0, 1}, {1, 0}, {1, 2}, {2, 1}};
@@ -295,7 +295,7 @@ TEST(Aggregation, GcnOnSampledBlockUsesBlockDegrees) {
   block.num_dst = 2;
   block.offsets = {0, 2, 3};
   block.src_index = {2, 1, 2};
-  const Matrix a = dense_of(gcn_aggregation(block));
+  const Matrix a = dense_of(gcn_aggregation(block).materialized());
   // in-degree + 1: d0 = 3, d1 = 2. out-degree (+1 for dst): s0 = 1, s1 = 2, s2 = 2.
   EXPECT_NEAR(a(0, 0), 1.0 / std::sqrt(3.0 * 1.0), 1e-7);
   EXPECT_NEAR(a(0, 1), 1.0 / std::sqrt(3.0 * 2.0), 1e-7);
@@ -306,12 +306,60 @@ TEST(Aggregation, GcnOnSampledBlockUsesBlockDegrees) {
 }
 
 TEST(Aggregation, MeanAveragesInNeighboursAndLeavesIsolatedNodesAtZero) {
-  const Matrix a = dense_of(mean_aggregation(path_block()));
+  const Matrix a = dense_of(mean_aggregation(path_block()).materialized());
   EXPECT_EQ(a(0, 1), 1.0f);
   EXPECT_EQ(a(1, 0), 0.5f);
   EXPECT_EQ(a(1, 2), 0.5f);
   EXPECT_EQ(a(2, 1), 1.0f);
   for (int j = 0; j < 4; ++j) EXPECT_EQ(a(3, j), 0.0f);
+}
+
+// A sampled-looking block: sources in no order within a row, repeated sources, a destination
+// that is its own source, destinations without edges, and more sources than destinations.
+Block unordered_block(std::int64_t num_dst, std::int64_t num_src) {
+  Block block;
+  for (std::int64_t v = 0; v < num_src; ++v) block.src_nodes.push_back(static_cast<NodeId>(v));
+  block.num_dst = num_dst;
+  for (std::int64_t d = 0; d < num_dst; ++d) {
+    const auto edges = static_cast<std::int64_t>(hash_mix(21, d) % 12);
+    for (std::int64_t e = 0; e < edges; ++e) {
+      const auto s = static_cast<std::int32_t>(hash_mix(22, d, e) % (e == 0 ? num_dst : num_src));
+      block.src_index.push_back(e == 1 ? static_cast<std::int32_t>(d) : s);
+    }
+    if (edges > 3) block.src_index.push_back(block.src_index.back());
+    block.offsets.push_back(block.num_edges());
+  }
+  return block;
+}
+
+// Both aggregations, read from the block in place, give the stored matrix's products bit for
+// bit, forward and transposed, on any number of threads (large enough to split).
+TEST(Aggregation, ReadInPlaceIsTheStoredMatrixsProductsOnAnyThreadCount) {
+  const Block block = unordered_block(4000, 6000);
+  const Matrix x = uniform_matrix(block.num_src(), 16, -1.0f, 1.0f, 23);
+  const Matrix g = uniform_matrix(block.num_dst, 16, -1.0f, 1.0f, 24);
+  ASSERT_GE(block.num_edges() * g.cols(), 1 << 16);
+  const int before = omp_get_max_threads();
+  for (const bool gcn : {false, true}) {
+    const cpu::ScaledAdjacency a = gcn ? gcn_aggregation(block) : mean_aggregation(block);
+    const cpu::SparseMatrix stored = a.materialized();
+    ASSERT_EQ(stored.nonzeros(), a.nonzeros());
+    for (const int threads : {1, 2, 3, 4}) {
+      omp_set_num_threads(threads);
+      Matrix expected, actual;
+      cpu::spmm(stored, x, expected);
+      cpu::aggregate(a, x, actual);
+      EXPECT_EQ(values_of(actual), values_of(expected)) << gcn << ", " << threads << " threads";
+      cpu::spmm(stored.transposed(), g, expected);
+      cpu::aggregate_transposed(a, g, actual);
+      EXPECT_EQ(values_of(actual), values_of(expected))
+          << "transposed, " << gcn << ", " << threads << " threads";
+    }
+  }
+  omp_set_num_threads(before);
+  Matrix y;
+  EXPECT_THROW(cpu::aggregate(gcn_aggregation(block), g, y), Error);
+  EXPECT_THROW(cpu::aggregate_transposed(gcn_aggregation(block), x, y), Error);
 }
 
 TEST(SoftmaxCrossEntropy, ValueGradientAndAccuracyMatchClosedForm) {

@@ -3,6 +3,7 @@
 // prefix of the sources) and on a full-graph one, in both of the dense path's multiplication
 // orders; and dropout's mask on sparse rows equal to the dense mask.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "exec/kernels/cpu_kernels.hpp"
 #include "exec/nn/input_rows.hpp"
@@ -161,21 +162,39 @@ TEST(SparseDropout, KeepsAndScalesExactlyTheDenseMasksEntries) {
   EXPECT_LT(dropped, static_cast<int>(sparse.weights.size()));
 }
 
-// Dropout writing only the values gives dropout_forward_sparse's rows and leaves the input as it
-// was; a rate of 0 copies the values.
-TEST(SparseDropout, WritingValuesOnlyGivesTheInPlaceRows) {
-  const cpu::SparseMatrix input = random_sparse(9, 23, 13);
-  const std::vector<std::int32_t> row_ids{5, 900, 2, 17, 3, 44, 8, 1000000, 6};
-  cpu::SparseMatrix in_place = input;
-  cpu::dropout_forward_sparse(in_place, row_ids, 0.5f, 31);
-  std::vector<float> weights(input.weights.size());
-  cpu::dropout_sparse_weights(input, row_ids, 0.5f, 31, weights);
-  EXPECT_EQ(weights, in_place.weights);
-  EXPECT_EQ(input.weights, random_sparse(9, 23, 13).weights);
-  cpu::dropout_sparse_weights(input, row_ids, 0.0f, 31, weights);
-  EXPECT_EQ(weights, input.weights);
-  EXPECT_THROW(cpu::dropout_sparse_weights(input, row_ids, 0.5f, 31, std::span(weights).first(3)),
-               Error);
+// Dropout as a bit per entry, applied as kernels read the rows: the in-place rows' values, the
+// dense mask's entries on any number of threads (rows straddling the threads' 64-entry words),
+// the input left as it was; a rate of 0 gives the input itself.
+TEST(SparseDropout, AppliedAsReadGivesTheInPlaceRowsOnAnyThreadCount) {
+  const cpu::SparseMatrix input = random_sparse(1500, 41, 13);
+  ASSERT_GT(input.nonzeros(), 16384);
+  std::vector<std::int32_t> row_ids;
+  for (std::int64_t r = 0; r < input.rows; ++r) row_ids.push_back(static_cast<std::int32_t>(r * 7));
+  Matrix dense = cpu::densified(input);
+  cpu::dropout_forward(dense, row_ids, 0.5f, 31);
+  const int before = omp_get_max_threads();
+  for (const int threads : {1, 2, 3, 4}) {
+    omp_set_num_threads(threads);
+    cpu::SparseMatrix in_place = input;
+    cpu::dropout_forward_sparse(in_place, row_ids, 0.5f, 31);
+    std::vector<std::uint64_t> kept;
+    const cpu::SparseMatrixView dropped = cpu::dropout_sparse_view(input, row_ids, 0.5f, 31, kept);
+    EXPECT_EQ(dropped.copy().weights, in_place.weights) << threads << " threads";
+    EXPECT_EQ(dropped.columns.data(), input.columns.data());
+    const Matrix after = cpu::densified(dropped);
+    for (std::int64_t i = 0; i < dense.size(); ++i) {
+      ASSERT_EQ(after.data()[i], dense.data()[i]) << "entry " << i << ", " << threads << " threads";
+    }
+    EXPECT_EQ(cpu::densified(dropped.first_rows(10)).values()[0], after.values()[0]);
+  }
+  omp_set_num_threads(before);
+  EXPECT_EQ(input.weights, random_sparse(1500, 41, 13).weights);
+  std::vector<std::uint64_t> kept;
+  const cpu::SparseMatrixView undropped = cpu::dropout_sparse_view(input, row_ids, 0.0f, 31, kept);
+  EXPECT_TRUE(undropped.kept.empty());
+  EXPECT_EQ(undropped.copy().weights, input.weights);
+  EXPECT_THROW(cpu::dropout_sparse_view(input, std::span(row_ids).first(3), 0.5f, 31, kept), Error);
+  EXPECT_THROW(cpu::SparseMatrixView(input).with_dropout(std::span(kept).first(0), 2.0f), Error);
 }
 
 // Every node in order (full-graph training) reads the store in place; the model then gives the

@@ -12,6 +12,7 @@
 #include "workloads/common/errors.hpp"
 #include "workloads/loaders.hpp"
 #include "workloads/npz_reader.hpp"
+#include "workloads/sparse_features.hpp"
 
 namespace gnnbed {
 namespace {
@@ -155,6 +156,40 @@ TEST(LoadPlanetoidTsv, TinyDatasetExactly) {
   EXPECT_EQ(tiny.split.train, (std::vector<NodeId>{0, 4}));
   EXPECT_EQ(tiny.split.val, (std::vector<NodeId>{1}));
   EXPECT_EQ(tiny.split.test, (std::vector<NodeId>{3}));
+}
+
+// Feature lines in any order (nodes out of order, a node's columns unsorted) give the rows the
+// same lines in node and column order give, kept sparse.
+TEST(LoadPlanetoidTsv, SparseFeatureLinesInAnyOrderGiveTheSameRows) {
+  const auto write = [](const TemporaryDirectory& dir, const std::string& name,
+                        const std::vector<std::string>& lines) {
+    write_tiny_planetoid(dir, "features_sparse.tsv");
+    dir.write("tiny/meta.tsv",
+              "num_nodes\t5\nnum_features\t64\nnum_classes\t2\n"
+              "num_feature_nonzeros\t6\nfeature_format\tfeatures_sparse.tsv\n");
+    std::string text;
+    for (const std::string& line : lines) text += line + "\n";
+    dir.write("tiny/features_sparse.tsv", text);
+    std::filesystem::rename(dir.path() / "tiny", dir.path() / name);
+  };
+  TemporaryDirectory dir;
+  write(dir, "ordered", {"0\t3\t1", "0\t40\t2", "1\t7\t3", "3\t1\t4", "3\t63\t5", "4\t0\t6"});
+  write(dir, "shuffled", {"3\t63\t5", "0\t40\t2", "4\t0\t6", "0\t3\t1", "1\t7\t3", "3\t1\t4"});
+  write(dir, "late", {"0\t40\t2", "0\t3\t1", "3\t1\t4", "4\t0\t6", "1\t7\t3", "3\t63\t5"});
+  const Dataset ordered = load_planetoid_tsv(dir.path() / "ordered");
+  ASSERT_NE(dynamic_cast<const SparseFeatures*>(ordered.features.get()), nullptr);
+  EXPECT_EQ(features_of(ordered)[40], 2.0f);
+  EXPECT_EQ(features_of(ordered)[3 * 64 + 63], 5.0f);
+  for (const char* name : {"shuffled", "late"}) {
+    const Dataset other = load_planetoid_tsv(dir.path() / name);
+    const auto* sparse = dynamic_cast<const SparseFeatures*>(other.features.get());
+    ASSERT_NE(sparse, nullptr) << name;
+    EXPECT_EQ(features_of(other), features_of(ordered)) << name;
+    const SparseMatrixView rows = sparse->view();
+    EXPECT_EQ(std::vector<std::int32_t>(rows.columns.begin(), rows.columns.end()),
+              (std::vector<std::int32_t>{3, 40, 7, 1, 63, 0}))
+        << name;
+  }
 }
 
 TEST(LoadPlanetoidTsv, DenseFeaturesBinIsMappedAndChecked) {
