@@ -3,6 +3,7 @@
 // project has for it: an aggregation (a block's edges with their normalisation weights, which the
 // engines multiply by dense activations) and sparse input features (bag-of-words rows, which the
 // first layer multiplies by its weight without densifying them).
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -59,7 +60,11 @@ struct SparseMatrixView {
   // The value of entry `entry` as kernels read it: its weight, after dropout where there is one.
   float weight(std::size_t entry) const {
     if (kept.empty()) return weights[entry];
-    return ((kept[entry / 64] >> (entry % 64)) & 1u) != 0 ? weights[entry] * kept_scale : 0.0f;
+    // A select by bit mask, not a branch: a dropout mask is random, so a branch would mispredict
+    // at every other entry. A dropped entry reads +0.
+    const std::uint32_t keep =
+        0u - static_cast<std::uint32_t>((kept[entry / 64] >> (entry % 64)) & 1u);
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(weights[entry] * kept_scale) & keep);
   }
   // Rows [0, count) (count <= rows), sharing this view's arrays (and its dropout).
   SparseMatrixView first_rows(std::int64_t count) const;

@@ -174,8 +174,9 @@ ModelSpec::LayerWork ModelSpec::sparse_input_work(std::int64_t num_dst, std::int
       static_cast<double>(num_edges) + (sage ? 0.0 : static_cast<double>(num_dst));
   LayerWork work;
   work.sparse_flops = 2.0 * (products + aggregated) * out;
-  // Entries to build and transpose: the aggregation's, and in the backward each input's, transposed
-  // before its product. A product only reads its entries, which its FLOPs count.
+  // Entries gone through per entry: the aggregation's, and in the backward each input's, whose
+  // transposed product visits them by output row. A forward product only reads its entries, which
+  // its FLOPs count.
   work.sparse_entries = aggregated + (backward ? products : 0.0);
   // The products read their entries and write their output rows.
   work.memory_bytes = static_cast<double>(kSparseEntryBytesRead) * products +

@@ -98,9 +98,10 @@ class ModelSpec {
 
   // A layer's work. Multiply-adds count as 2 FLOPs, split into dense weight products and sparse
   // aggregation (one multiply-add per edge and column; GCN adds a self loop per destination).
-  // `sparse_entries` counts the aggregation matrix's entries the layer goes through (built,
-  // transposed, read): work per edge whatever the width, which on a GPU costs more than the
-  // multiply-adds (an index load and a row gathered per entry).
+  // `sparse_entries` counts the aggregation's entries the layer goes through (read and weighed;
+  // on a backend that stores the weights also built, and transposed for the backward): work per
+  // edge whatever the width, which on a GPU costs more than the multiply-adds (an index load and a
+  // row gathered per entry).
   // `memory_bytes` is what the dense products stream: their input rows read and output rows
   // written (the weights stay in cache). A narrow product (few input or output columns) does few
   // FLOPs per byte and is bound by these bytes rather than by its FLOPs.
@@ -123,12 +124,12 @@ class ModelSpec {
   // The first layer's work on sparse input rows (GnnLayer::forward_sparse: each weight product
   // first, whatever the widths, then the aggregation at the output width). A product goes through
   // the stored entries, each a multiply-add per output column with an index and a weight row read,
-  // as an aggregation's product does: sparse FLOPs (the entries a kernel builds or transposes,
-  // `sparse_entries`, are the aggregation's, and in the backward the inputs'). `src_entries`: the
-  // stored entries of the
-  // source rows; `dst_entries`: of the destinations' own rows (GraphSAGE's self term). The
-  // backward computes the weight gradients only (transpose(x) times the gradient): the products
-  // again, each input transposed first, and the transposed aggregation.
+  // as an aggregation's product does: sparse FLOPs (the entries gone through per entry,
+  // `sparse_entries`, are the aggregation's, and in the backward the inputs' too). `src_entries`:
+  // the stored entries of the source rows; `dst_entries`: of the destinations' own rows
+  // (GraphSAGE's self term). The backward computes the weight gradients only (transpose(x) times
+  // the gradient): the products again, each over its input's transpose, and the transposed
+  // aggregation.
   LayerWork sparse_input_work(std::int64_t num_dst, std::int64_t num_src, std::int64_t num_edges,
                               std::int64_t src_entries, std::int64_t dst_entries,
                               bool backward) const;
