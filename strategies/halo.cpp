@@ -193,16 +193,8 @@ int HaloPlanner::first_layer_input() {
 
 int HaloPlanner::assemble(const std::string& name, int layer, std::vector<int> pairs,
                           std::int64_t rows, std::int64_t cols) {
-  if (builder_.tensor(pairs[1]).kind == TensorKind::sparse) {
-    std::int64_t entries = 0;
-    for (std::size_t i = 1; i < pairs.size(); i += 2) entries += builder_.tensor(pairs[i]).entries;
-    const int output = builder_.add_sparse(name, rows, cols, entries);
-    builder_.add_op(
-        scatter_rows_op(builder_, "assemble " + name, std::move(pairs), output, Stream::copy));
-    return output;
-  }
-  const int output = builder_.add_dense(name, rows, cols);
-  if (layer > 0) {
+  const int output = add_assembled_rows(builder_, name, pairs, rows, cols);
+  if (layer > 0 && builder_.tensor(output).kind == TensorKind::dense) {
     builder_.add_op(scatter_add_op(builder_, "assemble " + name, std::move(pairs), output));
     return output;
   }

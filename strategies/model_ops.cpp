@@ -71,10 +71,12 @@ int ModelEmitter::dropout_op(OpKind kind, int tensor, int ids, int layer,
   // Work: the entries a hash decides (as FLOPs), every byte read, the hashed ones written back.
   // Forward dropout skips groups of zeros, and on the input features (bag-of-words: mostly
   // zeros) that is most of them; activations and gradients count as dense.
-  // Sparse rows: every stored entry decided, read and its value written back.
+  // Sparse rows: every stored entry decided, read and its value written back. A stored entry takes
+  // a hash of its own, where dense rows share one among kDropoutGroupEntries columns: it counts as
+  // that many dense entries (measured: 8.3 ns per sparse entry, 7.7 ns per 4 dense ones).
   const TensorSpec& spec = builder_.tensor(tensor);
   if (spec.kind == TensorKind::sparse) {
-    op.flops = static_cast<double>(spec.entries);
+    op.flops = static_cast<double>(kDropoutGroupEntries) * static_cast<double>(spec.entries);
     op.memory_bytes = spec.bytes() + spec.entries * kFloatBytes;
     return builder_.add_op(std::move(op));
   }

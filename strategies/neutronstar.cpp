@@ -228,6 +228,9 @@ class NeutronStarPlanner {
   };
   const PeerRows& peer_rows(int layer);
   int first_layer_input();
+  // The first layer's input over its sources from (positions, rows) pairs: the own features and
+  // the dependencies' copies, sparse rows where they are sparse.
+  int assemble_first_layer_input(std::vector<int> pairs);
   // Layer `layer`'s input over its sources, from the layer below's output `below` and what
   // the owners of the fetched dependencies send.
   int layer_input(int layer, int below);
@@ -301,7 +304,6 @@ const NeutronStarPlanner::PeerRows& NeutronStarPlanner::peer_rows(int layer) {
 
 int NeutronStarPlanner::first_layer_input() {
   const Block& first = block(0);
-  const int dim = context_.feature_dim;
   std::vector<std::int32_t> own_ids;
   std::vector<std::int32_t> own_rows;
   for (std::size_t s = 0; s < first.src_nodes.size(); ++s) {
@@ -309,13 +311,13 @@ int NeutronStarPlanner::first_layer_input() {
     own_ids.push_back(first.src_nodes[s]);
     own_rows.push_back(static_cast<std::int32_t>(s));
   }
-  const auto num_own = static_cast<std::int64_t>(own_ids.size());
-  const bool all_own = num_own == first.num_src();
+  const bool all_own = static_cast<std::int64_t>(own_ids.size()) == first.num_src();
+  // Feature rows are sparse where the run keeps them sparse (add_feature_rows), dense otherwise.
   const int own_features =
-      builder_.add_dense(all_own ? "layer0 input" : "own features", num_own, dim);
-  builder_.add_op(gather_features_op("gather own features",
-                                     builder_.add_index("own source nodes", std::move(own_ids)),
-                                     own_features, 0, dim, num_own));
+      add_feature_rows(builder_, context_, all_own ? "layer0 input" : "own features", own_ids);
+  emit_gather_feature_rows(builder_, "gather own features",
+                           builder_.add_index("own source nodes", std::move(own_ids)),
+                           own_features);
   if (all_own) return own_features;
   // The dependencies' features: copied from their owners in the first epoch, kept after.
   Op copy = exchange_op("copy dependency features", Traffic::features, num_ranks_);
@@ -325,15 +327,13 @@ int NeutronStarPlanner::first_layer_input() {
   for (int q = 0; q < num_ranks_; ++q) {
     if (q == rank_) continue;
     const auto slot = static_cast<std::size_t>(q);
-    copy.outputs[slot] =
-        builder_.add_persistent("dependency features of " + peer_name(q),
-                                static_cast<std::int64_t>(fetched(0, q).size()), dim);
-    const auto rows = static_cast<std::int64_t>(served(0, q).size());
-    copy.inputs[slot] = builder_.add_dense("dependency features for " + peer_name(q), rows, dim);
-    builder_.add_op(
-        gather_features_op("gather dependency features for " + peer_name(q),
-                           builder_.add_index("dependencies of " + peer_name(q), served(0, q)),
-                           copy.inputs[slot], 0, dim, rows));
+    copy.outputs[slot] = builder_.persistent(add_feature_rows(
+        builder_, context_, "dependency features of " + peer_name(q), fetched(0, q)));
+    copy.inputs[slot] = add_feature_rows(builder_, context_,
+                                         "dependency features for " + peer_name(q), served(0, q));
+    emit_gather_feature_rows(builder_, "gather dependency features for " + peer_name(q),
+                             builder_.add_index("dependencies of " + peer_name(q), served(0, q)),
+                             copy.inputs[slot]);
     copy.bytes_to[slot] = builder_.tensor(copy.inputs[slot]).bytes();
     copy.bytes_from[slot] = builder_.tensor(copy.outputs[slot]).bytes();
     pairs.push_back(builder_.add_index("dependency positions of " + peer_name(q),
@@ -341,7 +341,12 @@ int NeutronStarPlanner::first_layer_input() {
     pairs.push_back(copy.outputs[slot]);
   }
   if (iteration_.epoch <= 1) builder_.add_op(std::move(copy));
-  const int input = builder_.add_dense("layer0 input", first.num_src(), dim);
+  return assemble_first_layer_input(std::move(pairs));
+}
+
+int NeutronStarPlanner::assemble_first_layer_input(std::vector<int> pairs) {
+  const int input =
+      add_assembled_rows(builder_, "layer0 input", pairs, block(0).num_src(), context_.feature_dim);
   builder_.add_op(
       scatter_rows_op(builder_, "assemble layer0 input", std::move(pairs), input, Stream::copy));
   return input;

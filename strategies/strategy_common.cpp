@@ -71,6 +71,15 @@ int emit_gather_feature_rows(PlanBuilder& builder, std::string label, int ids, i
   return builder.add_op(std::move(op));
 }
 
+int add_assembled_rows(PlanBuilder& builder, std::string name, const std::vector<int>& pairs,
+                       std::int64_t rows, std::int64_t cols) {
+  if (builder.tensor(pairs.at(1)).kind != TensorKind::sparse)
+    return builder.add_dense(std::move(name), rows, cols);
+  std::int64_t entries = 0;
+  for (std::size_t i = 1; i < pairs.size(); i += 2) entries += builder.tensor(pairs[i]).entries;
+  return builder.add_sparse(std::move(name), rows, cols, entries);
+}
+
 std::vector<int> emit_feature_pull(PlanBuilder& builder, const StrategyContext& context,
                                    std::string label, const Announcement& requests,
                                    const Announcement& received,

@@ -40,6 +40,10 @@ int add_feature_rows(PlanBuilder& builder, const StrategyContext& context, std::
                      std::span<const NodeId> nodes);
 // Gathers the feature rows of `nodes` (index tensor `ids`) from this rank's store into `output`.
 int emit_gather_feature_rows(PlanBuilder& builder, std::string label, int ids, int output);
+// The tensor, rows x cols, that (positions, rows) `pairs` are placed into: sparse rows holding
+// every part's entries where the parts are sparse rows, else dense.
+int add_assembled_rows(PlanBuilder& builder, std::string name, const std::vector<int>& pairs,
+                       std::int64_t rows, std::int64_t cols);
 
 // A feature pull after the announcement of its requests: for every peer, gathers the rows of the
 // nodes it asked for (`received`, held in `announced.received`) and sends them, and receives the

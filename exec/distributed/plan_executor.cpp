@@ -246,30 +246,53 @@ void PlanExecutor::bind_tensors(const Plan& plan) {
   take_persistent(plan);
 }
 
+namespace {
+
+[[noreturn]] void throw_persistent_shape(const TensorSpec& spec, std::int64_t rows,
+                                         std::int64_t cols) {
+  throw Error("persistent tensor '" + spec.name + "' holds " + std::to_string(rows) + " x " +
+              std::to_string(cols) + " values, the plan declares " + std::to_string(spec.rows) +
+              " x " + std::to_string(spec.cols));
+}
+
+}  // namespace
+
 void PlanExecutor::take_persistent(const Plan& plan) {
   for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
     const TensorSpec& spec = plan.tensors[t];
     if (!spec.persistent) continue;
-    Matrix& held = persistent_[spec.name];
-    if (held.size() == 0) held = Matrix(spec.rows, spec.cols);
-    if (held.rows() != spec.rows || held.cols() != spec.cols) {
-      throw Error("persistent tensor '" + spec.name + "' holds " + std::to_string(held.rows()) +
-                  " x " + std::to_string(held.cols()) + " values, the plan declares " +
-                  std::to_string(spec.rows) + " x " + std::to_string(spec.cols));
+    PersistentValue& held = persistent_[spec.name];
+    if (spec.kind == TensorKind::sparse) {
+      // The first time: the rows without entries, until an op writes them.
+      if (held.sparse.rows == 0 && held.sparse.cols == 0) {
+        held.sparse.rows = spec.rows;
+        held.sparse.cols = spec.cols;
+        held.sparse.offsets.assign(static_cast<std::size_t>(spec.rows) + 1, 0);
+      }
+      if (held.sparse.rows != spec.rows || held.sparse.cols != spec.cols)
+        throw_persistent_shape(spec, held.sparse.rows, held.sparse.cols);
+      tensors_[t].sparse = std::move(held.sparse);
+      continue;
     }
-    tensors_[t].dense = std::move(held);
+    if (held.dense.size() == 0) held.dense = Matrix(spec.rows, spec.cols);
+    if (held.dense.rows() != spec.rows || held.dense.cols() != spec.cols)
+      throw_persistent_shape(spec, held.dense.rows(), held.dense.cols());
+    tensors_[t].dense = std::move(held.dense);
   }
 }
 
 std::span<const float> PlanExecutor::persistent_values(const std::string& name) const {
   const auto held = persistent_.find(name);
   if (held == persistent_.end()) return {};
-  return {held->second.data(), static_cast<std::size_t>(held->second.size())};
+  return {held->second.dense.data(), static_cast<std::size_t>(held->second.dense.size())};
 }
 
 void PlanExecutor::keep_persistent(const Plan& plan, std::vector<TensorValue>& tensors) {
   for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
-    if (plan.tensors[t].persistent) persistent_[plan.tensors[t].name] = std::move(tensors[t].dense);
+    if (!plan.tensors[t].persistent) continue;
+    PersistentValue& held = persistent_[plan.tensors[t].name];
+    held.dense = std::move(tensors[t].dense);
+    held.sparse = std::move(tensors[t].sparse);
   }
 }
 

@@ -215,7 +215,11 @@ class PlanExecutor {
   std::int64_t steps_done_ = 0;
   std::int64_t stash_peak_bytes_ = 0;
   std::vector<std::vector<TensorValue>> spare_tensors_;  // storage of retired mini-batches
-  std::map<std::string, Matrix> persistent_;             // by name, between the plans using them
+  struct PersistentValue {
+    Matrix dense;
+    SparseMatrix sparse;
+  };
+  std::map<std::string, PersistentValue> persistent_;  // by name, between the plans using them
   std::optional<DeviceFeatures> device_features_;
 };
 

@@ -275,17 +275,18 @@ TensorSpec dense_tensor(std::string name, std::int64_t rows, std::int64_t cols) 
   return tensor;
 }
 
-// Persistent tensors are dense state kept by name across a rank's plans: one tensor per name,
-// never dropped after use, and only in plans that run alone (two plans in flight would both
-// hold the state).
+// Persistent tensors are state kept by name across a rank's plans (dense, or sparse rows): one
+// tensor per name, never dropped after use, and only in plans that run alone (two plans in flight
+// would both hold the state).
 void validate_persistent_tensors(const Plan& plan) {
   std::set<std::string_view> names;
   for (const TensorSpec& tensor : plan.tensors) {
     if (!tensor.persistent) continue;
     const std::string where =
         "plan of rank " + std::to_string(plan.rank) + ": persistent tensor '" + tensor.name + "' ";
-    if (tensor.kind != TensorKind::dense || tensor.index || tensor.block)
-      throw Error(where + "is not a dense tensor an op writes");
+    if ((tensor.kind != TensorKind::dense && tensor.kind != TensorKind::sparse) || tensor.index ||
+        tensor.block)
+      throw Error(where + "is not a dense or sparse tensor an op writes");
     if (tensor.transient) throw Error(where + "is also transient");
     if (!names.insert(tensor.name).second) throw Error(where + "is declared twice");
     if (plan.pipeline_depth > 0) throw Error(where + "in a pipelined plan");
@@ -738,9 +739,12 @@ int PlanBuilder::add_transient(std::string name, std::int64_t rows, std::int64_t
 }
 
 int PlanBuilder::add_persistent(std::string name, std::int64_t rows, std::int64_t cols) {
-  TensorSpec tensor = dense_tensor(std::move(name), rows, cols);
-  tensor.persistent = true;
-  return add_tensor(std::move(tensor));
+  return persistent(add_dense(std::move(name), rows, cols));
+}
+
+int PlanBuilder::persistent(int tensor) {
+  plan_.tensors.at(static_cast<std::size_t>(tensor)).persistent = true;
+  return tensor;
 }
 
 void PlanBuilder::add_parameter(ParameterSpec parameter) {

@@ -343,6 +343,8 @@ class PlanBuilder {
   // Dense tensors with a lifetime other than the plan's (TensorSpec::transient, ::persistent).
   int add_transient(std::string name, std::int64_t rows, std::int64_t cols);
   int add_persistent(std::string name, std::int64_t rows, std::int64_t cols);
+  // Marks `tensor` (dense or sparse rows an op writes) persistent; returns it.
+  int persistent(int tensor);
   void add_parameter(ParameterSpec parameter);
   int add_op(Op op);
   // Marks every op added so far as prologue.
