@@ -389,8 +389,10 @@ TEST(RunExperiment, AStoppedRankEndsEveryRankAtTheProgressTimeout) {
   const TemporaryDirectory dir;
   const auto result = dir.path() / "r.json";
   const auto pid_file = dir.path() / "rank1.pid";
+  // Far more epochs than the job can finish before the stop (Cora's epoch takes milliseconds): a
+  // rank stopped after training, in its teardown, would keep mpirun waiting for it.
   const std::string arguments =
-      " --workload cora --batch-size 16 --epochs 1000 --quiet"
+      " --workload cora --batch-size 16 --epochs 100000 --quiet"
       " --progress-timeout 3 --output " +
       result.string();
   // Rank 1 writes its pid, then becomes run_experiment (exec keeps the pid); once training has
