@@ -42,11 +42,16 @@ class DropoutRowBits {
   std::vector<std::uint64_t> positions_;
 };
 
-// `value`, or +0 where `bits`' low 16 bits fall below `threshold`: a select by bit mask rather
-// than a branch, which a random mask would mispredict at every other entry.
+// `value` where `keep`, else +0: a select by bit mask rather than a branch, which a random mask
+// would mispredict at every other entry (SparseMatrixView::weight selects the same way).
+inline float kept_or_zero(float value, bool keep) {
+  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(keep);
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(value) & mask);
+}
+
+// `value`, or +0 where `bits`' low 16 bits fall below `threshold`.
 inline float masked(float value, std::uint64_t bits, std::uint64_t threshold) {
-  const std::uint32_t keep = 0u - static_cast<std::uint32_t>((bits & 0xffff) >= threshold);
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(value) & keep);
+  return kept_or_zero(value, (bits & 0xffff) >= threshold);
 }
 
 std::uint64_t dropout_threshold(float rate) {
@@ -199,7 +204,7 @@ void dropout_forward_sparse(SparseMatrix& x, std::span<const std::int32_t> row_i
   const float scale = 1.0f / (1.0f - rate);
   float* const weights = x.weights.data();
   decide_sparse_dropout(x, row_ids, rate, key, [&](std::size_t entry, bool kept) {
-    weights[entry] = kept ? weights[entry] * scale : 0.0f;
+    weights[entry] = kept_or_zero(weights[entry] * scale, kept);
   });
 }
 
