@@ -24,18 +24,15 @@ common=(--workload products-like --cluster p3-cluster --hidden 32 --strategy p3 
 
 "$build/sim/simulate" "${common[@]}" --scale "$scale" \
   --sweep distribution.pipeline=false,true --output "$out/pipelining.json"
-# The paper's 4-way split: one rank per machine with the rates of its 4 GPUs and a 4000-seed
-# batch (as experiments/predict_p3_paper.sh models it).
-per_machine=(--batch-size 4000 --cluster-set ranks_per_machine=1
-  --cluster-set device.memory_bytes=68719476736
-  --cluster-set host.cost_model.sample.sampled_edges_per_second=4e7
-  --cluster-set host.cost_model.sample.planned_nodes_per_second=2.8e7
-  --cluster-set host.cost_model.gather_features.memory_bytes_per_second=1.6e10)
-for op in layer_forward layer_backward; do
-  per_machine+=(--cluster-set "device.cost_model.$op.dense_flops_per_second=1.6e13"
-                --cluster-set "device.cost_model.$op.sparse_flops_per_second=4.8e11"
-                --cluster-set "device.cost_model.$op.memory_bytes_per_second=1.6e12")
-done
+# The per-machine deployment model: experiments/figures/profiles.json's argument list (one rank per
+# machine with the rates of its 4 GPUs), less the cluster and hidden size this script sets itself.
+mapfile -t per_machine < <(/usr/bin/python3 - "$root/experiments/figures/profiles.json" <<'PY'
+import json, sys
+args = json.load(open(sys.argv[1]))["profiles"]["per-machine"]
+pairs = zip(args[0::2], args[1::2])
+print("\n".join(f"{flag}\n{value}" for flag, value in pairs if flag not in ("--cluster", "--hidden")))
+PY
+)
 "$build/sim/simulate" "${common[@]}" --scale "$scale" "${per_machine[@]}" \
   --sweep distribution.pipeline=false,true --output "$out/per_machine.json"
 "$build/sim/simulate" "${common[@]}" --scale "$scale" --cache-budget 1100000000 \

@@ -64,6 +64,12 @@ def as_number(text):
         return None
 
 
+def out_of_memory_mark(ax, x):
+    """"OOM" at the foot of a bar that did not fit: in axes height, so log axes can take it."""
+    ax.text(x, 0.02, "OOM", rotation=90, ha="center", va="bottom", fontsize=6,
+            transform=ax.get_xaxis_transform())
+
+
 def series_label(plot, value):
     return plot.get("series_labels", {}).get(value, value)
 
@@ -165,7 +171,7 @@ def grouped_bars(figure, raw, stem):
                 continue
             value = match[0].get(y)
             if value is None:
-                ax.text(x, 0, "OOM", rotation=90, ha="center", va="bottom", fontsize=6)
+                out_of_memory_mark(ax, x)
                 continue
             ax.bar(x, value, width, color=colour(name, i),
                    label=series_label(plot, name) if g == 0 or name not in
@@ -206,7 +212,7 @@ def breakdown_bars(figure, raw, stem):
                 continue
             p, x = match[0], g - 0.4 + width * (i + 0.5)
             if p.get("out_of_memory"):
-                ax.text(x, 0, "OOM", rotation=90, ha="center", va="bottom", fontsize=6)
+                out_of_memory_mark(ax, x)
                 continue
             bottom = 0.0
             for part, part_colour in PART_COLOURS.items():
@@ -227,10 +233,9 @@ def breakdown_bars(figure, raw, stem):
     finish(fig, ax, plot, stem)
 
 
-def busy_timeline(trace_path, stream="compute", window_seconds=None):
-    """Busy fraction of a stream (compute: GPU kernels, as nvidia-smi counts them) in a Chrome
-    trace of simulate: overall, and per time window averaged over the ranks. stream may be a list
-    (busy when any of them runs)."""
+def stream_intervals(trace_path, stream="compute"):
+    """The busy intervals of a stream (or of any of a list of streams) in a Chrome trace of
+    simulate, merged per rank: ({rank: [[start, stop], ...]}, ranks, end of the trace), seconds."""
     streams = [stream] if isinstance(stream, str) else list(stream)
     with open(trace_path) as f:
         document = json.load(f)
@@ -255,6 +260,18 @@ def busy_timeline(trace_path, stream="compute", window_seconds=None):
                 out.append([s, t])
         merged[rank] = out
     ranks = sorted({e["pid"] for e in events if e.get("ph") == "X"})
+    return merged, ranks, end
+
+
+def covered_seconds(intervals, lo, hi):
+    return sum(max(0.0, min(t, hi) - max(s, lo)) for s, t in intervals)
+
+
+def busy_timeline(trace_path, stream="compute", window_seconds=None):
+    """Busy fraction of a stream (compute: GPU kernels) in a Chrome trace of simulate: the exact
+    share of the traced time, and per time window averaged over the ranks. stream may be a list
+    (busy when any of them runs)."""
+    merged, ranks, end = stream_intervals(trace_path, stream)
     if end <= 0 or not ranks:
         return {"busy_fraction": 0.0, "times": [], "fractions": [], "end": end}
     busy = sum(t - s for iv in merged.values() for s, t in iv)
@@ -263,12 +280,37 @@ def busy_timeline(trace_path, stream="compute", window_seconds=None):
     w = 0.0
     while w < end:
         hi = min(end, w + window)
-        covered = sum(max(0.0, min(t, hi) - max(s, w)) for iv in merged.values() for s, t in iv)
+        covered = sum(covered_seconds(iv, w, hi) for iv in merged.values())
         times.append(w)
         fractions.append(covered / ((hi - w) * len(ranks)))
         w = hi
     return {"busy_fraction": busy / (end * len(ranks)), "times": times, "fractions": fractions,
             "end": end, "window": window}
+
+
+def polled_utilisation(merged, ranks, end, poll_seconds, sample_period_seconds):
+    """What a utilisation monitor polled every poll_seconds reads off a trace, as nvidia-smi does
+    (NVML: the share of the last sample period, 1/6 s to 1 s by product, in which a kernel ran):
+    every reading of every rank, first poll one period in, so that each reading sees a full one."""
+    readings = []
+    poll = sample_period_seconds
+    while poll <= end + 1e-12:
+        lo = poll - sample_period_seconds
+        readings += [covered_seconds(merged.get(rank, []), lo, poll) / sample_period_seconds
+                     for rank in ranks]
+        poll += poll_seconds
+    return readings
+
+
+def polled_busy_fraction(trace_path, stream, poll_seconds, sample_period_seconds):
+    """The share of a monitor's readings that are above zero (the GPU "busy" in the P3 paper's
+    Fig. 12: at least one kernel ran in the reading's sample period), and the peak reading."""
+    merged, ranks, end = stream_intervals(trace_path, stream)
+    readings = polled_utilisation(merged, ranks, end, poll_seconds, sample_period_seconds)
+    if not readings:
+        return None
+    return {"busy_fraction": sum(1 for r in readings if r > 0) / len(readings),
+            "peak": max(readings), "readings": len(readings)}
 
 
 def timeline(figure, raw, stem):
