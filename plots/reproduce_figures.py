@@ -291,26 +291,31 @@ def busy_timeline(trace_path, stream="compute", window_seconds=None):
 def polled_utilisation(merged, ranks, end, poll_seconds, sample_period_seconds):
     """What a utilisation monitor polled every poll_seconds reads off a trace, as nvidia-smi does
     (NVML: the share of the last sample period, 1/6 s to 1 s by product, in which a kernel ran):
-    every reading of every rank, first poll one period in, so that each reading sees a full one."""
-    readings = []
+    [(poll time, [reading of every rank])], the first poll one period in, so that each reading
+    sees a full one."""
+    polls = []
     poll = sample_period_seconds
     while poll <= end + 1e-12:
         lo = poll - sample_period_seconds
-        readings += [covered_seconds(merged.get(rank, []), lo, poll) / sample_period_seconds
-                     for rank in ranks]
+        polls.append((poll, [covered_seconds(merged.get(rank, []), lo, poll) /
+                             sample_period_seconds for rank in ranks]))
         poll += poll_seconds
-    return readings
+    return polls
 
 
 def polled_busy_fraction(trace_path, stream, poll_seconds, sample_period_seconds):
     """The share of a monitor's readings that are above zero (the GPU "busy" in the P3 paper's
-    Fig. 12: at least one kernel ran in the reading's sample period), and the peak reading."""
+    Fig. 12: at least one kernel ran in the reading's sample period), and the peak reading; with
+    per poll the share of ranks read busy."""
     merged, ranks, end = stream_intervals(trace_path, stream)
-    readings = polled_utilisation(merged, ranks, end, poll_seconds, sample_period_seconds)
+    polls = polled_utilisation(merged, ranks, end, poll_seconds, sample_period_seconds)
+    readings = [r for _, rank_readings in polls for r in rank_readings]
     if not readings:
         return None
     return {"busy_fraction": sum(1 for r in readings if r > 0) / len(readings),
-            "peak": max(readings), "readings": len(readings)}
+            "peak": max(readings), "readings": len(readings),
+            "times": [t for t, _ in polls],
+            "busy_ranks": [sum(1 for r in rs if r > 0) / len(rs) for _, rs in polls]}
 
 
 def timeline(figure, raw, stem):
@@ -325,13 +330,27 @@ def timeline(figure, raw, stem):
                              horizon / 100)
         name = p["assignments"].get("distribution.strategy")
         ax.fill_between(data["times"], data["fractions"], step="post", color=colour(name),
-                        alpha=0.8, linewidth=0)
+                        alpha=0.8, linewidth=0, label="kernel time")
+        title = (f"{name}: kernels {100 * data['busy_fraction']:.0f} % of "
+                 f"{data['end']:.2f} s")
+        monitor = plot.get("monitor")
+        polled = monitor and polled_busy_fraction(
+            os.path.join(raw, p["trace"]), plot.get("stream", "compute"),
+            monitor["poll_seconds"], monitor["sample_period_seconds"])
+        if polled:
+            ax.step(polled["times"], polled["busy_ranks"], where="post", color="black",
+                    linewidth=0.6, label="read busy by nvidia-smi")
+            title += f", busy {100 * polled['busy_fraction']:.0f} % as nvidia-smi reads it"
         ax.set_ylim(0, 1.05)
         ax.set_xlim(0, horizon)
-        ax.set_ylabel("busy")
-        ax.set_title(f"{name}: GPU compute busy {100 * data['busy_fraction']:.0f} % of "
-                     f"{data['end']:.2f} s", fontsize=8)
-    axes[-1, 0].set_xlabel(f"simulated time (s); {horizon / 100 * 1e3:.3g} ms windows")
+        ax.set_ylabel("share of GPUs")
+        ax.set_title(title, fontsize=7)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if handles:
+        # In the last panel, whose strategy usually ends first and leaves its right side empty.
+        axes[-1, 0].legend(handles, labels, loc="upper right", fontsize=6)
+    axes[-1, 0].set_xlabel(f"simulated time (s); kernel time in {horizon / 100 * 1e3:.3g} ms "
+                           "windows")
     fig.tight_layout()
     style.save(fig, stem)
 
