@@ -5,12 +5,13 @@
 //
 // Before every layer a rank broadcasts its whole block of the layer's input (the features, then
 // its activations) to every peer, as CAGNET's 1-D algorithm does, and every rank keeps the copy it
-// received last of each peer's block (persistent tensors, plan.hpp). Backward, the gradients of
-// the rows a rank read from a peer's block go back to that peer, which keeps them likewise. With
-// skip-broadcast, a rank whose staleness bound allows it (sancus_bounds.hpp: SCS-E, SCS-A or
-// SCS-H, decided per rank and layer before the epoch and announced) sends nothing: its peers
-// compute with their copies of its block from its last broadcast, and it adds their gradients
-// from then, while every rank's own rows are always fresh.
+// received last of each peer's block (persistent tensors, plan.hpp). Sparse feature rows
+// (bag-of-words) are broadcast and kept sparse: a peer's block costs its non-zeros, not its width.
+// Backward, the gradients of the rows a rank read from a peer's block go back to that peer, which
+// keeps them likewise. With skip-broadcast, a rank whose staleness bound allows it
+// (sancus_bounds.hpp: SCS-E, SCS-A or SCS-H, decided per rank and layer before the epoch and
+// announced) sends nothing: its peers compute with their copies of its block from its last
+// broadcast, and it adds their gradients from then, while every rank's own rows are always fresh.
 //
 // Where ours differs: SANCUS broadcasts gradient blocks too, relying on the symmetric normalised
 // adjacency (A^T = A) to compute the input gradients of its own rows from them; we send each
@@ -60,6 +61,11 @@ class SancusPlanner final : public HaloPlanner {
   void add_block_rows();
   // SCS-H: the own block of `layer` kept as computed, and as sent when broadcast.
   void keep_own_block(int layer, int own);
+  // The kept copy of peer q's block of `layer`'s input, and the rows of it this rank reads: sparse
+  // rows like the own block's where the features are sparse.
+  int kept_block(const std::string& name, int q, int own);
+  int halo_rows_of(const std::string& name, int q, int copy);
+  bool takes_sparse_features() const override { return true; }
 
   const SancusBroadcasts broadcasts_;
   const bool keeps_computed_blocks_;
@@ -112,8 +118,7 @@ int SancusPlanner::layer_input(int layer, int own, Traffic traffic) {
   for (int q = 0; q < num_ranks_; ++q) {
     if (q == rank_) continue;
     const auto slot = static_cast<std::size_t>(q);
-    copies[slot] =
-        builder_.add_persistent(name + " block of " + peer_name(q), rows_of_rank_[slot], width);
+    copies[slot] = kept_block(name, q, own);
     if (sends[static_cast<std::size_t>(rank_)]) {
       broadcast.inputs[slot] = own;
       broadcast.bytes_to[slot] = builder_.tensor(own).bytes();
@@ -130,10 +135,37 @@ int SancusPlanner::layer_input(int layer, int own, Traffic traffic) {
     if (q == rank_) continue;
     const auto slot = static_cast<std::size_t>(q);
     pairs.push_back(halo_rows_[slot]);
-    pairs.push_back(
-        rows_for(builder_, name + " rows of " + peer_name(q), block_rows_[slot], copies[slot]));
+    pairs.push_back(halo_rows_of(name, q, copies[slot]));
   }
   return assemble(name + " input", layer, std::move(pairs), block_.num_src(), width);
+}
+
+int SancusPlanner::kept_block(const std::string& name, int q, int own) {
+  const auto slot = static_cast<std::size_t>(q);
+  const std::string copy = name + " block of " + peer_name(q);
+  if (builder_.tensor(own).kind != TensorKind::sparse) {
+    return builder_.add_persistent(copy, rows_of_rank_[slot], builder_.tensor(own).cols);
+  }
+  // A block's rows are its owner's nodes in increasing id (owner_rows).
+  std::vector<NodeId> nodes;
+  nodes.reserve(static_cast<std::size_t>(rows_of_rank_[slot]));
+  for (NodeId v = 0; v < context_.partition.num_nodes(); ++v) {
+    if (context_.partition.owner(v) == q) nodes.push_back(v);
+  }
+  return builder_.persistent(add_feature_rows(builder_, context_, copy, nodes));
+}
+
+int SancusPlanner::halo_rows_of(const std::string& name, int q, int copy) {
+  const auto slot = static_cast<std::size_t>(q);
+  const std::string rows = name + " rows of " + peer_name(q);
+  if (builder_.tensor(copy).kind != TensorKind::sparse) {
+    return rows_for(builder_, rows, block_rows_[slot], copy);
+  }
+  const int output = add_feature_rows(builder_, context_, rows, halo_.ids[slot]);
+  Op gather = gather_rows_op(builder_, "gather " + rows, block_rows_[slot], copy, output);
+  gather.stream = Stream::copy;  // sparse rows stay on the host, as the features they are
+  builder_.add_op(std::move(gather));
+  return output;
 }
 
 int SancusPlanner::own_input_gradient(int layer, int grad_input) {

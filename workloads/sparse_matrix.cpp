@@ -114,4 +114,25 @@ SparseMatrix SparseMatrixView::copy() const {
   return owned;
 }
 
+SparseMatrix SparseMatrixView::selected_rows(std::span<const std::int32_t> positions) const {
+  SparseMatrix selected;
+  selected.rows = static_cast<std::int64_t>(positions.size());
+  selected.cols = cols;
+  selected.offsets.reserve(positions.size() + 1);
+  for (const std::int32_t row : positions) {
+    if (row < 0 || row >= rows) {
+      throw Error("SparseMatrix::selected_rows: row " + std::to_string(row) + " outside the " +
+                  std::to_string(rows) + " rows");
+    }
+    const auto begin = static_cast<std::size_t>(offsets[static_cast<std::size_t>(row)]);
+    const auto end = static_cast<std::size_t>(offsets[static_cast<std::size_t>(row) + 1]);
+    selected.columns.insert(selected.columns.end(),
+                            columns.begin() + static_cast<std::ptrdiff_t>(begin),
+                            columns.begin() + static_cast<std::ptrdiff_t>(end));
+    for (std::size_t e = begin; e < end; ++e) selected.weights.push_back(weight(e));
+    selected.offsets.push_back(static_cast<std::int64_t>(selected.columns.size()));
+  }
+  return selected;
+}
+
 }  // namespace gnnbed

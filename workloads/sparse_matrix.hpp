@@ -76,6 +76,9 @@ struct SparseMatrixView {
   SparseMatrixView with_dropout(std::span<const std::uint64_t> kept_bits, float scale) const;
   // A copy that owns its arrays, its weights as weight() reads them.
   SparseMatrix copy() const;
+  // Row rows[i] of this matrix as row i of a new one (rows may repeat), its weights as weight()
+  // reads them. A row outside [0, rows) is an Error naming it.
+  SparseMatrix selected_rows(std::span<const std::int32_t> positions) const;
 };
 
 }  // namespace gnnbed

@@ -331,6 +331,10 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
         backend_.copy_to_device(input(op, Input::tensor));
       return;
     case OpKind::gather_rows: {
+      if (is_sparse(plan, op.input(Input::source))) {
+        gather_sparse_rows(plan, op);
+        return;
+      }
       const Matrix& source = input(op, Input::source);
       const bool all_columns = op.column_begin == 0 && op.column_end == 0;
       backend_.gather_rows(source, node_ids(op.input(Input::positions)), op.column_begin,
@@ -592,18 +596,37 @@ void PlanExecutor::scatter(const Plan& plan, const Op& op, bool add) {
 std::vector<std::span<const std::byte>> PlanExecutor::send_views(const Plan& plan, const Op& op) {
   const auto num_ranks = static_cast<std::size_t>(plan.num_ranks);
   std::vector<std::span<const std::byte>> send(num_ranks);
+  // A tensor sent to several peers (a broadcast block) is encoded once: encoding it again would
+  // free the bytes the views of the earlier peers point into.
+  std::vector<int> encoded;
   for (std::size_t q = 0; q < num_ranks; ++q) {
     const int t = op.inputs[q];
     if (t < 0) continue;
     TensorValue& value = tensors_[static_cast<std::size_t>(t)];
     if (is_sparse(plan, t)) {
-      value.wire = encode_sparse_rows(value.sparse);
+      if (std::find(encoded.begin(), encoded.end(), t) == encoded.end()) {
+        value.wire = encode_sparse_rows(value.sparse);
+        encoded.push_back(t);
+      }
       send[q] = value.wire;
     } else {
       send[q] = value.index != nullptr ? as_bytes_span(*value.index) : dense_bytes(value.dense);
     }
   }
   return send;
+}
+
+// Sparse rows stay on the host (TensorValue) and are read whole: a column slice of a sparse row
+// is not a row of the plan's kind.
+void PlanExecutor::gather_sparse_rows(const Plan& plan, const Op& op) {
+  const TensorSpec& source = plan.tensors[static_cast<std::size_t>(op.input(Input::source))];
+  const bool all_columns = (op.column_begin == 0 && op.column_end == 0) ||
+                           (op.column_begin == 0 && op.column_end == source.cols);
+  if (!is_sparse(plan, op.outputs[0]) || !all_columns) {
+    throw Error(op.label + ": sparse rows are gathered whole into sparse rows");
+  }
+  sparse(op.outputs[0]) = SparseMatrixView(sparse(op.input(Input::source)))
+                              .selected_rows(node_ids(op.input(Input::positions)));
 }
 
 void PlanExecutor::place_sparse(const Plan& plan, const Op& op) {

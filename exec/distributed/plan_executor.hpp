@@ -146,6 +146,8 @@ class PlanExecutor {
   SparseMatrix& sparse(int tensor) { return tensors_[static_cast<std::size_t>(tensor)].sparse; }
   // scatter_rows of sparse rows (plan.hpp: all parts sparse, every output row written once).
   void place_sparse(const Plan& plan, const Op& op);
+  // gather_rows of whole sparse rows into sparse rows (a peer's kept block read at the halo).
+  void gather_sparse_rows(const Plan& plan, const Op& op);
   void layer_forward(const Plan& plan, const Op& op);
   void layer_backward(const Op& op);
   void add_partials(const Op& op);

@@ -86,6 +86,7 @@ bool holds(Input name, TensorKind kind) {
     case Input::positions:
       return kind == TensorKind::index;
     case Input::tensor:  // a layer's input, its dropout and copy to the device: sparse rows too
+    case Input::source:  // gather_rows reads sparse rows whole (sparse_rows_problem)
       return kind == TensorKind::dense || kind == TensorKind::sparse;
     default:
       return kind == TensorKind::dense;
@@ -114,12 +115,21 @@ std::string named_input_problem(const Op& op, const std::vector<TensorSpec>& ten
   return {};
 }
 
-// What is wrong with the sparse rows an assembly places (empty when nothing): sparse rows are
-// placed among sparse rows only, and never added (a sum of sparse rows has no fixed entries).
-std::string sparse_assembly_problem(const Op& op, const std::vector<TensorSpec>& tensors) {
-  if (op.kind != OpKind::scatter_rows && op.kind != OpKind::scatter_add_rows) return {};
+// What is wrong with the sparse rows an op gathers or places (empty when nothing): sparse rows
+// are gathered whole into sparse rows, placed among sparse rows only, and never added (a sum of
+// sparse rows has no fixed entries).
+std::string sparse_rows_problem(const Op& op, const std::vector<TensorSpec>& tensors) {
   if (op.outputs.empty() || op.outputs[0] < 0) return {};
   const auto kind_of = [&](int t) { return tensors[static_cast<std::size_t>(t)].kind; };
+  if (op.kind == OpKind::gather_rows && op.inputs.size() == 2) {
+    const TensorSpec& source = tensors[static_cast<std::size_t>(op.inputs[1])];
+    if ((source.kind == TensorKind::sparse) != (kind_of(op.outputs[0]) == TensorKind::sparse))
+      return "gathers sparse and dense rows into one another";
+    const bool whole = op.column_begin == 0 && (op.column_end == 0 || op.column_end == source.cols);
+    if (source.kind == TensorKind::sparse && !whole) return "gathers a column slice of sparse rows";
+    return {};
+  }
+  if (op.kind != OpKind::scatter_rows && op.kind != OpKind::scatter_add_rows) return {};
   const bool sparse_out = kind_of(op.outputs[0]) == TensorKind::sparse;
   for (std::size_t k = 1; k < op.inputs.size(); k += 2) {
     if ((kind_of(op.inputs[k]) == TensorKind::sparse) != sparse_out)
@@ -519,7 +529,7 @@ void Plan::validate() const {
         fail(i, "writes tensor " + std::to_string(t) + ", which does not exist");
       written_by[static_cast<std::size_t>(t)] = static_cast<int>(i);
     }
-    if (const std::string problem = sparse_assembly_problem(op, tensors); !problem.empty()) {
+    if (const std::string problem = sparse_rows_problem(op, tensors); !problem.empty()) {
       fail(i, problem);
     }
   }

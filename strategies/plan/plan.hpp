@@ -48,8 +48,9 @@ enum class OpKind : std::uint8_t {
   optimizer_step,    // update `parameters` from their gradients
   copy_to_device,    // inputs[0] (= outputs[0]) moves from host to device memory (PCIe); a no-op
                      // where the device is the host's CPU
-  gather_rows,       // outputs[0] = the rows of dense inputs[1] at positions inputs[0] (index),
-                     // columns [column_begin, column_end) of them (every column when both are 0)
+  gather_rows,       // outputs[0] = the rows of inputs[1] at positions inputs[0] (index),
+                     // columns [column_begin, column_end) of them (every column when both are 0);
+                     // sparse rows are gathered whole into sparse rows
   scatter_add_rows,  // outputs[0] (its declared rows, zero elsewhere) = the sum of the rows
                      // inputs[2i + 1] (dense) added at positions inputs[2i] (index); device side,
                      // positions may repeat (halo gradients coming back from several ranks)

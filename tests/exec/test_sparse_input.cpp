@@ -236,5 +236,26 @@ TEST(InputRows, GathersSparseRowsFromSparseFeaturesAndDenseOtherwise) {
   EXPECT_EQ(rows.dense().rows(), 3);
 }
 
+// Selected rows (a peer's block read at its halo's positions) are the dense rows at those
+// positions, repeats included, after the view's dropout; a position outside is refused.
+TEST(SparseRows, SelectedRowsAreTheDenseRowsAtThosePositions) {
+  const cpu::SparseMatrix x = random_sparse(6, 10, 33);
+  const std::vector<std::int32_t> positions{5, 0, 5, 2};
+  const Matrix dense = cpu::densified(x);
+  const Matrix selected = cpu::densified(cpu::SparseMatrixView(x).selected_rows(positions));
+  ASSERT_EQ(selected.rows(), 4);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    for (std::int64_t c = 0; c < 10; ++c) {
+      EXPECT_EQ(selected(static_cast<std::int64_t>(i), c), dense(positions[i], c));
+    }
+  }
+  const std::vector<std::uint64_t> none_kept(1, 0);
+  const cpu::SparseMatrix dropped =
+      cpu::SparseMatrixView(x).with_dropout(none_kept, 2.0f).selected_rows(positions);
+  for (const float w : dropped.weights) EXPECT_EQ(w, 0.0f);
+  const std::vector<std::int32_t> outside{6};
+  EXPECT_THROW(cpu::SparseMatrixView(x).selected_rows(outside), Error);
+}
+
 }  // namespace
 }  // namespace gnnbed

@@ -68,9 +68,14 @@ TEST(SancusPlans, ABroadcastEpochSendsEveryLayersWholeBlockToEveryPeer) {
   const std::int64_t parameters = parameter_elements(context);
   for (const Plan& plan : plans) {
     SCOPED_TRACE("rank " + std::to_string(plan.rank));
-    const auto own = static_cast<std::int64_t>(context.partition.nodes_of(plan.rank).size());
+    const std::vector<NodeId> own_nodes = context.partition.nodes_of(plan.rank);
+    const auto own = static_cast<std::int64_t>(own_nodes.size());
     const TrafficBytes sent = plan.bytes_sent();
-    EXPECT_EQ(sent[Traffic::features], (kRanks - 1) * own * cora().feature_dim() * 4);
+    // Cora's bag of words stays sparse: the block goes out as its rows' entries.
+    ASSERT_TRUE(context.sparse_feature_rows());
+    EXPECT_EQ(sent[Traffic::features],
+              (kRanks - 1) *
+                  (own * kSparseRowBytes + context.feature_entries(own_nodes) * kSparseEntryBytes));
     EXPECT_EQ(sent[Traffic::activations], (kRanks - 1) * 2 * own * kHidden * 4)
         << "layers 1 and 2 broadcast their inputs";
     // Back to each owner: the gradients of its nodes this rank read, at layers 1 and 2.
@@ -135,8 +140,9 @@ TEST(SancusPlans, SkippedEpochsMoveOnlyTheAllReduceAndReadTheKeptCopies) {
       EXPECT_EQ(held.size(), 3U) << "layer 0 and 1 blocks of the peer, layer 1 gradients from it";
       EXPECT_EQ(held, persistent_of(broadcast[static_cast<std::size_t>(r)]));
       EXPECT_NO_THROW(plan.validate());
-      EXPECT_GE(plan_peak_bytes(plan), cora().num_nodes() / kRanks * cora().feature_dim() * 4)
-          << "the peer's feature block is held between plans";
+      const std::vector<NodeId> peer_nodes = context.partition.nodes_of(1 - r);
+      EXPECT_GE(plan_peak_bytes(plan), context.feature_entries(peer_nodes) * kSparseEntryBytes)
+          << "the peer's feature block (sparse rows) is held between plans";
     }
   }
 }
