@@ -161,5 +161,19 @@ class Placements(unittest.TestCase):
                          [(None, ["--m", "--s"])])
 
 
+class JsonReport(unittest.TestCase):
+    def test_the_last_json_line_after_a_table(self):
+        text = "$ traffic_example\nrank {layer 0}\n0 216587\n{\"ranks\": [{\"rank\": 0}]}\n"
+        self.assertEqual(reproduce.json_report(text, "log", "p"), {"ranks": [{"rank": 0}]})
+
+    def test_a_report_over_several_lines(self):
+        text = "$ workload partition\n{\n \"partition\": {\"seconds\": 2}\n}\n"
+        self.assertEqual(reproduce.json_report(text, "log", "p"), {"partition": {"seconds": 2}})
+
+    def test_no_report_is_a_run_error_naming_the_log(self):
+        with self.assertRaisesRegex(reproduce.RunError, "run.log: p printed no JSON report"):
+            reproduce.json_report("$ p\nnothing\n", "run.log", "p")
+
+
 if __name__ == "__main__":
     unittest.main()
