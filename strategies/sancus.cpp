@@ -146,13 +146,9 @@ int SancusPlanner::kept_block(const std::string& name, int q, int own) {
   if (builder_.tensor(own).kind != TensorKind::sparse) {
     return builder_.add_persistent(copy, rows_of_rank_[slot], builder_.tensor(own).cols);
   }
-  // A block's rows are its owner's nodes in increasing id (owner_rows).
-  std::vector<NodeId> nodes;
-  nodes.reserve(static_cast<std::size_t>(rows_of_rank_[slot]));
-  for (NodeId v = 0; v < context_.partition.num_nodes(); ++v) {
-    if (context_.partition.owner(v) == q) nodes.push_back(v);
-  }
-  return builder_.persistent(add_feature_rows(builder_, context_, copy, nodes));
+  // A block's rows are its owner's nodes in increasing id (owner_rows), as nodes_of lists them.
+  return builder_.persistent(
+      add_feature_rows(builder_, context_, copy, context_.partition.nodes_of(q)));
 }
 
 int SancusPlanner::halo_rows_of(const std::string& name, int q, int copy) {

@@ -1,7 +1,6 @@
 #include "workloads/sparse_features.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -90,31 +89,7 @@ void SparseFeatures::gather(std::span<const NodeId> nodes, int column_begin, int
 }
 
 SparseMatrix SparseFeatures::gather_rows(std::span<const NodeId> nodes) const {
-  SparseMatrix rows;
-  rows.rows = static_cast<std::int64_t>(nodes.size());
-  rows.cols = dim_;
-  rows.offsets.resize(nodes.size() + 1);
-  rows.offsets[0] = 0;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const auto v = static_cast<std::size_t>(nodes[i]);
-    rows.offsets[i + 1] = rows.offsets[i] + offsets_[v + 1] - offsets_[v];
-  }
-  rows.columns.resize(static_cast<std::size_t>(rows.offsets.back()));
-  rows.weights.resize(rows.columns.size());
-  const auto count = static_cast<std::int64_t>(nodes.size());
-  const bool parallel =
-      worth_parallel_copy(count, rows.nonzeros() * 8 / std::max<std::int64_t>(count, 1));
-#pragma omp parallel for schedule(static) if (parallel)
-  for (std::int64_t i = 0; i < count; ++i) {
-    const auto v = static_cast<std::size_t>(nodes[static_cast<std::size_t>(i)]);
-    const auto source = static_cast<std::size_t>(offsets_[v]);
-    const auto length = static_cast<std::size_t>(offsets_[v + 1]) - source;
-    const auto target = static_cast<std::size_t>(rows.offsets[static_cast<std::size_t>(i)]);
-    std::memcpy(rows.columns.data() + target, columns_.data() + source,
-                length * sizeof(std::int32_t));
-    std::memcpy(rows.weights.data() + target, values_.data() + source, length * sizeof(float));
-  }
-  return rows;
+  return view().selected_rows(nodes);
 }
 
 double SparseFeatures::nonzero_group_fraction() const {

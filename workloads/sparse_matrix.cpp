@@ -2,9 +2,12 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "workloads/common/errors.hpp"
+#include "workloads/common/parallel_copy.hpp"
 
 namespace gnnbed {
 
@@ -118,19 +121,35 @@ SparseMatrix SparseMatrixView::selected_rows(std::span<const std::int32_t> posit
   SparseMatrix selected;
   selected.rows = static_cast<std::int64_t>(positions.size());
   selected.cols = cols;
-  selected.offsets.reserve(positions.size() + 1);
-  for (const std::int32_t row : positions) {
+  selected.offsets.resize(positions.size() + 1);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const std::int32_t row = positions[i];
     if (row < 0 || row >= rows) {
       throw Error("SparseMatrix::selected_rows: row " + std::to_string(row) + " outside the " +
                   std::to_string(rows) + " rows");
     }
-    const auto begin = static_cast<std::size_t>(offsets[static_cast<std::size_t>(row)]);
-    const auto end = static_cast<std::size_t>(offsets[static_cast<std::size_t>(row) + 1]);
-    selected.columns.insert(selected.columns.end(),
-                            columns.begin() + static_cast<std::ptrdiff_t>(begin),
-                            columns.begin() + static_cast<std::ptrdiff_t>(end));
-    for (std::size_t e = begin; e < end; ++e) selected.weights.push_back(weight(e));
-    selected.offsets.push_back(static_cast<std::int64_t>(selected.columns.size()));
+    const auto r = static_cast<std::size_t>(row);
+    selected.offsets[i + 1] = selected.offsets[i] + offsets[r + 1] - offsets[r];
+  }
+  selected.columns.resize(static_cast<std::size_t>(selected.offsets.back()));
+  selected.weights.resize(selected.columns.size());
+  const auto count = static_cast<std::int64_t>(positions.size());
+  const bool parallel =
+      worth_parallel_copy(count, selected.nonzeros() * 8 / std::max<std::int64_t>(count, 1));
+#pragma omp parallel for schedule(static) if (parallel)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto source = static_cast<std::size_t>(offsets[static_cast<std::size_t>(positions[i])]);
+    const auto target = static_cast<std::size_t>(selected.offsets[static_cast<std::size_t>(i)]);
+    const auto length =
+        static_cast<std::size_t>(selected.offsets[static_cast<std::size_t>(i) + 1]) - target;
+    std::memcpy(selected.columns.data() + target, columns.data() + source,
+                length * sizeof(std::int32_t));
+    if (kept.empty()) {
+      std::memcpy(selected.weights.data() + target, weights.data() + source,
+                  length * sizeof(float));
+    } else {
+      for (std::size_t e = 0; e < length; ++e) selected.weights[target + e] = weight(source + e);
+    }
   }
   return selected;
 }
