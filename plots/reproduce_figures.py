@@ -4,6 +4,7 @@ points (the JSON the driver writes next to the figure) in the paper style of sty
 A spec's "plot" names the kind and its fields; see experiments/figures/README.md. Every function
 takes the figure record, the folder of raw results (traces) and the output stem, and writes
 stem.png and stem.pdf."""
+import functools
 import json
 import math
 import os
@@ -233,13 +234,20 @@ def breakdown_bars(figure, raw, stem):
     finish(fig, ax, plot, stem)
 
 
+@functools.lru_cache(maxsize=4)
+def trace_events(trace_path, modified_ns):
+    """A Chrome trace's events, read once per version of the file (modified_ns keys the cache):
+    a figure's claims, their evidence and its plot read the same trace several times."""
+    with open(trace_path) as f:
+        document = json.load(f)
+    return document["traceEvents"] if isinstance(document, dict) else document
+
+
 def stream_intervals(trace_path, stream="compute"):
     """The busy intervals of a stream (or of any of a list of streams) in a Chrome trace of
     simulate, merged per rank: ({rank: [[start, stop], ...]}, ranks, end of the trace), seconds."""
     streams = [stream] if isinstance(stream, str) else list(stream)
-    with open(trace_path) as f:
-        document = json.load(f)
-    events = document["traceEvents"] if isinstance(document, dict) else document
+    events = trace_events(trace_path, os.stat(trace_path).st_mtime_ns)
     by_rank = {}
     end = 0.0
     for e in events:
