@@ -39,6 +39,11 @@ struct PresetSpec {
   // R-MAT quadrant probabilities of the structure (d = 1 - a - b - c).
   double rmat_a = 0.57, rmat_b = 0.19, rmat_c = 0.19;
   GraphModel model = GraphModel::symmetric_rmat;
+  // 0: labels independent of the structure (every edge where R-MAT puts it). Otherwise the
+  // classes are communities of the graph and this share of its edges joins two nodes of one
+  // class (the real graph's edge homophily), which gives partitioners such as METIS the
+  // locality of the real graph (symmetric_rmat only).
+  double edge_homophily = 0;
 };
 
 const std::vector<PresetSpec>& presets();
@@ -65,8 +70,9 @@ struct PresetOptions {
   StepProgress progress;
 };
 
-// R-MAT structure, uniform labels and class-conditional generated features (so that training on
-// a preset learns something), a seeded random split.
+// R-MAT structure, uniform labels (the structure's communities where the preset has an edge
+// homophily) and class-conditional generated features (so that training on a preset learns
+// something), a seeded random split.
 Dataset generate_preset(const PresetSpec& spec, std::uint64_t seed,
                         const PresetOptions& options = {});
 

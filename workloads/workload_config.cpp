@@ -142,6 +142,7 @@ std::map<std::string, SourceLoader> make_sources() {
                       spec.rmat_a = c.rmat_a.value_or(spec.rmat_a);
                       spec.rmat_b = c.rmat_b.value_or(spec.rmat_b);
                       spec.rmat_c = c.rmat_c.value_or(spec.rmat_c);
+                      spec.edge_homophily = c.edge_homophily.value_or(spec.edge_homophily);
                       PresetOptions options;
                       options.storage = storage_of(c);
                       // Files go to the default cache unless told otherwise; an implicit graph's
@@ -260,6 +261,7 @@ WorkloadConfig workload_config_from_json(const nlohmann::json& object,
   reader.read("rmat_a", config.rmat_a);
   reader.read("rmat_b", config.rmat_b);
   reader.read("rmat_c", config.rmat_c);
+  reader.read("edge_homophily", config.edge_homophily);
   reader.read("features", config.features);
   reader.read("feature_normalization", config.feature_normalization);
   reader.read("feature_rows", config.feature_rows);
@@ -290,6 +292,8 @@ nlohmann::json to_json(const WorkloadConfig& config) {
           {"rmat_a", config.rmat_a ? nlohmann::json(*config.rmat_a) : nlohmann::json(nullptr)},
           {"rmat_b", config.rmat_b ? nlohmann::json(*config.rmat_b) : nlohmann::json(nullptr)},
           {"rmat_c", config.rmat_c ? nlohmann::json(*config.rmat_c) : nlohmann::json(nullptr)},
+          {"edge_homophily", config.edge_homophily ? nlohmann::json(*config.edge_homophily)
+                                                   : nlohmann::json(nullptr)},
           {"features", config.features},
           {"feature_normalization", config.feature_normalization},
           {"feature_rows", config.feature_rows},

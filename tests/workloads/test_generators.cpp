@@ -9,6 +9,7 @@
 
 #include "workloads/common/errors.hpp"
 #include "workloads/generators.hpp"
+#include "workloads/partition.hpp"
 #include "workloads/presets.hpp"
 
 namespace gnnbed {
@@ -134,6 +135,71 @@ TEST(Rmat, TooDenseForTheSkewIsAConfigError) {
   skewed.b = 0.01;
   skewed.c = 0.01;
   expect_config_error([&] { generate_rmat(skewed); }, "rmat.num_undirected_edges");
+}
+
+double same_community_share(const Graph& graph, const std::vector<std::int32_t>& community) {
+  std::int64_t same = 0;
+  for (NodeId v = 0; v < graph.num_nodes(); ++v) {
+    for (const NodeId u : graph.in_neighbors(v))
+      same += community[static_cast<std::size_t>(u)] == community[static_cast<std::size_t>(v)];
+  }
+  return static_cast<double>(same) / static_cast<double>(graph.num_edges());
+}
+
+RmatParams with_communities(RmatParams params, int count, double homophily) {
+  params.num_communities = count;
+  params.edge_homophily = homophily;
+  return params;
+}
+
+TEST(Rmat, CommunitiesJoinTheAskedShareOfEdgesAndKeepTheSkew) {
+  const std::int64_t n = 1 << 14;
+  const RmatParams params = with_communities(rmat(n, 16 * n), 8, 0.8);
+  const Graph graph = generate_rmat(params);
+  expect_simple(graph);
+  EXPECT_TRUE(graph.is_symmetric());
+  EXPECT_EQ(graph.num_edges(), 32 * n);
+  const std::vector<std::int32_t> community = rmat_communities(params);
+  std::vector<std::int64_t> sizes(8, 0);
+  for (const std::int32_t c : community) ++sizes[static_cast<std::size_t>(c)];
+  EXPECT_EQ(*std::min_element(sizes.begin(), sizes.end()), n / 8);
+  EXPECT_EQ(*std::max_element(sizes.begin(), sizes.end()), n / 8);
+  // Exactly round(0.8 M) of the M undirected edges, each two CSR entries.
+  EXPECT_DOUBLE_EQ(same_community_share(graph, community),
+                   static_cast<double>(2 * std::llround(0.8 * 16 * n)) / (32.0 * n));
+  // No edge is left where R-MAT's correlated low bits would put it: 0 means none inside.
+  EXPECT_EQ(
+      same_community_share(generate_rmat(with_communities(rmat(n, 16 * n), 8, 0.0)), community),
+      0.0);
+  const double average = static_cast<double>(graph.num_edges()) / static_cast<double>(n);
+  std::int64_t largest = 0;
+  for (NodeId v = 0; v < n; ++v) largest = std::max<std::int64_t>(largest, graph.in_degree(v));
+  EXPECT_GT(static_cast<double>(largest), 20 * average);
+  EXPECT_EQ(sources_of(graph), sources_of(generate_rmat(params)));
+}
+
+TEST(Rmat, MetisCutsAlongCommunitiesAndFindsNoneInPlainRmat) {
+  const std::int64_t n = 1 << 14;
+  const auto metis = make_partitioner("metis");
+  auto cut = [&](const RmatParams& params) {
+    return run_partitioner(*metis, generate_rmat(params), 4, 1).report.edge_cut_fraction;
+  };
+  // 8 communities joined by 90 % of the edges fit 4 parts two by two: about 3/4 of the other
+  // 10 % cross parts. Without communities a 4-way cut keeps little more than hash's 1/4 inside.
+  EXPECT_LT(cut(with_communities(rmat(n, 8 * n), 8, 0.9)), 0.15);
+  EXPECT_GT(cut(rmat(n, 8 * n)), 0.4);
+}
+
+TEST(Rmat, RejectsCommunitiesItCannotPlace) {
+  expect_config_error([] { generate_rmat(with_communities(rmat(10, 20), 11, 0.5)); },
+                      "rmat.num_communities");
+  expect_config_error([] { generate_rmat(with_communities(rmat(100, 200), 4, -0.2)); },
+                      "rmat.edge_homophily");
+  expect_config_error([] { generate_rmat(with_communities(rmat(100, 200), 4, 1.5)); },
+                      "rmat.edge_homophily");
+  expect_config_error([] { rmat_communities(with_communities(rmat(100, 200), -1, 0.5)); },
+                      "rmat.num_communities");
+  EXPECT_EQ(rmat_communities(rmat(5, 4)), std::vector<std::int32_t>(5, 0));
 }
 
 TEST(Labels, UniformDeterministicAndInRange) {
@@ -378,6 +444,25 @@ TEST(Presets, GeneratedPresetMatchesItsSpec) {
   EXPECT_EQ(sources_of(dataset.graph), sources_of(again.graph));
   EXPECT_EQ(dataset.split.test, again.split.test);
   EXPECT_NE(sources_of(dataset.graph), sources_of(generate_preset(spec, 10).graph));
+}
+
+TEST(Presets, ProductsClassesAreItsCommunities) {
+  PresetSpec spec = scaled(find_preset("products-like"), 0.02);
+  const Dataset dataset = generate_preset(spec, 3);
+  const std::vector<std::int32_t> labels(dataset.labels.span().begin(),
+                                         dataset.labels.span().end());
+  EXPECT_NEAR(same_community_share(dataset.graph, labels), spec.edge_homophily, 1e-6);
+  spec.edge_homophily = 0;
+  const Dataset independent = generate_preset(spec, 3);
+  const std::vector<std::int32_t> uniform(independent.labels.span().begin(),
+                                          independent.labels.span().end());
+  EXPECT_NEAR(same_community_share(independent.graph, uniform), 1.0 / 47, 0.01);
+
+  spec.edge_homophily = 1.01;
+  expect_config_error([&] { generate_preset(spec, 3); }, "workload.edge_homophily");
+  PresetSpec papers = scaled(find_preset("papers-like"), 0.0001);
+  papers.edge_homophily = 0.5;
+  expect_config_error([&] { generate_preset(papers, 3); }, "workload.edge_homophily");
 }
 
 }  // namespace
