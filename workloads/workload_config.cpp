@@ -349,6 +349,11 @@ Dataset load_workload(const WorkloadConfig& config, const StepProgress& progress
                                               "' applies to generated presets; source '" +
                                               config.source + "' is loaded as it is");
   }
+  if (config.edge_homophily && !is_preset) {
+    throw ConfigError("workload.edge_homophily",
+                      "applies to generated presets (their classes as communities); source '" +
+                          config.source + "' has its own structure and labels");
+  }
   Dataset dataset = it->second(config, progress);
   apply_feature_options(dataset, config);
   dataset.validate(dataset.name);

@@ -133,6 +133,22 @@ TEST(LoadWorkload, GeneratedSourcesFollowTheirParameters) {
       << "the R-MAT override must change the structure";
 }
 
+TEST(LoadWorkload, EdgeHomophilySetsAPresetsCommunitiesAndOnlyAPresets) {
+  const Dataset own = load({{"source", "products-like"}, {"scale", 0.002}});
+  const Dataset independent =
+      load({{"source", "products-like"}, {"scale", 0.002}, {"edge_homophily", 0}});
+  EXPECT_EQ(independent.graph.num_edges(), own.graph.num_edges());
+  EXPECT_FALSE(std::equal(independent.graph.sources().begin(), independent.graph.sources().end(),
+                          own.graph.sources().begin()));
+  try {
+    load({{"source", "csbm"}, {"edge_homophily", 0.5}});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "workload.edge_homophily");
+    EXPECT_NE(std::string(error.what()).find("csbm"), std::string::npos) << error.what();
+  }
+}
+
 TEST(LoadWorkload, FileSourcesReadTheirPath) {
   const TemporaryDirectory dir;
   const auto edges = dir.write("tiny.txt", "# a comment\n0 1\n1 2\n2 3\n3 0\n");
