@@ -28,12 +28,16 @@ std::int64_t fraction_of(double fraction, std::int64_t count) {
 }
 
 // Labels, a split and generated features for a structure-only graph.
-Dataset with_generated_node_data(std::string name, Graph graph, const WorkloadConfig& config) {
+// Labels uniform over the classes unless given (a generator's communities), split and
+// class-conditional features generated from the config.
+Dataset with_generated_node_data(std::string name, Graph graph, const WorkloadConfig& config,
+                                 std::vector<std::int32_t> labels = {}) {
   Dataset dataset;
   dataset.name = std::move(name);
   dataset.num_classes = config.num_classes;
-  dataset.labels =
-      SharedArray(generate_labels(graph.num_nodes(), config.num_classes, part_seed(config, 1)));
+  if (labels.empty() && graph.num_nodes() > 0)
+    labels = generate_labels(graph.num_nodes(), config.num_classes, part_seed(config, 1));
+  dataset.labels = SharedArray(std::move(labels));
   const std::int64_t n = graph.num_nodes();
   dataset.split = random_split(dataset.labels.span(), fraction_of(config.train_fraction, n),
                                fraction_of(config.val_fraction, n),
@@ -117,7 +121,13 @@ std::map<std::string, SourceLoader> make_sources() {
          params.a = c.rmat_a.value_or(params.a);
          params.b = c.rmat_b.value_or(params.b);
          params.c = c.rmat_c.value_or(params.c);
-         return with_generated_node_data("rmat", generate_rmat(params), c);
+         if (c.edge_homophily.value_or(0) == 0)
+           return with_generated_node_data("rmat", generate_rmat(params), c);
+         // The classes are communities of the graph, and the labels say which.
+         params.num_communities = c.num_classes;
+         params.edge_homophily = *c.edge_homophily;
+         Graph graph = generate_rmat(params);
+         return with_generated_node_data("rmat", std::move(graph), c, rmat_communities(params));
        }},
       {"csbm",
        [](const WorkloadConfig& c, const StepProgress&) {
@@ -237,6 +247,11 @@ void validate_config(const WorkloadConfig& config) {
                  {"auto", "row", "none"});
   require_one_of("workload.feature_rows", config.feature_rows, {"auto", "dense", "sparse"});
   require_one_of("workload.storage", config.storage, {"auto", "memory", "implicit", "file"});
+  require(!config.edge_homophily || (std::isfinite(*config.edge_homophily) &&
+                                     *config.edge_homophily >= 0 && *config.edge_homophily <= 1),
+          "workload.edge_homophily",
+          "is a share of the edges and must lie in [0, 1] (0: labels independent of the "
+          "structure)");
 }
 
 }  // namespace
@@ -349,9 +364,9 @@ Dataset load_workload(const WorkloadConfig& config, const StepProgress& progress
                                               "' applies to generated presets; source '" +
                                               config.source + "' is loaded as it is");
   }
-  if (config.edge_homophily && !is_preset) {
+  if (config.edge_homophily && !is_preset && config.source != "rmat") {
     throw ConfigError("workload.edge_homophily",
-                      "applies to generated presets (their classes as communities); source '" +
+                      "applies to rmat and the presets (their classes as communities); source '" +
                           config.source + "' has its own structure and labels");
   }
   Dataset dataset = it->second(config, progress);

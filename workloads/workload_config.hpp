@@ -34,8 +34,9 @@ struct WorkloadConfig {
   // R-MAT quadrant probabilities for "rmat" and the presets; unset = the preset's own (Graph500's
   // 0.57/0.19/0.19 for "rmat").
   std::optional<double> rmat_a, rmat_b, rmat_c;
-  // Presets: the share of edges inside a class (PresetSpec::edge_homophily); unset = the
-  // preset's own, 0 = labels independent of the structure.
+  // rmat and the presets: the share of edges inside a class, the classes being communities of
+  // the graph and the labels saying which (RmatParams, PresetSpec::edge_homophily); unset = the
+  // preset's own (none for rmat), 0 = labels independent of the structure.
   std::optional<double> edge_homophily;
 
   // "auto": as the source provides them (generated for sources without features);

@@ -133,13 +133,30 @@ TEST(LoadWorkload, GeneratedSourcesFollowTheirParameters) {
       << "the R-MAT override must change the structure";
 }
 
-TEST(LoadWorkload, EdgeHomophilySetsAPresetsCommunitiesAndOnlyAPresets) {
+TEST(LoadWorkload, EdgeHomophilyMakesCommunitiesOfRmatAndThePresetsOnly) {
   const Dataset own = load({{"source", "products-like"}, {"scale", 0.002}});
   const Dataset independent =
       load({{"source", "products-like"}, {"scale", 0.002}, {"edge_homophily", 0}});
   EXPECT_EQ(independent.graph.num_edges(), own.graph.num_edges());
   EXPECT_FALSE(std::equal(independent.graph.sources().begin(), independent.graph.sources().end(),
                           own.graph.sources().begin()));
+  const Dataset rmat = load({{"source", "rmat"},
+                             {"num_nodes", 4000},
+                             {"average_degree", 8},
+                             {"num_classes", 5},
+                             {"edge_homophily", 0.7}});
+  std::int64_t same = 0;
+  for (NodeId v = 0; v < rmat.num_nodes(); ++v) {
+    for (const NodeId u : rmat.graph.in_neighbors(v))
+      same += rmat.labels[static_cast<std::size_t>(u)] == rmat.labels[static_cast<std::size_t>(v)];
+  }
+  EXPECT_EQ(same, 2 * std::llround(0.7 * 4000 * 8 / 2));
+  try {
+    load({{"source", "products-like"}, {"scale", 0.002}, {"edge_homophily", -0.1}});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "workload.edge_homophily");
+  }
   try {
     load({{"source", "csbm"}, {"edge_homophily", 0.5}});
     FAIL() << "expected ConfigError";
