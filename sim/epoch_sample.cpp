@@ -25,24 +25,25 @@ EpochSample whole_epoch(int iterations_per_epoch) {
 
 }  // namespace
 
-EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::uint64_t seed) {
+EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::uint64_t seed,
+                                int drain) {
   require(iterations_per_epoch >= 0, "iterations", "an epoch cannot have negative iterations");
   require(sample_size >= 0, "iterations", "must not be negative");
-  if (sample_size == 0 || sample_size >= iterations_per_epoch) {
-    return whole_epoch(iterations_per_epoch);
-  }
+  require(drain >= 0, "pipeline depth", "must not be negative");
   const int n = iterations_per_epoch;
+  // The first always; the last, and the drain before it, from a sample of two on.
+  const bool last_fixed = sample_size >= 2;
+  const int tail = last_fixed ? 1 + drain : 0;
+  if (sample_size == 0 || sample_size >= n || 1 + tail >= n) return whole_epoch(n);
   EpochSample sample;
   sample.iterations_per_epoch = n;
-  // The first always; the last from a sample of two on.
-  const bool last_fixed = sample_size >= 2;
   const int middle_first = 1;
-  const int middle_end = last_fixed ? n - 1 : n;  // [middle_first, middle_end) is stratified
+  const int middle_end = n - tail;  // [middle_first, middle_end) is stratified
   const int middle = middle_end - middle_first;
   const int fixed_count = last_fixed ? 2 : 1;
   sample.num_strata = std::min(sample_size - fixed_count, middle);
   sample.stratified_iterations = middle;
-  // With no stratum, the fixed iterations also stand for the unsampled middle, evenly.
+  // With no stratum, the first and the last also stand for the unsampled middle, evenly.
   const double fixed_weight =
       sample.num_strata == 0 ? 1.0 + static_cast<double>(middle) / fixed_count : 1.0;
   sample.iterations.push_back(0);
@@ -60,12 +61,37 @@ EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::
     sample.weights.push_back(static_cast<double>(end - begin));
     sample.strata.push_back(h);
   }
-  if (last_fixed) {
-    sample.iterations.push_back(n - 1);
-    sample.weights.push_back(fixed_weight);
+  for (int i = middle_end; i < n; ++i) {
+    sample.iterations.push_back(i);
+    sample.weights.push_back(i == n - 1 ? fixed_weight : 1.0);
     sample.strata.push_back(-1);
   }
   return sample;
+}
+
+EpochSample with_pipeline_warmup(const EpochSample& sample, int depth) {
+  require(depth >= 0, "pipeline depth", "must not be negative");
+  if (depth == 0 || sample.whole_epoch()) return sample;
+  EpochSample warmed = sample;
+  warmed.iterations.clear();
+  warmed.weights.clear();
+  warmed.strata.clear();
+  int next_free = 0;  // the first iteration not replayed yet
+  for (std::size_t k = 0; k < sample.iterations.size(); ++k) {
+    const int iteration = sample.iterations[k];
+    for (int before = std::max(next_free, iteration - depth); before < iteration; ++before) {
+      warmed.iterations.push_back(before);
+      warmed.weights.push_back(0.0);
+      warmed.strata.push_back(-1);
+    }
+    warmed.iterations.push_back(iteration);
+    warmed.weights.push_back(sample.weights[k]);
+    warmed.strata.push_back(sample.strata[k]);
+    next_free = iteration + 1;
+  }
+  if (static_cast<int>(warmed.iterations.size()) >= sample.iterations_per_epoch)
+    return design_epoch_sample(sample.iterations_per_epoch, 0, 0);
+  return warmed;
 }
 
 std::vector<double> iteration_durations(std::span<const double> iteration_end_seconds,

@@ -36,8 +36,22 @@ struct EpochSample {
 };
 
 // `sample_size` iterations of an epoch of `iterations_per_epoch` (0 or >= the epoch: all of
-// them). Fewer than 4 leave fewer than 2 strata, so no interval (EpochEstimate says so).
-EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::uint64_t seed);
+// them). Fewer than 4 leave fewer than 2 strata, so no interval (EpochEstimate says so). A
+// pipelined plan of depth `drain` drains at the epoch's end, so its last iterations take less
+// than those of the middle: the `drain` before the last are replayed too, each for itself, and
+// the strata cover the middle before them.
+EpochSample design_epoch_sample(int iterations_per_epoch, int sample_size, std::uint64_t seed,
+                                int drain = 0);
+
+// The sample with, before each of its iterations but the first, the `depth` iterations that
+// precede it in the epoch (weight 0, stratum -1), so that a pipelined plan (depth mini-batches in
+// flight behind each new one) replays every sampled iteration as in the whole epoch, behind the
+// mini-batches it overlaps, and not behind the previous sampled one: without them the sampled
+// iterations overlap each other as if adjacent (products-like, p3 pipelined, 6 of 13
+// iterations: 1.09 s against the whole epoch's 1.56 s). The whole epoch where the warm-up
+// iterations would cover it. With design_epoch_sample's `drain` = depth, the estimate of a
+// pipelined epoch is the fill (the first iteration), the strata in steady state, and the drain.
+EpochSample with_pipeline_warmup(const EpochSample& sample, int depth);
 
 // Whole epochs replayed `epochs` times in a row (a strategy whose plans repeat every few epochs,
 // Strategy::epoch_cycle): each replayed iteration stands for 1 / epochs of itself, so the estimate

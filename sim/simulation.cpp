@@ -238,10 +238,13 @@ SimulationResult simulate_experiment(const ExperimentConfig& requested, const Da
                                sampler_seed(config.training));
   result.iterations_per_epoch = schedule.iterations_per_epoch();
   // Strategies whose plans change from epoch to epoch are replayed over a cycle of epochs.
-  const EpochSample sample =
-      over_epochs(design_epoch_sample(result.iterations_per_epoch, options.iterations,
-                                      hash_mix(sampler_seed(config.training), kEpochSampleStream)),
-                  strategy.epoch_cycle());
+  const EpochSample sample = over_epochs(
+      with_pipeline_warmup(
+          design_epoch_sample(result.iterations_per_epoch, options.iterations,
+                              hash_mix(sampler_seed(config.training), kEpochSampleStream),
+                              strategy.pipeline_depth()),
+          strategy.pipeline_depth()),
+      strategy.epoch_cycle());
   result.iterations_simulated = static_cast<int>(sample.iterations.size());
   // The first epoch run_experiment measures (after its warm-up epochs; epochs count from 1).
   const int epoch = config.training.warmup_epochs + 1;

@@ -2,6 +2,7 @@
 // with its interval, in closed form.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -56,6 +57,43 @@ TEST(EpochSample, WithoutStrataTheFixedIterationsStandForTheWholeEpoch) {
   const EpochEstimate estimate = estimate_epoch(two, std::vector<double>{1.0, 3.0});
   EXPECT_DOUBLE_EQ(estimate.seconds, 5.0 * 1.0 + 5.0 * 3.0);
   EXPECT_FALSE(estimate.has_interval);
+}
+
+// A pipelined plan of depth 3: the drain (the 3 iterations before the last, and the last) is
+// replayed each for itself and the strata cover the middle before it; every stratum's draw is
+// replayed behind the 3 iterations in flight with it (weight 0), so that it runs in steady state.
+TEST(EpochSample, APipelineIsReplayedWithItsDrainAndEachDrawBehindItsWarmUp) {
+  const EpochSample drained = design_epoch_sample(50, 6, 3, 3);
+  EXPECT_EQ(drained.stratified_iterations, 45);  // [1, 46)
+  EXPECT_EQ(drained.num_strata, 4);
+  ASSERT_EQ(drained.iterations.size(), 9u);
+  EXPECT_EQ(std::vector<int>(drained.iterations.end() - 4, drained.iterations.end()),
+            (std::vector<int>{46, 47, 48, 49}));
+  EXPECT_DOUBLE_EQ(total_weight(drained), 50.0);
+  for (std::size_t k = 1; k <= 4; ++k) EXPECT_LT(drained.iterations[k], 46);
+
+  const EpochSample warmed = with_pipeline_warmup(drained, 3);
+  EXPECT_DOUBLE_EQ(total_weight(warmed), 50.0);
+  EXPECT_TRUE(std::is_sorted(warmed.iterations.begin(), warmed.iterations.end()));
+  EXPECT_EQ(std::adjacent_find(warmed.iterations.begin(), warmed.iterations.end()),
+            warmed.iterations.end());
+  for (std::size_t k = 0; k < warmed.iterations.size(); ++k) {
+    if (warmed.strata[k] < 0) continue;
+    // The draw's 3 predecessors are replayed right before it (or were already).
+    const int drawn = warmed.iterations[k];
+    for (int back = 1; back <= 3 && drawn - back >= 0; ++back) {
+      EXPECT_TRUE(std::find(warmed.iterations.begin(), warmed.iterations.end(), drawn - back) !=
+                  warmed.iterations.end())
+          << drawn << " without " << drawn - back;
+    }
+  }
+  const std::vector<double> seconds(warmed.iterations.size(), 0.5);
+  EXPECT_DOUBLE_EQ(estimate_epoch(warmed, seconds).seconds, 25.0);  // warm-ups weigh nothing
+
+  // An epoch the warm-ups would cover is replayed whole; without a pipeline nothing changes.
+  EXPECT_TRUE(with_pipeline_warmup(design_epoch_sample(13, 4, 1, 3), 3).whole_epoch());
+  EXPECT_EQ(with_pipeline_warmup(design_epoch_sample(50, 6, 3), 0).iterations,
+            design_epoch_sample(50, 6, 3).iterations);
 }
 
 TEST(EpochEstimate, AWholeEpochIsExactAndEqualTimesGiveAZeroWidthInterval) {
