@@ -334,9 +334,10 @@ class Replay {
   }
 
   // The engine's rule (PlanExecutor): an op runs after its dependencies, in its plan and across
-  // iterations, once its plan's prologue has run, once every earlier round has run (but for
-  // transfers left in flight to a later stage), once its mini-batch's transfers of earlier
-  // stages have finished, and, if it needs a transfer, once every transfer started before it.
+  // iterations, after the prologue ops before it, once its plan's prologue has run, once every
+  // earlier round has run (but for transfers left in flight to a later stage), once its
+  // mini-batch's transfers of earlier stages have finished, and, if it needs a transfer, once every
+  // transfer started before it.
   bool ready(const RankState& state, const Plan& plan, std::size_t iteration, std::size_t index,
              const Op& op) const {
     const std::vector<char>& done = state.done[iteration];
@@ -351,8 +352,13 @@ class Replay {
         });
     // The plan's ops exist only once its prologue (sampling, announcement) has run: an engine
     // builds the plan from the prologue's results, so no op of it starts before, on any device.
-    const bool plan_built = index < static_cast<std::size_t>(plan.prologue_ops) ||
-                            state.prologue_remaining[iteration] == 0;
+    // The prologue itself runs in order (the announcement carries what sampling found), also
+    // where its ops are on different streams of a GPU rank.
+    const bool in_prologue = index < static_cast<std::size_t>(plan.prologue_ops);
+    const bool plan_built =
+        in_prologue ? std::all_of(done.begin(), done.begin() + static_cast<std::ptrdiff_t>(index),
+                                  [](char d) { return d != 0; })
+                    : state.prologue_remaining[iteration] == 0;
     const std::vector<int>& in_flight = state.transfers_remaining[iteration];
     const bool earlier_stages_finished =
         std::all_of(in_flight.begin(), in_flight.begin() + op.stage, [](int n) { return n == 0; });

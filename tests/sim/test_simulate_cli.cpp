@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "strategies/plan/plan.hpp"
@@ -67,6 +69,35 @@ TEST(SimulateCli, APipelinedEpochFromASampleMatchesTheWholeEpoch) {
     epoch_seconds.push_back(result["epoch_seconds"].get<double>());
   }
   EXPECT_NEAR(epoch_seconds[1], epoch_seconds[0], 0.01 * epoch_seconds[0]);
+}
+
+// On a GPU rank the sampler and the network are separate streams, but an iteration's
+// announcement carries what its sampling found: it starts once the sampling has ended, as the
+// engine runs the prologue in order.
+TEST(SimulateCli, AGpuRanksAnnouncementFollowsItsSampling) {
+  const TemporaryDirectory dir;
+  const std::filesystem::path trace = dir.path() / "trace.json";
+  const CommandResult run = run_command(
+      simulate() + " --workload cora --cluster p3-cluster --strategy p3 --batch-size 16" +
+      " --iterations 2 --quiet --trace " + trace.string() + " -o " +
+      (dir.path() / "out.json").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::map<std::pair<int, int>, double> sampling_end_us;  // (rank, iteration)
+  std::vector<std::tuple<int, int, double>> announcements;
+  const nlohmann::json document = read_json(trace);
+  for (const nlohmann::json& event : document["traceEvents"]) {
+    if (event.value("ph", "") != "X") continue;
+    const auto key = std::pair{event["pid"].get<int>(), event["args"]["iteration"].get<int>()};
+    const double start = event["ts"].get<double>();
+    if (event["name"] == "sample") sampling_end_us[key] = start + event["dur"].get<double>();
+    if (event["name"] == "announce") announcements.emplace_back(key.first, key.second, start);
+  }
+  ASSERT_EQ(announcements.size(), 32u);  // 16 ranks, 2 iterations
+  for (const auto& [rank, iteration, start] : announcements) {
+    const auto sampled = sampling_end_us.find(std::pair{rank, iteration});
+    ASSERT_NE(sampled, sampling_end_us.end());
+    EXPECT_GE(start, sampled->second - 1e-6) << "rank " << rank << " iteration " << iteration;
+  }
 }
 
 // A calibration whose cost model is the emulated cluster preset's, with ranks that spread.
