@@ -90,7 +90,7 @@ EpochSample with_pipeline_warmup(const EpochSample& sample, int depth) {
     next_free = iteration + 1;
   }
   if (static_cast<int>(warmed.iterations.size()) >= sample.iterations_per_epoch)
-    return design_epoch_sample(sample.iterations_per_epoch, 0, 0);
+    return whole_epoch(sample.iterations_per_epoch);
   return warmed;
 }
 

@@ -27,15 +27,15 @@ std::int64_t fraction_of(double fraction, std::int64_t count) {
   return static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(count)));
 }
 
-// Labels, a split and generated features for a structure-only graph.
-// Labels uniform over the classes unless given (a generator's communities), split and
-// class-conditional features generated from the config.
+// Labels, a split and generated features for a structure-only graph: labels uniform over the
+// classes unless given (a generator's communities), the split and class-conditional features
+// from the config.
 Dataset with_generated_node_data(std::string name, Graph graph, const WorkloadConfig& config,
                                  std::vector<std::int32_t> labels = {}) {
   Dataset dataset;
   dataset.name = std::move(name);
   dataset.num_classes = config.num_classes;
-  if (labels.empty() && graph.num_nodes() > 0)
+  if (labels.empty())
     labels = generate_labels(graph.num_nodes(), config.num_classes, part_seed(config, 1));
   dataset.labels = SharedArray(std::move(labels));
   const std::int64_t n = graph.num_nodes();
