@@ -64,8 +64,8 @@ struct RankState {
   std::vector<std::vector<char>> done;          // per iteration, per op
   std::vector<int> prologue_remaining;          // per iteration: prologue ops not done
   std::vector<std::vector<DeviceCopy>> copies;  // per iteration: its copies to the device
-  // The order the rank's streams take their ops in: the static schedule's (plan.hpp: round, then
-  // stage, then plan order), which without pipelining is plan order iteration after iteration.
+  // The order the rank's streams take their ops in: the static schedule's (plan.hpp:
+  // schedule_key), which without pipelining is plan order iteration after iteration.
   std::vector<OpRef> order;
   // Per round, the ops not done that the engine completes within the round (every op but a
   // transfer left in flight to a later stage of its mini-batch), and the first round with some.
@@ -220,8 +220,11 @@ class Replay {
   RankState& rank_state(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
 
   // Replayed iterations count rounds from 0 whatever their plans' numbers: the epoch's.
-  static std::size_t round_of(std::size_t iteration, const Op& op) {
-    return iteration + static_cast<std::size_t>(op.stage);
+  static ScheduleKey key_of(const Plan& plan, std::size_t iteration, std::size_t index) {
+    return schedule_key(plan, static_cast<int>(index), static_cast<std::int64_t>(iteration));
+  }
+  static std::size_t round_of(const Plan& plan, std::size_t iteration, std::size_t index) {
+    return static_cast<std::size_t>(key_of(plan, iteration, index).round);
   }
   // A transfer of a stage before its plan's last is left in flight when the stage ends; the
   // mini-batch's next stage finishes it (PlanExecutor::run_stage). The prologue runs blocking.
@@ -258,7 +261,7 @@ class Replay {
         ++state.transfers_remaining.back()[static_cast<std::size_t>(op.stage)];
       }
       if (left_in_flight(plan, j, op)) continue;
-      const std::size_t round = round_of(iteration, op);
+      const std::size_t round = round_of(plan, iteration, j);
       if (state.round_remaining.size() <= round) state.round_remaining.resize(round + 1, 0);
       ++state.round_remaining[round];
     }
@@ -279,8 +282,7 @@ class Replay {
       for (std::size_t j = 0; j < plan.ops.size(); ++j) order.push_back({i, j});
     }
     const auto key = [&](const OpRef& ref) {
-      const Op& op = iterations_[ref.iteration][static_cast<std::size_t>(r)].ops[ref.op];
-      return std::tuple{round_of(ref.iteration, op), op.stage, ref.op};
+      return key_of(iterations_[ref.iteration][static_cast<std::size_t>(r)], ref.iteration, ref.op);
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](const OpRef& a, const OpRef& b) { return key(a) < key(b); });
@@ -365,8 +367,19 @@ class Replay {
     const int through = state.finishes_through[iteration][index];
     const bool started_transfers_finished =
         through < 0 || done[static_cast<std::size_t>(through)] != 0;
+    const std::size_t round = round_of(plan, iteration, index);
     return deps_done && iteration_deps_done && plan_built && earlier_stages_finished &&
-           started_transfers_finished && state.first_open_round >= round_of(iteration, op);
+           started_transfers_finished && state.first_open_round >= round &&
+           (in_prologue || next_plan_built(state, plan, round));
+  }
+
+  // A CPU rank is one thread: in a pipelined epoch it builds the next mini-batch's plan (its
+  // sampling and announcement, the round's first ops) before it runs the round's stages
+  // (RankEngine::run_epoch). A GPU rank's sampler and network stream take them beside its stages.
+  bool next_plan_built(const RankState& state, const Plan& plan, std::size_t round) const {
+    if (cluster_.device_kind != DeviceKind::cpu || plan.pipeline_depth == 0) return true;
+    const std::size_t next = round + 1;
+    return next >= state.prologue_remaining.size() || state.prologue_remaining[next] == 0;
   }
 
   // After op `index` of replayed iteration `iteration` is done. Actors run one at a time and are
@@ -378,7 +391,7 @@ class Replay {
     if (is_communication(op.kind)) {
       --state.transfers_remaining[iteration][static_cast<std::size_t>(op.stage)];
     }
-    if (!left_in_flight(plan, index, op)) --state.round_remaining[round_of(iteration, op)];
+    if (!left_in_flight(plan, index, op)) --state.round_remaining[round_of(plan, iteration, index)];
     while (state.first_open_round < state.round_remaining.size() &&
            state.round_remaining[state.first_open_round] == 0) {
       ++state.first_open_round;

@@ -92,11 +92,18 @@ std::vector<IterationRun> RankEngine::run_epoch(int epoch, const Stopwatch& cloc
   // Sized up front: the executor keeps pointers to the plans of the mini-batches in flight.
   std::vector<IterationRun> runs(static_cast<std::size_t>(iterations));
   std::size_t finished = 0;
+  int prepared = 0;
+  const auto prepare_next = [&] {
+    prepare(runs[static_cast<std::size_t>(prepared)], epoch, prepared, clock);
+    ++prepared;
+  };
   for (int round = 0; round < iterations || executor_.in_flight() > 0; ++round) {
     if (round < iterations) {
-      IterationRun& run = runs[static_cast<std::size_t>(round)];
-      prepare(run, epoch, round, clock);
-      executor_.admit(run.plan);
+      if (prepared == round) prepare_next();
+      const Plan& plan = runs[static_cast<std::size_t>(round)].plan;
+      executor_.admit(plan);
+      // A pipelined round starts with the next mini-batch's prologue (plan.hpp: schedule_key).
+      if (plan.pipeline_depth > 0 && prepared < iterations) prepare_next();
     }
     for (PlanOutcome& outcome : executor_.run_round(clock)) {
       runs[finished++].outcome = std::move(outcome);

@@ -50,8 +50,9 @@ class RankEngine {
 
   // Collective: every iteration of the epoch in the rounds of the static schedule (plan.hpp),
   // the pipeline filled at the start and drained at the end (plans without pipelining: one
-  // iteration per round). Round k samples, announces and plans iteration k, then runs a round.
-  // Returns the iterations in order.
+  // iteration per round). A round samples, announces and plans the iteration it admits unless a
+  // pipelined round before did (a pipelined round k plans iteration k + 1 before running its
+  // stages), then runs a round. Returns the iterations in order.
   std::vector<IterationRun> run_epoch(int epoch, const Stopwatch& clock);
   // Collective: one iteration alone, to completion (every rank runs the same one), as
   // calibration and the tests run them.

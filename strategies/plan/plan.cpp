@@ -643,9 +643,12 @@ Plan Plan::from_json(const nlohmann::json& document, const std::string& origin) 
   return plan;
 }
 
-ScheduleKey schedule_key(const Plan& plan, int op) {
+ScheduleKey schedule_key(const Plan& plan, int op, std::int64_t iteration) {
+  if (plan.pipeline_depth > 0 && op < plan.prologue_ops) {
+    return {std::max<std::int64_t>(iteration - 1, 0), 0, 0, iteration, op};
+  }
   const int stage = plan.ops[static_cast<std::size_t>(op)].stage;
-  return {static_cast<std::int64_t>(plan.iteration) + stage, stage, op};
+  return {iteration + stage, 1, stage, iteration, op};
 }
 
 std::string encode_plans(const std::vector<Plan>& plans, const std::filesystem::path& path) {

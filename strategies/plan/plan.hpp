@@ -242,11 +242,14 @@ struct Op {
 };
 
 // Pipelining: a plan with pipeline_depth d > 0 is one mini-batch of a static pipeline schedule
-// with d + 1 stages. In round k of an epoch every rank runs, in this order, stage 0 of iteration
-// k, stage 1 of iteration k - 1, ..., stage d of iteration k - d, each stage's ops in plan order;
-// communication ops start when reached and complete in the background, and ops that consume
-// their results wait for them. So d earlier mini-batches are in flight while a new one starts.
-// The pipeline fills and drains within an epoch.
+// with d + 1 stages. In round k of an epoch every rank runs, in this order, the prologue of
+// iteration k + 1 (sampling and announcing the next mini-batch, so that its plan is built and its
+// announcement is on the network before this round's transfers queue behind it; DGL's and P3's
+// samplers run ahead of training the same way), then stage 0 of iteration k, stage 1 of iteration
+// k - 1, ..., stage d of iteration k - d, each stage's ops in plan order; communication ops start
+// when reached and complete in the background, and ops that consume their results wait for them.
+// So d earlier mini-batches are in flight while a new one starts. The pipeline fills and drains
+// within an epoch.
 //
 // Which weights a mini-batch computes with follows from where its ops touch the model: between
 // its first op that reads or writes parameters and its optimizer step lie s = weight_staleness()
@@ -306,16 +309,24 @@ struct Plan {
   static Plan from_json(const nlohmann::json& document, const std::string& origin);
 };
 
-// Where op `op` of a pipelined plan falls in its rank's static schedule (see Plan): ops run in
-// increasing order of (round = iteration + stage, stage, op). For plans without pipelining the
-// key orders by iteration, then plan order.
+// Where op `op` of a plan falls in its rank's static schedule (see Plan): ops run in increasing
+// order of the key. Without pipelining that is iteration after iteration, each in plan order. In
+// a pipelined epoch, round k first runs the prologue of iteration k + 1 (round 0 those of 0 and 1,
+// in iteration order), then stage 0 of iteration k, stage 1 of k - 1, and so on. `iteration` is
+// the mini-batch's place in the epoch as run (plan.iteration, unless a sample of the epoch is
+// replayed).
 struct ScheduleKey {
   std::int64_t round = 0;
+  int phase = 0;  // 0: a prologue run ahead, 1: a stage
   int stage = 0;
+  std::int64_t iteration = 0;
   int op = 0;
   auto operator<=>(const ScheduleKey&) const = default;
 };
-ScheduleKey schedule_key(const Plan& plan, int op);
+ScheduleKey schedule_key(const Plan& plan, int op, std::int64_t iteration);
+inline ScheduleKey schedule_key(const Plan& plan, int op) {
+  return schedule_key(plan, op, plan.iteration);
+}
 
 // Files: JSON, or MessagePack when the name ends in ".msgpack" (large plans). Writing is atomic.
 void write_plans(const std::vector<Plan>& plans, const std::filesystem::path& path);

@@ -1,9 +1,9 @@
 // Pipelined plans under mpiexec, on every rank count ctest runs them with. P3's pipelining: two
 // epochs of pipelined p3 end with the weights of a single-process reference of the stale update
 // w(t+1) = w(t) - a * grad f(w(t-3)) on the same mini-batches (and measurably not with those of
-// the update without staleness), the transport moves exactly the planned bytes and the stash is
-// what the simulator charges for it. dgl-pull's prefetching: the same losses and weights as
-// without it, bit for bit, with no stash.
+// the update without staleness), the transport moves exactly the planned bytes, each round plans
+// the next mini-batch before its stages run, and the stash is what the simulator charges for it.
+// dgl-pull's prefetching: the same losses and weights as without it, bit for bit, with no stash.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -113,6 +113,15 @@ TEST_P(Pipelining, TwoEpochsGiveTheWeightsOfTheStaleSingleProcessUpdate) {
       // Every op after the prologue ran, once.
       const auto prologue = static_cast<std::size_t>(run.plan.prologue_ops);
       EXPECT_EQ(run.outcome.records.size(), run.plan.ops.size() - prologue) << run.plan.iteration;
+    }
+    // Round k samples and announces mini-batch k + 1 before it runs its stages (plan.hpp).
+    for (std::size_t k = 0; k + 1 < runs.size(); ++k) {
+      ASSERT_FALSE(runs[k].outcome.records.empty());
+      const auto first_op = std::min_element(
+          runs[k].outcome.records.begin(), runs[k].outcome.records.end(),
+          [](const OpRecord& a, const OpRecord& b) { return a.start_seconds < b.start_seconds; });
+      EXPECT_LE(runs[k + 1].announce_start + runs[k + 1].announce_seconds, first_op->start_seconds)
+          << "epoch " << epoch << " round " << k;
     }
   }
   EXPECT_EQ(transport.bytes_sent() - sent_before, planned) << "bytes sent: transport vs plans";

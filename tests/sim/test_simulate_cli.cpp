@@ -100,6 +100,36 @@ TEST(SimulateCli, AGpuRanksAnnouncementFollowsItsSampling) {
   }
 }
 
+// A pipelined round starts with the next mini-batch's prologue (plan.hpp: schedule_key), so on the
+// network stream, which takes a rank's transfers in order, announcement k + 1 goes before the
+// pull of mini-batch k's partial activations, while k's feature slices are still being gathered.
+TEST(SimulateCli, APipelinedRoundAnnouncesTheNextMiniBatchBeforeItsTransfers) {
+  const TemporaryDirectory dir;
+  const std::filesystem::path trace = dir.path() / "trace.json";
+  const CommandResult run = run_command(
+      simulate() + " --workload cora --cluster p3-cluster --strategy p3 --batch-size 4" +
+      " --set distribution.pipeline=true --iterations 0 --quiet --trace " + trace.string() +
+      " -o " + (dir.path() / "out.json").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::map<std::pair<int, int>, double> announced_us, pulled_us;  // (rank, iteration): start
+  const nlohmann::json document = read_json(trace);
+  for (const nlohmann::json& event : document["traceEvents"]) {
+    if (event.value("ph", "") != "X") continue;
+    const auto key = std::pair{event["pid"].get<int>(), event["args"]["iteration"].get<int>()};
+    const double start = event["ts"].get<double>();
+    if (event["name"] == "announce") announced_us[key] = start;
+    if (event["name"] == "pull partial activations") pulled_us[key] = start;
+  }
+  int checked = 0;
+  for (const auto& [key, pull_start] : pulled_us) {
+    const auto next = announced_us.find(std::pair{key.first, key.second + 1});
+    if (next == announced_us.end()) continue;
+    EXPECT_LT(next->second, pull_start) << "rank " << key.first << " iteration " << key.second;
+    ++checked;
+  }
+  EXPECT_GE(checked, 32) << "16 ranks, at least 3 iterations";
+}
+
 // A calibration whose cost model is the emulated cluster preset's, with ranks that spread.
 std::filesystem::path spread_calibration(const TemporaryDirectory& dir, double spread) {
   const nlohmann::json preset =
