@@ -71,32 +71,45 @@ TEST(SimulateCli, APipelinedEpochFromASampleMatchesTheWholeEpoch) {
   EXPECT_NEAR(epoch_seconds[1], epoch_seconds[0], 0.01 * epoch_seconds[0]);
 }
 
+// The ops of a traced simulate run of cora on the P3 cluster: per op name, per (rank,
+// iteration), when it started and ended (microseconds).
+struct TracedSpan {
+  double start_us = 0;
+  double end_us = 0;
+};
+using TracedOps = std::map<std::string, std::map<std::pair<int, int>, TracedSpan>>;
+
+TracedOps traced_cora_ops(const std::string& arguments) {
+  const TemporaryDirectory dir;
+  const std::filesystem::path trace = dir.path() / "trace.json";
+  const CommandResult run = run_command(simulate() + " --workload cora --cluster p3-cluster " +
+                                        arguments + " --quiet --trace " + trace.string() + " -o " +
+                                        (dir.path() / "out.json").string());
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  TracedOps ops;
+  if (run.exit_code != 0) return ops;
+  const nlohmann::json document = read_json(trace);
+  for (const nlohmann::json& event : document["traceEvents"]) {
+    if (event.value("ph", "") != "X") continue;
+    const double start = event["ts"].get<double>();
+    ops[event["name"].get<std::string>()]
+       [{event["pid"].get<int>(), event["args"]["iteration"].get<int>()}] = {
+           start, start + event["dur"].get<double>()};
+  }
+  return ops;
+}
+
 // On a GPU rank the sampler and the network are separate streams, but an iteration's
 // announcement carries what its sampling found: it starts once the sampling has ended, as the
 // engine runs the prologue in order.
 TEST(SimulateCli, AGpuRanksAnnouncementFollowsItsSampling) {
-  const TemporaryDirectory dir;
-  const std::filesystem::path trace = dir.path() / "trace.json";
-  const CommandResult run = run_command(
-      simulate() + " --workload cora --cluster p3-cluster --strategy p3 --batch-size 16" +
-      " --iterations 2 --quiet --trace " + trace.string() + " -o " +
-      (dir.path() / "out.json").string());
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  std::map<std::pair<int, int>, double> sampling_end_us;  // (rank, iteration)
-  std::vector<std::tuple<int, int, double>> announcements;
-  const nlohmann::json document = read_json(trace);
-  for (const nlohmann::json& event : document["traceEvents"]) {
-    if (event.value("ph", "") != "X") continue;
-    const auto key = std::pair{event["pid"].get<int>(), event["args"]["iteration"].get<int>()};
-    const double start = event["ts"].get<double>();
-    if (event["name"] == "sample") sampling_end_us[key] = start + event["dur"].get<double>();
-    if (event["name"] == "announce") announcements.emplace_back(key.first, key.second, start);
-  }
-  ASSERT_EQ(announcements.size(), 32u);  // 16 ranks, 2 iterations
-  for (const auto& [rank, iteration, start] : announcements) {
-    const auto sampled = sampling_end_us.find(std::pair{rank, iteration});
-    ASSERT_NE(sampled, sampling_end_us.end());
-    EXPECT_GE(start, sampled->second - 1e-6) << "rank " << rank << " iteration " << iteration;
+  TracedOps ops = traced_cora_ops("--strategy p3 --batch-size 16 --iterations 2");
+  ASSERT_EQ(ops["announce"].size(), 32u);  // 16 ranks, 2 iterations
+  for (const auto& [key, announced] : ops["announce"]) {
+    const auto sampled = ops["sample"].find(key);
+    ASSERT_NE(sampled, ops["sample"].end());
+    EXPECT_GE(announced.start_us, sampled->second.end_us - 1e-6)
+        << "rank " << key.first << " iteration " << key.second;
   }
 }
 
@@ -104,27 +117,14 @@ TEST(SimulateCli, AGpuRanksAnnouncementFollowsItsSampling) {
 // network stream, which takes a rank's transfers in order, announcement k + 1 goes before the
 // pull of mini-batch k's partial activations, while k's feature slices are still being gathered.
 TEST(SimulateCli, APipelinedRoundAnnouncesTheNextMiniBatchBeforeItsTransfers) {
-  const TemporaryDirectory dir;
-  const std::filesystem::path trace = dir.path() / "trace.json";
-  const CommandResult run = run_command(
-      simulate() + " --workload cora --cluster p3-cluster --strategy p3 --batch-size 4" +
-      " --set distribution.pipeline=true --iterations 0 --quiet --trace " + trace.string() +
-      " -o " + (dir.path() / "out.json").string());
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  std::map<std::pair<int, int>, double> announced_us, pulled_us;  // (rank, iteration): start
-  const nlohmann::json document = read_json(trace);
-  for (const nlohmann::json& event : document["traceEvents"]) {
-    if (event.value("ph", "") != "X") continue;
-    const auto key = std::pair{event["pid"].get<int>(), event["args"]["iteration"].get<int>()};
-    const double start = event["ts"].get<double>();
-    if (event["name"] == "announce") announced_us[key] = start;
-    if (event["name"] == "pull partial activations") pulled_us[key] = start;
-  }
+  TracedOps ops = traced_cora_ops(
+      "--strategy p3 --batch-size 4 --set distribution.pipeline=true --iterations 0");
   int checked = 0;
-  for (const auto& [key, pull_start] : pulled_us) {
-    const auto next = announced_us.find(std::pair{key.first, key.second + 1});
-    if (next == announced_us.end()) continue;
-    EXPECT_LT(next->second, pull_start) << "rank " << key.first << " iteration " << key.second;
+  for (const auto& [key, pulled] : ops["pull partial activations"]) {
+    const auto next = ops["announce"].find(std::pair{key.first, key.second + 1});
+    if (next == ops["announce"].end()) continue;
+    EXPECT_LT(next->second.start_us, pulled.start_us)
+        << "rank " << key.first << " iteration " << key.second;
     ++checked;
   }
   EXPECT_GE(checked, 32) << "16 ranks, at least 3 iterations";
