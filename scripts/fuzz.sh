@@ -13,8 +13,8 @@ seconds="${1:-600}"
 shift || true
 readers=("$@")
 if [ "${#readers[@]}" -eq 0 ]; then
-  readers=(planetoid_tsv edge_list ogb_csv ogb_npz binary_workload shards experiment_json plans
-           calibration_json cluster_json)
+  readers=(planetoid_tsv edge_list triples_tsv ogb_csv ogb_npz binary_workload shards
+           experiment_json plans calibration_json cluster_json)
 fi
 # clang with its libFuzzer and sanitizer runtimes (Debian 12: clang 14).
 "$root/scripts/install_deps.sh" clang libclang-rt-14-dev

@@ -1,0 +1,130 @@
+// Single-machine PBG-style training (embedding_trainer.hpp).
+#include "exec/embedding/embedding_trainer.hpp"
+
+#include "strategies/pbg_buckets.hpp"
+#include "workloads/common/random.hpp"
+#include "workloads/common/stopwatch.hpp"
+
+namespace gnnbed {
+namespace {
+
+// The partitions a bucket needs, each once.
+std::vector<int> partitions_of(const Bucket& bucket) {
+  if (bucket.lhs == bucket.rhs) return {bucket.lhs};
+  return {bucket.lhs, bucket.rhs};
+}
+
+struct Training {
+  const EmbeddingExperimentConfig& config;
+  const EntityPartitioning& partitioning;
+  const EdgeBuckets& buckets;
+  PartitionStore& store;
+  RelationParameters& relations;
+};
+
+EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
+  const EmbeddingTrainingConfig& training = t.config.training;
+  const BucketHyperparameters hyper = bucket_hyperparameters(t.config);
+  const SwapCounters before = t.store.swaps();
+  const Stopwatch clock;
+  EmbeddingEpochRecord record;
+  record.epoch = epoch;
+  double loss = 0;
+  std::int64_t edges = 0;
+  for (const Bucket& bucket : single_machine_bucket_order(
+           training.partitions, training.bucket_order, hash_mix(training.seed, 0xb0, epoch))) {
+    const std::vector<int> held = partitions_of(bucket);
+    t.store.hold(held);
+    const BucketStats stats =
+        train_bucket(t.buckets.edges(bucket), t.store.table(bucket.lhs), t.store.table(bucket.rhs),
+                     t.relations, hyper,
+                     hash_mix(negative_seed(training), static_cast<std::uint64_t>(epoch),
+                              static_cast<std::uint64_t>(t.buckets.index(bucket))));
+    loss += stats.loss;
+    edges += stats.edges;
+  }
+  record.seconds = clock.seconds();
+  record.loss_per_edge = edges > 0 ? loss / static_cast<double>(edges) : 0;
+  record.swap_seconds = t.store.swaps().seconds - before.seconds;
+  record.swap_bytes = t.store.swaps().bytes_read + t.store.swaps().bytes_written -
+                      before.bytes_read - before.bytes_written;
+  return record;
+}
+
+}  // namespace
+
+BucketHyperparameters bucket_hyperparameters(const EmbeddingExperimentConfig& config) {
+  BucketHyperparameters hyper;
+  hyper.scoring = scoring_from_name(config.model.scoring);
+  hyper.margin = config.model.margin;
+  hyper.learning_rate = config.training.learning_rate;
+  hyper.batch_size = config.training.batch_size;
+  hyper.batch_negatives = config.training.batch_negatives;
+  hyper.uniform_negatives = config.training.uniform_negatives;
+  return hyper;
+}
+
+nlohmann::json EmbeddingReport::to_json() const {
+  nlohmann::json records = nlohmann::json::array();
+  for (const EmbeddingEpochRecord& r : epochs) {
+    nlohmann::json record = {{"epoch", r.epoch},
+                             {"loss_per_edge", r.loss_per_edge},
+                             {"seconds", r.seconds},
+                             {"swap_seconds", r.swap_seconds},
+                             {"swap_bytes", r.swap_bytes}};
+    if (r.test) record["test"] = r.test->to_json();
+    records.push_back(record);
+  }
+  return {{"epochs", records},
+          {"test", test.to_json()},
+          {"epoch_seconds", epoch_seconds},
+          {"swaps",
+           {{"bytes_read", swaps.bytes_read},
+            {"bytes_written", swaps.bytes_written},
+            {"loads", swaps.loads},
+            {"stores", swaps.stores},
+            {"seconds", swaps.seconds}}}};
+}
+
+EmbeddingReport train_embeddings(const LinkPredictionData& data,
+                                 const EmbeddingExperimentConfig& config,
+                                 const std::function<void(const EmbeddingEpochRecord&)>& on_epoch,
+                                 EmbeddingModelState* final_state) {
+  const EntityPartitioning partitioning(data.num_entities, config.training.partitions,
+                                        partition_seed(config.training));
+  const EdgeBuckets buckets(data.train, partitioning);
+  const std::unique_ptr<PartitionStore> store =
+      make_partition_store(partitioning, config.model, config.training);
+  const Scoring scoring = scoring_from_name(config.model.scoring);
+  RelationParameters relations(scoring, data.num_relations(), config.model.dimension);
+  Training t{config, partitioning, buckets, *store, relations};
+  std::vector<Triple> known = data.train;
+  known.insert(known.end(), data.test.begin(), data.test.end());
+  EmbeddingReport report;
+  double measured_seconds = 0;
+  for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
+    EmbeddingEpochRecord record = train_epoch(t, epoch);
+    const bool last = epoch == config.training.epochs;
+    const int every = config.training.eval_every;
+    if (last || (every > 0 && epoch % every == 0)) {
+      record.test = rank_held_out(data.test, known, partitioning, *store, relations, scoring);
+    }
+    if (epoch > 1 || config.training.epochs == 1) measured_seconds += record.seconds;
+    on_epoch(record);
+    report.epochs.push_back(record);
+  }
+  report.test = *report.epochs.back().test;
+  report.epoch_seconds = measured_seconds / std::max(1, config.training.epochs - 1);
+  report.swaps = store->swaps();
+  if (final_state != nullptr) {
+    for (int p = 0; p < partitioning.num_partitions(); ++p) {
+      const int hold[] = {p};
+      store->hold(hold);
+      final_state->partitions.push_back(store->table(p));
+    }
+    final_state->relations = relations;
+  }
+  return report;
+}
+
+}  // namespace gnnbed

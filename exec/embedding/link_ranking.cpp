@@ -1,0 +1,206 @@
+// Ranking held-out edges against every entity (link_ranking.hpp).
+#include "exec/embedding/link_ranking.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+namespace gnnbed {
+namespace {
+
+// Queries ranked in blocks of this many, against one partition at a time.
+constexpr std::size_t kQueryBlock = 256;
+
+// The held-out edges' query vectors for both sides, their positives' scores, and the counts of
+// entities scoring above them.
+struct Queries {
+  int dimension = 0;
+  std::vector<float> for_target;  // s + r: ranks targets
+  std::vector<float> for_source;  // t - r: ranks sources
+  std::vector<float> target_score;
+  std::vector<float> source_score;
+  std::vector<std::int64_t> above_target;  // raw counts
+  std::vector<std::int64_t> above_source;
+  std::vector<std::int64_t> known_above_target;  // of those, entities of other known edges
+  std::vector<std::int64_t> known_above_source;
+};
+
+// The other ends of every known edge, by (entity, relation): what the filtered ranking leaves out.
+class KnownEdges {
+ public:
+  explicit KnownEdges(std::span<const Triple> known) {
+    for (const Triple& e : known) {
+      targets_[key(e.source, e.relation)].push_back(e.target);
+      sources_[key(e.target, e.relation)].push_back(e.source);
+    }
+    for (auto* lists : {&targets_, &sources_}) {
+      for (auto& [k, list] : *lists) {
+        std::sort(list.begin(), list.end());
+        list.erase(std::unique(list.begin(), list.end()), list.end());
+      }
+    }
+  }
+  // The known targets of (edge.source, edge.relation), or sources of (edge.target, relation).
+  std::span<const std::int32_t> other_ends(const Triple& edge, bool targets) const {
+    const auto& lists = targets ? targets_ : sources_;
+    const auto found =
+        lists.find(targets ? key(edge.source, edge.relation) : key(edge.target, edge.relation));
+    return found == lists.end() ? std::span<const std::int32_t>{} : found->second;
+  }
+
+ private:
+  static std::uint64_t key(std::int32_t entity, std::int32_t relation) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(entity)) << 32) |
+           static_cast<std::uint32_t>(relation);
+  }
+  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> targets_;
+  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> sources_;
+};
+
+Queries build_queries(std::span<const Triple> held_out, const EntityPartitioning& partitioning,
+                      PartitionStore& store, const RelationParameters& relations, Scoring scoring) {
+  Queries q;
+  const std::size_t n = held_out.size();
+  const int d = relations.dimension;
+  q.dimension = d;
+  const auto row_bytes = static_cast<std::size_t>(d);
+  std::vector<float> targets(n * row_bytes);
+  q.for_target.resize(n * row_bytes);
+  q.for_source.resize(n * row_bytes);
+  for (int p = 0; p < partitioning.num_partitions(); ++p) {
+    const int hold[] = {p};
+    store.hold(hold);
+    const PartitionTable& table = store.table(p);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (partitioning.partition_of(held_out[i].source) == p) {
+        std::copy_n(table.row(partitioning.offset_of(held_out[i].source)), d,
+                    &q.for_target[i * row_bytes]);
+      }
+      if (partitioning.partition_of(held_out[i].target) == p) {
+        std::copy_n(table.row(partitioning.offset_of(held_out[i].target)), d,
+                    &targets[i * row_bytes]);
+      }
+    }
+  }
+  q.for_source = targets;
+  q.target_score.resize(n);
+  q.source_score.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    float* to_target = &q.for_target[i * row_bytes];
+    float* to_source = &q.for_source[i * row_bytes];
+    if (!relations.empty()) {
+      const float* r = relations.of(held_out[i].relation);
+      for (int j = 0; j < d; ++j) {
+        to_target[j] += r[j];
+        to_source[j] -= r[j];
+      }
+    }
+    // f(s + r, t) = f(t - r, s): one score for both sides.
+    pairwise_scores(scoring, to_target, 1, &targets[i * row_bytes], 1, d, &q.target_score[i]);
+    q.source_score[i] = q.target_score[i];
+  }
+  q.above_target.assign(n, 0);
+  q.above_source.assign(n, 0);
+  q.known_above_target.assign(n, 0);
+  q.known_above_source.assign(n, 0);
+  return q;
+}
+
+// What one partition's scores are compared for.
+struct RankingPass {
+  std::span<const Triple> held_out;
+  const EntityPartitioning& partitioning;
+  const KnownEdges& known;
+  Scoring scoring;
+};
+
+// Counts, for queries [first, first + count), the entities of partition p that score above the
+// positive, leaving the positive itself out, and how many of those complete another known edge.
+void count_above(const RankingPass& pass, int p, const PartitionTable& table, bool rank_targets,
+                 std::size_t first, std::size_t count, Queries& q) {
+  const auto rows = static_cast<std::size_t>(table.rows);
+  std::vector<float> scores(count * rows);
+  const std::vector<float>& vectors = rank_targets ? q.for_target : q.for_source;
+  pairwise_scores(pass.scoring, &vectors[first * static_cast<std::size_t>(q.dimension)],
+                  static_cast<int>(count), table.embeddings.data(), static_cast<int>(rows),
+                  q.dimension, scores.data());
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t i = first + k;
+    const Triple& edge = pass.held_out[i];
+    const std::int32_t truth = rank_targets ? edge.target : edge.source;
+    const float positive = rank_targets ? q.target_score[i] : q.source_score[i];
+    const float* row = &scores[k * rows];
+    std::int64_t above = 0;
+    for (std::size_t e = 0; e < rows; ++e) above += static_cast<std::int64_t>(row[e] > positive);
+    if (pass.partitioning.partition_of(truth) == p) {
+      above -= static_cast<std::int64_t>(row[pass.partitioning.offset_of(truth)] > positive);
+    }
+    std::int64_t known_above = 0;
+    const auto count_known = [&](std::int32_t other) {
+      if (other == truth || pass.partitioning.partition_of(other) != p) return;
+      known_above += static_cast<std::int64_t>(row[pass.partitioning.offset_of(other)] > positive);
+    };
+    for (const std::int32_t other : pass.known.other_ends(edge, rank_targets)) count_known(other);
+    // The query's own entity, unless a known edge of it to itself was counted just now.
+    const std::int32_t query_entity = rank_targets ? edge.source : edge.target;
+    const auto others = pass.known.other_ends(edge, rank_targets);
+    if (!std::binary_search(others.begin(), others.end(), query_entity)) count_known(query_entity);
+    (rank_targets ? q.above_target : q.above_source)[i] += above;
+    (rank_targets ? q.known_above_target : q.known_above_source)[i] += known_above;
+  }
+}
+
+void add_rank(RankSummary& summary, std::int64_t above) {
+  const double rank = static_cast<double>(above + 1);
+  summary.mrr += 1.0 / rank;
+  summary.hits_at_1 += rank <= 1 ? 1 : 0;
+  summary.hits_at_10 += rank <= 10 ? 1 : 0;
+}
+
+void divide(RankSummary& summary, double count) {
+  summary.mrr /= count;
+  summary.hits_at_1 /= count;
+  summary.hits_at_10 /= count;
+}
+
+}  // namespace
+
+nlohmann::json RankSummary::to_json() const {
+  return {{"mrr", mrr}, {"hits_at_1", hits_at_1}, {"hits_at_10", hits_at_10}};
+}
+
+nlohmann::json LinkRankingMetrics::to_json() const {
+  return {{"filtered", filtered.to_json()}, {"raw", raw.to_json()}, {"rankings", rankings}};
+}
+
+LinkRankingMetrics rank_held_out(std::span<const Triple> held_out, std::span<const Triple> known,
+                                 const EntityPartitioning& partitioning, PartitionStore& store,
+                                 const RelationParameters& relations, Scoring scoring) {
+  LinkRankingMetrics metrics;
+  if (held_out.empty()) return metrics;
+  Queries q = build_queries(held_out, partitioning, store, relations, scoring);
+  const KnownEdges known_edges(known);
+  const RankingPass pass{held_out, partitioning, known_edges, scoring};
+  for (int p = 0; p < partitioning.num_partitions(); ++p) {
+    const int hold[] = {p};
+    store.hold(hold);
+    const PartitionTable& table = store.table(p);
+    for (std::size_t first = 0; first < held_out.size(); first += kQueryBlock) {
+      const std::size_t count = std::min(kQueryBlock, held_out.size() - first);
+      count_above(pass, p, table, true, first, count, q);
+      count_above(pass, p, table, false, first, count, q);
+    }
+  }
+  for (std::size_t i = 0; i < held_out.size(); ++i) {
+    add_rank(metrics.raw, q.above_target[i]);
+    add_rank(metrics.raw, q.above_source[i]);
+    add_rank(metrics.filtered, q.above_target[i] - q.known_above_target[i]);
+    add_rank(metrics.filtered, q.above_source[i] - q.known_above_source[i]);
+  }
+  metrics.rankings = static_cast<std::int64_t>(2 * held_out.size());
+  divide(metrics.raw, static_cast<double>(metrics.rankings));
+  divide(metrics.filtered, static_cast<double>(metrics.rankings));
+  return metrics;
+}
+
+}  // namespace gnnbed

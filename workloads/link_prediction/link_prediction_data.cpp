@@ -1,0 +1,147 @@
+// Link-prediction workloads: the bundled citation graphs, SNAP edge lists and knowledge-graph
+// triples, with a seeded held-out split.
+#include "workloads/link_prediction/link_prediction_data.hpp"
+
+#include <filesystem>
+#include <limits>
+#include <unordered_map>
+
+#include "workloads/common/errors.hpp"
+#include "workloads/common/json_config.hpp"
+#include "workloads/common/random.hpp"
+#include "workloads/common/text_reader.hpp"
+#include "workloads/loaders.hpp"
+#include "workloads/workload_config.hpp"
+
+namespace gnnbed {
+namespace {
+
+bool is_bundled(const std::string& name) {
+  return name == "cora" || name == "citeseer" || name == "pubmed";
+}
+
+// Every edge of a graph loaded without symmetrizing, as (source, 0, target).
+LinkPredictionData triples_of_edge_list(const std::filesystem::path& file, std::string name) {
+  EdgeListFileOptions options;
+  options.symmetrize = false;
+  const Graph graph = load_edge_list(file, options);
+  LinkPredictionData data;
+  data.name = std::move(name);
+  data.num_entities = graph.num_nodes();
+  data.relation_names = {"edge"};
+  data.train.reserve(static_cast<std::size_t>(graph.num_edges()));
+  for (NodeId v = 0; v < graph.num_nodes(); ++v) {
+    for (const NodeId u : graph.in_neighbors(v)) data.train.push_back({u, 0, v});
+  }
+  return data;
+}
+
+// Dense ids for names in order of first appearance.
+class NameIds {
+ public:
+  std::int32_t id(std::string_view name, FieldParser& fields, std::string_view field) {
+    const auto found = ids_.find(std::string(name));
+    if (found != ids_.end()) return found->second;
+    if (names_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+      fields.fail(field, "more distinct names than 32-bit ids hold");
+    }
+    const auto next = static_cast<std::int32_t>(names_.size());
+    ids_.emplace(std::string(name), next);
+    names_.emplace_back(name);
+    return next;
+  }
+  std::vector<std::string>& names() { return names_; }
+
+ private:
+  std::unordered_map<std::string, std::int32_t> ids_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+nlohmann::json LinkPredictionData::summary() const {
+  return {{"name", name},
+          {"entities", num_entities},
+          {"relations", num_relations()},
+          {"train_edges", train.size()},
+          {"test_edges", test.size()}};
+}
+
+LinkPredictionSource link_prediction_source_from_json(const nlohmann::json& object,
+                                                      const LinkPredictionSource& defaults,
+                                                      const std::string& where) {
+  LinkPredictionSource source = defaults;
+  JsonFieldReader reader(object, where);
+  reader.read("source", source.source);
+  reader.read("format", source.format);
+  reader.read("test_fraction", source.test_fraction);
+  reader.read("split_seed", source.split_seed);
+  reader.finish();
+  require_one_of(reader.path("format"), source.format, {"edge_list", "triples"});
+  require(source.test_fraction >= 0 && source.test_fraction < 1, reader.path("test_fraction"),
+          "must be in [0, 1)");
+  require(!source.source.empty(), reader.path("source"), "must name a dataset or a file");
+  return source;
+}
+
+nlohmann::json to_json(const LinkPredictionSource& source) {
+  return {{"source", source.source},
+          {"format", source.format},
+          {"test_fraction", source.test_fraction},
+          {"split_seed", source.split_seed}};
+}
+
+LinkPredictionData load_triples_tsv(const std::string& file) {
+  LineReader reader(file);
+  NameIds entities;
+  NameIds relations;
+  LinkPredictionData data;
+  data.name = std::filesystem::path(file).stem().string();
+  std::string_view line;
+  while (reader.next(line)) {
+    if (is_blank(line) || line.front() == '#') continue;
+    FieldParser fields(reader, line, '\t');
+    Triple triple;
+    triple.source = entities.id(fields.text("head"), fields, "head");
+    triple.relation = relations.id(fields.text("relation"), fields, "relation");
+    triple.target = entities.id(fields.text("tail"), fields, "tail");
+    fields.expect_end();
+    data.train.push_back(triple);
+  }
+  if (data.train.empty()) throw InputError(file, 0, "", "no triples in the file");
+  data.num_entities = static_cast<std::int64_t>(entities.names().size());
+  data.relation_names = std::move(relations.names());
+  return data;
+}
+
+void split_held_out(std::span<const Triple> triples, double test_fraction, std::uint64_t seed,
+                    LinkPredictionData& data) {
+  data.train.clear();
+  data.test.clear();
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    const bool held_out = unit_double(hash_mix(seed, i)) < test_fraction;
+    (held_out ? data.test : data.train).push_back(triples[i]);
+  }
+}
+
+LinkPredictionData load_link_prediction(const LinkPredictionSource& source) {
+  LinkPredictionData data;
+  if (is_bundled(source.source)) {
+    data = triples_of_edge_list(
+        std::filesystem::path(bundled_datasets_directory()) / source.source / "edges.tsv",
+        source.source);
+  } else if (source.format == "triples") {
+    data = load_triples_tsv(source.source);
+  } else {
+    data =
+        triples_of_edge_list(source.source, std::filesystem::path(source.source).stem().string());
+  }
+  const std::vector<Triple> all = std::move(data.train);
+  split_held_out(all, source.test_fraction, source.split_seed, data);
+  if (data.train.empty()) {
+    throw ConfigError("workload.test_fraction", "leaves no edge of " + data.name + " to train on");
+  }
+  return data;
+}
+
+}  // namespace gnnbed
