@@ -6,6 +6,7 @@
 #include <set>
 
 #include "strategies/pbg_buckets.hpp"
+#include "strategies/pbg_schedule.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
 
@@ -97,6 +98,64 @@ TEST(LockServer, PrefersTheTrainersPreviousLhsThenRhs) {
   server.release(1);
   EXPECT_EQ(server.acquire(1, Bucket{2, 2}), (Bucket{2, 3}));
   EXPECT_THROW(server.acquire(1, std::nullopt), Error);  // it holds one already
+}
+
+// Bucket (l, r) takes a time that varies with l and r, so trainers finish out of step.
+double uneven(const Bucket& b) { return 1.0 + 0.37 * b.lhs + 0.11 * ((b.rhs * 7) % 5); }
+
+TEST(BucketSchedule, TrainsEveryBucketOnceAndNeverOverlapsTwoThatShareAPartition) {
+  for (const auto& [partitions, trainers] : {std::pair{4, 2}, {8, 4}, {6, 4}, {16, 8}, {3, 1}}) {
+    const BucketSchedule schedule = schedule_epoch(partitions, trainers, uneven);
+    std::vector<std::pair<int, ScheduledBucket>> all;
+    for (int t = 0; t < trainers; ++t) {
+      double previous_end = 0;
+      for (const ScheduledBucket& s : schedule.by_trainer[static_cast<std::size_t>(t)]) {
+        EXPECT_GE(s.start, previous_end);  // one bucket at a time
+        EXPECT_NEAR(s.end - s.start, uneven(s.bucket), 1e-9);
+        previous_end = s.end;
+        all.emplace_back(t, s);
+      }
+    }
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(partitions * partitions));
+    std::set<std::pair<int, int>> distinct;
+    for (const auto& [t, s] : all) distinct.insert({s.bucket.lhs, s.bucket.rhs});
+    EXPECT_EQ(distinct.size(), all.size());
+    for (const auto& [t, a] : all) {
+      for (const auto& [u, b] : all) {
+        if (t == u || a.bucket.shared_partitions(b.bucket) == 0) continue;
+        EXPECT_TRUE(a.end <= b.start || b.end <= a.start)
+            << "trainers " << t << " and " << u << " overlap on a shared partition";
+      }
+    }
+  }
+}
+
+TEST(BucketSchedule, WorkPlusIdleFillsEveryTrainersEpochAndSwapsFollowThePartitions) {
+  const int partitions = 8;
+  const int trainers = 4;
+  const BucketSchedule schedule = schedule_epoch(partitions, trainers, uneven);
+  double work = 0;
+  for (const auto& buckets : schedule.by_trainer) {
+    std::vector<int> held;
+    for (const ScheduledBucket& s : buckets) {
+      work += s.end - s.start;
+      for (const int p : s.released) {
+        EXPECT_NE(std::find(held.begin(), held.end(), p), held.end());
+        held.erase(std::find(held.begin(), held.end(), p));
+      }
+      held.insert(held.end(), s.fetched.begin(), s.fetched.end());
+      std::vector<int> needed{s.bucket.lhs};
+      if (s.bucket.rhs != s.bucket.lhs) needed.push_back(s.bucket.rhs);
+      std::sort(held.begin(), held.end());
+      std::sort(needed.begin(), needed.end());
+      EXPECT_EQ(held, needed);
+    }
+  }
+  EXPECT_NEAR(work + schedule.idle, trainers * schedule.makespan, 1e-9);
+  EXPECT_GE(schedule.makespan, work / trainers);
+  // Deterministic: the same inputs give the same schedule.
+  const BucketSchedule again = schedule_epoch(partitions, trainers, uneven);
+  EXPECT_EQ(again.makespan, schedule.makespan);
 }
 
 }  // namespace
