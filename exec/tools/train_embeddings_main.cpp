@@ -3,6 +3,7 @@
 // (provenance, resolved config, per-epoch records, MRR and Hits@k on held-out edges) and a short
 // summary.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "exec/embedding/embedding_trainer.hpp"
@@ -65,9 +66,11 @@ int train_embeddings_main(int argc, char** argv) {
   const EmbeddingExperimentConfig config =
       embedding_experiment_from_json(resolve_config_document(sources.file, sources.assignments));
   const po::variables_map& vm = command_line->values;
-  const std::string output = vm.count("output") != 0
-                                 ? vm["output"].as<std::string>()
-                                 : "results/embeddings-" + config.workload.source + ".json";
+  const std::string output =
+      vm.count("output") != 0
+          ? vm["output"].as<std::string>()
+          : "results/embeddings-" + std::filesystem::path(config.workload.source).stem().string() +
+                ".json";
   check_output_path(output, "--output");
   if (!config.training.swap_directory.empty()) {
     check_output_folder(config.training.swap_directory, "training.swap_directory");
