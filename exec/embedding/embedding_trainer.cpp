@@ -2,6 +2,7 @@
 #include "exec/embedding/embedding_trainer.hpp"
 
 #include "strategies/pbg_buckets.hpp"
+#include "workloads/common/memory.hpp"
 #include "workloads/common/random.hpp"
 #include "workloads/common/stopwatch.hpp"
 
@@ -78,6 +79,7 @@ nlohmann::json EmbeddingReport::to_json() const {
   return {{"epochs", records},
           {"test", test.to_json()},
           {"epoch_seconds", epoch_seconds},
+          {"peak_memory_bytes", peak_memory_bytes},
           {"swaps",
            {{"bytes_read", swaps.bytes_read},
             {"bytes_written", swaps.bytes_written},
@@ -116,6 +118,7 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
   report.test = *report.epochs.back().test;
   report.epoch_seconds = measured_seconds / std::max(1, config.training.epochs - 1);
   report.swaps = store->swaps();
+  report.peak_memory_bytes = peak_resident_bytes();
   if (final_state != nullptr) {
     for (int p = 0; p < partitioning.num_partitions(); ++p) {
       const int hold[] = {p};

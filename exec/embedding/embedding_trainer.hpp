@@ -26,6 +26,7 @@ struct EmbeddingReport {
   LinkRankingMetrics test;   // after the last epoch
   double epoch_seconds = 0;  // mean, the first epoch left out when there are more
   SwapCounters swaps;
+  std::int64_t peak_memory_bytes = 0;  // the process's peak resident memory, at the end
   nlohmann::json to_json() const;
 };
 

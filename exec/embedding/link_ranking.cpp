@@ -8,8 +8,10 @@
 namespace gnnbed {
 namespace {
 
-// Queries ranked in blocks of this many, against one partition at a time.
+// Queries ranked in blocks of this many, against blocks of this many entities of one partition
+// (a block of scores is 16 MiB, whatever the partition's size).
 constexpr std::size_t kQueryBlock = 256;
+constexpr std::int64_t kEntityBlock = 16384;
 
 // The held-out edges' query vectors for both sides, their positives' scores, and the counts of
 // entities scoring above them.
@@ -114,15 +116,30 @@ struct RankingPass {
   Scoring scoring;
 };
 
-// Counts, for queries [first, first + count), the entities of partition p that score above the
+// Entities [begin, begin + count) of partition `partition`, the candidates scored at once.
+struct EntityBlock {
+  int partition = 0;
+  const PartitionTable& table;
+  std::int64_t begin = 0;
+  std::int64_t count = 0;
+
+  // `entity`'s place in the block, or -1 when it is not in it.
+  std::int64_t place(const EntityPartitioning& partitioning, std::int32_t entity) const {
+    if (partitioning.partition_of(entity) != partition) return -1;
+    const std::int64_t at = partitioning.offset_of(entity) - begin;
+    return at >= 0 && at < count ? at : -1;
+  }
+};
+
+// Counts, for queries [first, first + count), the block's entities that score above the
 // positive, leaving the positive itself out, and how many of those complete another known edge.
-void count_above(const RankingPass& pass, int p, const PartitionTable& table, bool rank_targets,
+void count_above(const RankingPass& pass, const EntityBlock& block, bool rank_targets,
                  std::size_t first, std::size_t count, Queries& q) {
-  const auto rows = static_cast<std::size_t>(table.rows);
+  const auto rows = static_cast<std::size_t>(block.count);
   std::vector<float> scores(count * rows);
   const std::vector<float>& vectors = rank_targets ? q.for_target : q.for_source;
   pairwise_scores(pass.scoring, &vectors[first * static_cast<std::size_t>(q.dimension)],
-                  static_cast<int>(count), table.embeddings.data(), static_cast<int>(rows),
+                  static_cast<int>(count), block.table.row(block.begin), static_cast<int>(rows),
                   q.dimension, scores.data());
   for (std::size_t k = 0; k < count; ++k) {
     const std::size_t i = first + k;
@@ -130,21 +147,21 @@ void count_above(const RankingPass& pass, int p, const PartitionTable& table, bo
     const std::int32_t truth = rank_targets ? edge.target : edge.source;
     const float positive = rank_targets ? q.target_score[i] : q.source_score[i];
     const float* row = &scores[k * rows];
+    const auto scores_above = [&](std::int32_t entity) -> std::int64_t {
+      const std::int64_t at = block.place(pass.partitioning, entity);
+      return at >= 0 && row[at] > positive ? 1 : 0;
+    };
     std::int64_t above = 0;
     for (std::size_t e = 0; e < rows; ++e) above += static_cast<std::int64_t>(row[e] > positive);
-    if (pass.partitioning.partition_of(truth) == p) {
-      above -= static_cast<std::int64_t>(row[pass.partitioning.offset_of(truth)] > positive);
-    }
+    above -= scores_above(truth);
     std::int64_t known_above = 0;
-    const auto count_known = [&](std::int32_t other) {
-      if (other == truth || pass.partitioning.partition_of(other) != p) return;
-      known_above += static_cast<std::int64_t>(row[pass.partitioning.offset_of(other)] > positive);
-    };
-    for (const std::int32_t other : pass.known.other_ends(edge, rank_targets)) count_known(other);
+    const auto others = pass.known.other_ends(edge, rank_targets);
+    for (const std::int32_t other : others) known_above += other == truth ? 0 : scores_above(other);
     // The query's own entity, unless a known edge of it to itself was counted just now.
     const std::int32_t query_entity = rank_targets ? edge.source : edge.target;
-    const auto others = pass.known.other_ends(edge, rank_targets);
-    if (!std::binary_search(others.begin(), others.end(), query_entity)) count_known(query_entity);
+    if (query_entity != truth && !std::binary_search(others.begin(), others.end(), query_entity)) {
+      known_above += scores_above(query_entity);
+    }
     (rank_targets ? q.above_target : q.above_source)[i] += above;
     (rank_targets ? q.known_above_target : q.known_above_source)[i] += known_above;
   }
@@ -185,10 +202,13 @@ LinkRankingMetrics rank_held_out(std::span<const Triple> held_out, std::span<con
     const int hold[] = {p};
     store.hold(hold);
     const PartitionTable& table = store.table(p);
-    for (std::size_t first = 0; first < held_out.size(); first += kQueryBlock) {
-      const std::size_t count = std::min(kQueryBlock, held_out.size() - first);
-      count_above(pass, p, table, true, first, count, q);
-      count_above(pass, p, table, false, first, count, q);
+    for (std::int64_t begin = 0; begin < table.rows; begin += kEntityBlock) {
+      const EntityBlock block{p, table, begin, std::min(kEntityBlock, table.rows - begin)};
+      for (std::size_t first = 0; first < held_out.size(); first += kQueryBlock) {
+        const std::size_t count = std::min(kQueryBlock, held_out.size() - first);
+        count_above(pass, block, true, first, count, q);
+        count_above(pass, block, false, first, count, q);
+      }
     }
   }
   for (std::size_t i = 0; i < held_out.size(); ++i) {

@@ -19,7 +19,10 @@ namespace {
 
 const std::vector<ConfigOption>& embedding_options() {
   static const std::vector<ConfigOption> options{
-      {"dataset", "workload.source", "cora, citeseer, pubmed, or a file's path"},
+      {"dataset", "workload.source", "cora, citeseer, pubmed, planted, or a file's path"},
+      {"entities", "workload.entities", "planted: entities"},
+      {"group-size", "workload.group_size", "planted: entities per group"},
+      {"degree", "workload.degree", "planted: edges per entity, within its group"},
       {"format", "workload.format", "a file's format: edge_list or triples"},
       {"test-fraction", "workload.test_fraction", "edges held out for ranking"},
       {"dimension", "model.dimension", "embedding width"},
@@ -101,10 +104,11 @@ int train_embeddings_main(int argc, char** argv) {
       report.test.filtered.mrr, report.test.filtered.hits_at_1, report.test.filtered.hits_at_10,
       report.test.raw.mrr, report.test.raw.hits_at_10,
       static_cast<long long>(report.test.rankings));
-  std::printf("  epoch time %.3f s; swapped %.1f MiB in %.2f s; result written to %s\n",
+  std::printf("  epoch time %.3f s; swapped %.1f MiB in %.2f s; peak memory %.1f MiB\n",
               report.epoch_seconds,
               static_cast<double>(report.swaps.bytes_read + report.swaps.bytes_written) / (1 << 20),
-              report.swaps.seconds, output.c_str());
+              report.swaps.seconds, static_cast<double>(report.peak_memory_bytes) / (1 << 20));
+  std::printf("  result written to %s\n", output.c_str());
   return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "exec/embedding/bucket_training.hpp"
 #include "exec/embedding/embedding_trainer.hpp"
+#include "exec/embedding/link_ranking.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
@@ -239,31 +240,6 @@ TEST(BucketTraining, DiagonalBucketUpdatesOneTableOnce) {
   expect_bucket_update_matches_reference(Scoring::translation, true);
 }
 
-// A graph with planted structure: `communities` groups of `size` entities, each entity with edges
-// to `degree` distinct others of its group. A model that learnt the groups and nothing more
-// ranks a held-out edge's end uniformly among the group's entities it has no known edge to.
-std::filesystem::path write_planted_communities(const testing::TemporaryDirectory& dir,
-                                                int communities, int size, int degree) {
-  std::string text;
-  for (int c = 0; c < communities; ++c) {
-    for (int i = 0; i < size; ++i) {
-      std::vector<int> others;
-      for (int j = 0; j < size; ++j) {
-        if (j != i) others.push_back(j);
-      }
-      Rng rng(hash_mix(99, c, i));
-      for (int k = 0; k < degree; ++k) {
-        const auto pick =
-            k + static_cast<int>(rng.below(others.size() - static_cast<std::size_t>(k)));
-        std::swap(others[static_cast<std::size_t>(k)], others[static_cast<std::size_t>(pick)]);
-        text += std::to_string(c * size + i) + " " +
-                std::to_string(c * size + others[static_cast<std::size_t>(k)]) + "\n";
-      }
-    }
-  }
-  return dir.write("planted.txt", text);
-}
-
 // The filtered MRR of that model: the mean of H(k) / k, k = 1 + the group's entities other than
 // the query with no known edge to or from it.
 double planted_ceiling(const LinkPredictionData& data, int size) {
@@ -289,9 +265,12 @@ double planted_ceiling(const LinkPredictionData& data, int size) {
   return sum / static_cast<double>(2 * data.test.size());
 }
 
-EmbeddingExperimentConfig planted_config(const std::filesystem::path& file, int partitions) {
+EmbeddingExperimentConfig planted_config(std::int64_t entities, int degree, int partitions) {
   EmbeddingExperimentConfig config;
-  config.workload.source = file.string();
+  config.workload.source = "planted";
+  config.workload.entities = entities;
+  config.workload.group_size = 20;
+  config.workload.degree = degree;
   config.model.dimension = 32;
   config.training.epochs = 50;
   config.training.partitions = partitions;
@@ -299,14 +278,12 @@ EmbeddingExperimentConfig planted_config(const std::filesystem::path& file, int 
 }
 
 TEST(EmbeddingTraining, LearnsPlantedCommunitiesNearlyAsWellAsTheyAllow) {
-  const testing::TemporaryDirectory dir;
-  const auto file = write_planted_communities(dir, 40, 20, 8);
-  const LinkPredictionData data = load_link_prediction(planted_config(file, 1).workload);
+  const LinkPredictionData data = load_link_prediction(planted_config(800, 8, 1).workload);
   const double ceiling = planted_ceiling(data, 20);
   std::vector<double> mrr;
   for (const int partitions : {1, 4}) {
     const EmbeddingReport report =
-        train_embeddings(data, planted_config(file, partitions), [](const auto&) {});
+        train_embeddings(data, planted_config(800, 8, partitions), [](const auto&) {});
     EXPECT_GT(report.test.filtered.mrr, 0.85 * ceiling) << partitions << " partitions";
     EXPECT_LT(report.test.filtered.mrr, 1.1 * ceiling) << partitions << " partitions";
     mrr.push_back(report.test.filtered.mrr);
@@ -316,8 +293,7 @@ TEST(EmbeddingTraining, LearnsPlantedCommunitiesNearlyAsWellAsTheyAllow) {
 
 TEST(EmbeddingTraining, SwappingPartitionsToDiskComputesExactlyWhatMemoryDoes) {
   const testing::TemporaryDirectory dir;
-  const auto file = write_planted_communities(dir, 10, 20, 6);
-  EmbeddingExperimentConfig config = planted_config(file, 3);
+  EmbeddingExperimentConfig config = planted_config(200, 6, 3);
   config.model.scoring = "translation";
   config.training.epochs = 3;
   config.training.bucket_order = "affinity";
@@ -344,13 +320,45 @@ TEST(EmbeddingTraining, SwappingPartitionsToDiskComputesExactlyWhatMemoryDoes) {
 
 TEST(EmbeddingTraining, RefusesASwapDirectoryHoldingAnotherRunsPartitions) {
   const testing::TemporaryDirectory dir;
-  const auto file = write_planted_communities(dir, 4, 10, 3);
   dir.write("swap/partition-1.bin", "someone else's");
-  EmbeddingExperimentConfig config = planted_config(file, 2);
+  EmbeddingExperimentConfig config = planted_config(40, 3, 2);
   config.training.swap_directory = (dir.path() / "swap").string();
   const LinkPredictionData data = load_link_prediction(config.workload);
   EXPECT_THROW(train_embeddings(data, config, [](const auto&) {}), ConfigError);
   EXPECT_EQ(std::ifstream(dir.path() / "swap/partition-1.bin").get(), 's');  // untouched
+}
+
+// Entity i's one-dimensional embedding is i: a held-out edge 4 -> 2 scores 4 * x against targets
+// x (entities 3 and 4 above 2) and x * 2 against sources (none above 4).
+LinkRankingMetrics rank_on_a_line(int partitions, const std::vector<Triple>& known) {
+  const EntityPartitioning partitioning(5, partitions, 1);
+  EmbeddingModelConfig model;
+  model.dimension = 1;
+  MemoryPartitionStore store(partitioning, model, 1);
+  for (int p = 0; p < partitions; ++p) {
+    for (std::size_t k = 0; k < partitioning.members(p).size(); ++k) {
+      store.table(p).row(static_cast<std::int64_t>(k))[0] =
+          static_cast<float>(partitioning.members(p)[k]);
+    }
+  }
+  const std::vector<Triple> held_out{{4, 0, 2}};
+  std::vector<Triple> all = known;
+  all.push_back(held_out[0]);
+  return rank_held_out(held_out, all, partitioning, store, RelationParameters(Scoring::dot, 1, 1),
+                       Scoring::dot);
+}
+
+TEST(LinkRanking, RanksCountEntitiesScoringHigherLeavingKnownEdgesAndTheQueryOutWhenFiltered) {
+  for (const int partitions : {1, 2, 5}) {
+    const LinkRankingMetrics alone = rank_on_a_line(partitions, {});
+    EXPECT_DOUBLE_EQ(alone.raw.mrr, (1.0 / 3 + 1.0) / 2) << partitions;       // ranks 3 and 1
+    EXPECT_DOUBLE_EQ(alone.filtered.mrr, (1.0 / 2 + 1.0) / 2) << partitions;  // 4 itself left out
+    EXPECT_DOUBLE_EQ(alone.raw.hits_at_1, 0.5);
+    EXPECT_EQ(alone.rankings, 2);
+    const LinkRankingMetrics known = rank_on_a_line(partitions, {{4, 0, 3}});
+    EXPECT_DOUBLE_EQ(known.raw.mrr, (1.0 / 3 + 1.0) / 2) << partitions;
+    EXPECT_DOUBLE_EQ(known.filtered.mrr, 1.0) << partitions;  // 3 completes a known edge
+  }
 }
 
 }  // namespace

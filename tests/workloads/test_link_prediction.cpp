@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "tests/support/test_support.hpp"
@@ -64,6 +65,22 @@ TEST(LinkPredictionSource, BundledCoraHasItsCitationEdgesOnce) {
   const LinkPredictionData data = load_link_prediction({});
   EXPECT_EQ(data.num_entities, 2708);
   EXPECT_EQ(data.train.size() + data.test.size(), 5278u);  // edges.tsv: each undirected edge once
+}
+
+TEST(PlantedCommunities, GivesEachEntityDistinctEdgesWithinItsGroupOnly) {
+  const LinkPredictionData data = planted_communities(47, 10, 4, 3);
+  EXPECT_EQ(data.num_entities, 47);
+  std::map<std::int32_t, std::set<std::int32_t>> targets;
+  for (const Triple& e : data.train) {
+    EXPECT_NE(e.source, e.target);
+    EXPECT_EQ(e.source / 10, e.target / 10);
+    EXPECT_TRUE(targets[e.source].insert(e.target).second) << "a repeated edge";
+  }
+  for (std::int32_t u = 0; u < 47; ++u) {
+    EXPECT_EQ(targets[u].size(), 4u) << u;  // the last group, of 7, still has 6 others
+  }
+  EXPECT_EQ(planted_communities(47, 10, 4, 3).train, data.train);
+  EXPECT_NE(planted_communities(47, 10, 4, 4).train, data.train);
 }
 
 TEST(EntityPartitioning, SplitsEveryEntityIntoPartitionsOfNearlyEqualSize) {

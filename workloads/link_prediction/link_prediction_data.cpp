@@ -2,6 +2,7 @@
 // triples, with a seeded held-out split.
 #include "workloads/link_prediction/link_prediction_data.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <unordered_map>
@@ -76,7 +77,16 @@ LinkPredictionSource link_prediction_source_from_json(const nlohmann::json& obje
   reader.read("format", source.format);
   reader.read("test_fraction", source.test_fraction);
   reader.read("split_seed", source.split_seed);
+  reader.read("entities", source.entities);
+  reader.read("group_size", source.group_size);
+  reader.read("degree", source.degree);
+  reader.read("graph_seed", source.graph_seed);
   reader.finish();
+  require(source.entities >= 2 && source.entities <= std::numeric_limits<std::int32_t>::max(),
+          reader.path("entities"), "must be in [2, 2^31 - 1]");
+  require(source.group_size >= 2, reader.path("group_size"), "must be at least 2");
+  require(source.degree >= 1 && source.degree < source.group_size, reader.path("degree"),
+          "must be in [1, group_size - 1]");
   require_one_of(reader.path("format"), source.format, {"edge_list", "triples"});
   require(source.test_fraction >= 0 && source.test_fraction < 1, reader.path("test_fraction"),
           "must be in [0, 1)");
@@ -88,7 +98,37 @@ nlohmann::json to_json(const LinkPredictionSource& source) {
   return {{"source", source.source},
           {"format", source.format},
           {"test_fraction", source.test_fraction},
-          {"split_seed", source.split_seed}};
+          {"split_seed", source.split_seed},
+          {"entities", source.entities},
+          {"group_size", source.group_size},
+          {"degree", source.degree},
+          {"graph_seed", source.graph_seed}};
+}
+
+LinkPredictionData planted_communities(std::int64_t entities, int group_size, int degree,
+                                       std::uint64_t seed) {
+  LinkPredictionData data;
+  data.name = "planted";
+  data.num_entities = entities;
+  data.relation_names = {"edge"};
+  data.train.reserve(static_cast<std::size_t>(entities) * static_cast<std::size_t>(degree));
+  std::vector<std::int32_t> others;
+  for (std::int64_t group = 0; group < entities; group += group_size) {
+    const std::int64_t end = std::min<std::int64_t>(group + group_size, entities);
+    for (std::int64_t u = group; u < end; ++u) {
+      others.clear();
+      for (std::int64_t v = group; v < end; ++v) {
+        if (v != u) others.push_back(static_cast<std::int32_t>(v));
+      }
+      Rng rng(hash_mix(seed, static_cast<std::uint64_t>(u)));
+      const auto picks = std::min<std::size_t>(static_cast<std::size_t>(degree), others.size());
+      for (std::size_t k = 0; k < picks; ++k) {  // the first `picks` of a partial shuffle
+        std::swap(others[k], others[k + rng.below(others.size() - k)]);
+        data.train.push_back({static_cast<std::int32_t>(u), 0, others[k]});
+      }
+    }
+  }
+  return data;
 }
 
 LinkPredictionData load_triples_tsv(const std::string& file) {
@@ -126,7 +166,10 @@ void split_held_out(std::span<const Triple> triples, double test_fraction, std::
 
 LinkPredictionData load_link_prediction(const LinkPredictionSource& source) {
   LinkPredictionData data;
-  if (is_bundled(source.source)) {
+  if (source.source == "planted") {
+    data =
+        planted_communities(source.entities, source.group_size, source.degree, source.graph_seed);
+  } else if (is_bundled(source.source)) {
     data = triples_of_edge_list(
         std::filesystem::path(bundled_datasets_directory()) / source.source / "edges.tsv",
         source.source);

@@ -33,13 +33,18 @@ struct LinkPredictionData {
 // Where the triples come from and how the held-out edges are chosen.
 struct LinkPredictionSource {
   // A bundled dataset's name (cora, citeseer, pubmed: its citation graph, each edge once, as one
-  // relation) or a file's path.
+  // relation), "planted" (generated: planted_communities()), or a file's path.
   std::string source = "cora";
   // For a path: "edge_list" (SNAP-style "src dst" lines, one relation) or "triples" (tab-separated
   // "head<TAB>relation<TAB>tail" names, as knowledge graphs ship; ids by first appearance).
   std::string format = "edge_list";
   double test_fraction = 0.1;  // each edge held out with this chance, drawn from split_seed
   std::uint64_t split_seed = 1;
+  // "planted": entities, the size of their groups, edges per entity, and the generator's seed.
+  std::int64_t entities = 10000;
+  int group_size = 20;
+  int degree = 8;
+  std::uint64_t graph_seed = 1;
 };
 
 LinkPredictionSource link_prediction_source_from_json(const nlohmann::json& object,
@@ -55,6 +60,15 @@ LinkPredictionData load_link_prediction(const LinkPredictionSource& source);
 // comment and blank lines ignored). Entities and relations are numbered in order of first
 // appearance. Returns every triple in `train`.
 LinkPredictionData load_triples_tsv(const std::string& file);
+
+// A graph with planted structure, for quality checks with a known answer and for graphs of any
+// size: `entities` entities in consecutive groups of `group_size` (the last one smaller when it
+// does not divide), each entity with edges to `degree` distinct others of its group, drawn from
+// `seed` and the entity (so any part of the graph can be generated alone). One relation. A model
+// that learnt the groups, and there is nothing else to learn, ranks a held-out edge's end
+// uniformly among the group's entities that have no known edge with its other end.
+LinkPredictionData planted_communities(std::int64_t entities, int group_size, int degree,
+                                       std::uint64_t seed);
 
 // Holds out each of `triples` with chance `test_fraction`, a pure function of `seed` and the
 // triple's position, so the split does not depend on how the file was read.
