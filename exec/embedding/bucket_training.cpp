@@ -68,18 +68,12 @@ struct Batch {
   const BucketHyperparameters& hyper;
 };
 
-// Rows `offsets` of `table`, then the rows `extra` of it, packed.
-std::vector<float> gather(const PartitionTable& table, std::span<const std::int32_t> offsets,
-                          std::span<const std::int32_t> extra) {
+// Rows `offsets` of `table`, packed.
+std::vector<float> gather(const PartitionTable& table, std::span<const std::int32_t> offsets) {
   const auto d = static_cast<std::size_t>(table.dimension);
-  std::vector<float> rows((offsets.size() + extra.size()) * d);
-  float* out = rows.data();
-  for (const auto& list : {offsets, extra}) {
-    for (const std::int32_t offset : list) {
-      std::copy_n(table.row(offset), d, out);
-      out += d;
-    }
-  }
+  std::vector<float> rows(offsets.size() * d);
+  for (std::size_t k = 0; k < offsets.size(); ++k)
+    std::copy_n(table.row(offsets[k]), d, &rows[k * d]);
   return rows;
 }
 
@@ -91,22 +85,36 @@ std::vector<std::int32_t> uniform_offsets(Rng& rng, std::int64_t rows, int count
   return offsets;
 }
 
-// One side's loss: queries are `own` rows moved by the relation (sign +1: s + r; -1: t - r),
-// candidates the chunk's `other` rows and the uniform negatives of the other side's table.
-// Accumulates into the gradients of the query rows, the relations and the candidate rows.
-double corrupt_side(Batch& batch, std::span<const Triple> chunk, bool corrupt_target,
-                    std::span<const std::int32_t> uniform) {
+// One side of one chunk, computed from the parameters as they were before the batch: its loss,
+// and the gradients of its query rows (in `own`, sign +1: s + r; -1: t - r) and candidate rows
+// (the chunk's `other` rows, then the uniform negatives).
+struct SideGradient {
+  bool corrupt_target = true;
+  double loss = 0;
+  std::vector<std::int32_t> own;
+  std::vector<std::int32_t> candidates;
+  std::vector<float> query_gradient;
+  std::vector<float> candidate_gradient;
+};
+
+struct ChunkGradient {
+  std::span<const Triple> chunk;
+  SideGradient target_side;
+  SideGradient source_side;
+};
+
+SideGradient corrupt_side(const Batch& batch, std::span<const Triple> chunk, bool corrupt_target,
+                          std::span<const std::int32_t> uniform) {
   const int d = batch.lhs.dimension;
   const auto c = static_cast<int>(chunk.size());
-  std::vector<std::int32_t> own(chunk.size());
-  std::vector<std::int32_t> other(chunk.size());
-  for (std::size_t i = 0; i < chunk.size(); ++i) {
-    own[i] = corrupt_target ? chunk[i].source : chunk[i].target;
-    other[i] = corrupt_target ? chunk[i].target : chunk[i].source;
+  SideGradient side;
+  side.corrupt_target = corrupt_target;
+  for (const Triple& edge : chunk) {
+    side.own.push_back(corrupt_target ? edge.source : edge.target);
+    side.candidates.push_back(corrupt_target ? edge.target : edge.source);
   }
-  const PartitionTable& own_table = corrupt_target ? batch.lhs : batch.rhs;
-  const PartitionTable& other_table = corrupt_target ? batch.rhs : batch.lhs;
-  std::vector<float> queries = gather(own_table, own, {});
+  side.candidates.insert(side.candidates.end(), uniform.begin(), uniform.end());
+  std::vector<float> queries = gather(corrupt_target ? batch.lhs : batch.rhs, side.own);
   const float sign = corrupt_target ? 1.0f : -1.0f;
   if (!batch.relations.empty()) {
     for (int i = 0; i < c; ++i) {
@@ -114,39 +122,68 @@ double corrupt_side(Batch& batch, std::span<const Triple> chunk, bool corrupt_ta
       for (int j = 0; j < d; ++j) queries[static_cast<std::size_t>(i * d + j)] += sign * r[j];
     }
   }
-  const std::vector<float> candidates = gather(other_table, other, uniform);
-  const int num_candidates = c + static_cast<int>(uniform.size());
-  std::vector<float> query_gradient(queries.size());
-  std::vector<float> candidate_gradient(candidates.size());
-  const double loss =
-      ranking_loss(batch.hyper.scoring, queries.data(), c, candidates.data(), num_candidates, d,
-                   batch.hyper.margin, query_gradient.data(), candidate_gradient.data());
-  RowGradients& own_gradient = corrupt_target ? batch.lhs_gradient : batch.rhs_gradient;
-  RowGradients& other_gradient = corrupt_target ? batch.rhs_gradient : batch.lhs_gradient;
-  for (int i = 0; i < c; ++i) {
-    const float* g = query_gradient.data() + static_cast<std::ptrdiff_t>(i) * d;
-    own_gradient.add(own[static_cast<std::size_t>(i)], g);
-    if (!batch.relations.empty()) {
-      float* rg = batch.relation_gradient.data() +
-                  static_cast<std::ptrdiff_t>(chunk[static_cast<std::size_t>(i)].relation) * d;
-      for (int j = 0; j < d; ++j) rg[j] += sign * g[j];
-    }
-  }
-  for (int n = 0; n < num_candidates; ++n) {
-    const std::int32_t offset =
-        n < c ? other[static_cast<std::size_t>(n)] : uniform[static_cast<std::size_t>(n - c)];
-    other_gradient.add(offset, candidate_gradient.data() + static_cast<std::ptrdiff_t>(n) * d);
-  }
-  return loss;
+  const std::vector<float> candidates =
+      gather(corrupt_target ? batch.rhs : batch.lhs, side.candidates);
+  side.query_gradient.resize(queries.size());
+  side.candidate_gradient.resize(candidates.size());
+  side.loss = ranking_loss(batch.hyper.scoring, queries.data(), c, candidates.data(),
+                           static_cast<int>(side.candidates.size()), d, batch.hyper.margin,
+                           side.query_gradient.data(), side.candidate_gradient.data());
+  return side;
 }
 
-double train_chunk(Batch& batch, std::span<const Triple> chunk, std::uint64_t chunk_seed) {
+ChunkGradient chunk_gradient(const Batch& batch, std::span<const Triple> chunk,
+                             std::uint64_t chunk_seed) {
   Rng rng(chunk_seed);
   const int u = batch.hyper.uniform_negatives;
   const std::vector<std::int32_t> target_negatives = uniform_offsets(rng, batch.rhs.rows, u);
   const std::vector<std::int32_t> source_negatives = uniform_offsets(rng, batch.lhs.rows, u);
-  return corrupt_side(batch, chunk, true, target_negatives) +
-         corrupt_side(batch, chunk, false, source_negatives);
+  return {chunk, corrupt_side(batch, chunk, true, target_negatives),
+          corrupt_side(batch, chunk, false, source_negatives)};
+}
+
+// Adds one side's gradients into the batch's: its query rows, the relations, its candidate rows.
+void accumulate(Batch& batch, std::span<const Triple> chunk, const SideGradient& side) {
+  const int d = batch.lhs.dimension;
+  const float sign = side.corrupt_target ? 1.0f : -1.0f;
+  RowGradients& own_gradient = side.corrupt_target ? batch.lhs_gradient : batch.rhs_gradient;
+  RowGradients& other_gradient = side.corrupt_target ? batch.rhs_gradient : batch.lhs_gradient;
+  for (std::size_t i = 0; i < side.own.size(); ++i) {
+    const float* g = side.query_gradient.data() + static_cast<std::ptrdiff_t>(i) * d;
+    own_gradient.add(side.own[i], g);
+    if (!batch.relations.empty()) {
+      float* rg =
+          batch.relation_gradient.data() + static_cast<std::ptrdiff_t>(chunk[i].relation) * d;
+      for (int j = 0; j < d; ++j) rg[j] += sign * g[j];
+    }
+  }
+  for (std::size_t n = 0; n < side.candidates.size(); ++n) {
+    other_gradient.add(side.candidates[n],
+                       side.candidate_gradient.data() + static_cast<std::ptrdiff_t>(n) * d);
+  }
+}
+
+// One batch: its chunks' gradients computed at once on OpenMP threads (they read the parameters
+// as they were before the batch), then added in chunk order, so the sums, and the update, are the
+// same for any number of threads.
+double train_batch(Batch& batch, std::span<const Triple> edges, std::uint64_t seed,
+                   std::size_t batch_index) {
+  const auto chunk_size = static_cast<std::size_t>(batch.hyper.batch_negatives);
+  const std::size_t num_chunks = (edges.size() + chunk_size - 1) / chunk_size;
+  std::vector<ChunkGradient> chunks(num_chunks);
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t k = 0; k < num_chunks; ++k) {
+    const std::span<const Triple> chunk =
+        edges.subspan(k * chunk_size, std::min(chunk_size, edges.size() - k * chunk_size));
+    chunks[k] = chunk_gradient(batch, chunk, hash_mix(seed, 2, batch_index, k));
+  }
+  double loss = 0;
+  for (const ChunkGradient& chunk : chunks) {
+    accumulate(batch, chunk.chunk, chunk.target_side);
+    accumulate(batch, chunk.chunk, chunk.source_side);
+    loss += chunk.target_side.loss + chunk.source_side.loss;
+  }
+  return loss;
 }
 
 // Element-wise Adagrad on the relation parameters, then zeroes their gradient.
@@ -186,12 +223,7 @@ BucketStats train_bucket(std::span<const Triple> edges, PartitionTable& lhs, Par
   for (std::size_t begin = 0, b = 0; begin < all.size(); begin += hyper.batch_size, ++b) {
     const std::span<const Triple> batch_edges =
         all.subspan(begin, std::min<std::size_t>(hyper.batch_size, all.size() - begin));
-    for (std::size_t first = 0, k = 0; first < batch_edges.size();
-         first += hyper.batch_negatives, ++k) {
-      const std::span<const Triple> chunk = batch_edges.subspan(
-          first, std::min<std::size_t>(hyper.batch_negatives, batch_edges.size() - first));
-      stats.loss += train_chunk(batch, chunk, hash_mix(seed, 2, b, k));
-    }
+    stats.loss += train_batch(batch, batch_edges, seed, b);
     lhs_gradient.step(lhs, hyper.learning_rate);
     if (&rhs != &lhs) rhs_gradient.step(rhs, hyper.learning_rate);
     if (!relations.empty()) step_relations(relations, relation_gradient, hyper.learning_rate);

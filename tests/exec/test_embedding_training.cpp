@@ -2,6 +2,7 @@
 // bucket's update against a plain reference written from the definitions, and training with
 // partitions swapped to disk against training in memory.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <filesystem>
@@ -358,6 +359,22 @@ TEST(LinkRanking, RanksCountEntitiesScoringHigherLeavingKnownEdgesAndTheQueryOut
     const LinkRankingMetrics known = rank_on_a_line(partitions, {{4, 0, 3}});
     EXPECT_DOUBLE_EQ(known.raw.mrr, (1.0 / 3 + 1.0) / 2) << partitions;
     EXPECT_DOUBLE_EQ(known.filtered.mrr, 1.0) << partitions;  // 3 completes a known edge
+  }
+}
+
+TEST(EmbeddingTraining, ComputesTheSameModelOnAnyNumberOfThreads) {
+  EmbeddingExperimentConfig config = planted_config(300, 5, 2);
+  config.training.epochs = 2;
+  config.training.batch_size = 200;  // several chunks per batch, so threads share batches
+  const LinkPredictionData data = load_link_prediction(config.workload);
+  std::vector<EmbeddingModelState> states(2);
+  for (const int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    train_embeddings(
+        data, config, [](const auto&) {}, &states[static_cast<std::size_t>(threads - 1)]);
+  }
+  for (std::size_t p = 0; p < states[0].partitions.size(); ++p) {
+    EXPECT_EQ(states[0].partitions[p].embeddings, states[1].partitions[p].embeddings) << p;
   }
 }
 
