@@ -1,6 +1,7 @@
 // Single-machine PBG-style training (embedding_trainer.hpp).
 #include "exec/embedding/embedding_trainer.hpp"
 
+#include "exec/embedding/sampled_ranking.hpp"
 #include "strategies/pbg_buckets.hpp"
 #include "workloads/common/memory.hpp"
 #include "workloads/common/random.hpp"
@@ -50,6 +51,21 @@ EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
   record.swap_bytes = t.store.swaps().bytes_read + t.store.swaps().bytes_written -
                       before.bytes_read - before.bytes_written;
   return record;
+}
+
+LinkRankingMetrics evaluate(std::span<const Triple> held_out, std::span<const Triple> known,
+                            const EntityPartitioning& partitioning, PartitionStore& store,
+                            const RelationParameters& relations,
+                            const EmbeddingExperimentConfig& config) {
+  const Scoring scoring = scoring_from_name(config.model.scoring);
+  const EmbeddingTrainingConfig& training = config.training;
+  if (training.eval_candidates == "all") {
+    return rank_held_out(held_out, known, partitioning, store, relations, scoring);
+  }
+  const SampledCandidates candidates{training.eval_batch_negatives, training.eval_uniform_negatives,
+                                     hash_mix(negative_seed(training), 0xe7a1)};
+  return rank_held_out_sampled(held_out, known, partitioning, store, relations, scoring,
+                               candidates);
 }
 
 }  // namespace
@@ -109,7 +125,7 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
     const bool last = epoch == config.training.epochs;
     const int every = config.training.eval_every;
     if (last || (every > 0 && epoch % every == 0)) {
-      record.test = rank_held_out(data.test, known, partitioning, *store, relations, scoring);
+      record.test = evaluate(data.test, known, partitioning, *store, relations, config);
     }
     if (epoch > 1 || config.training.epochs == 1) measured_seconds += record.seconds;
     on_epoch(record);

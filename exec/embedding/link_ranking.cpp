@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "exec/embedding/ranking_support.hpp"
+
 namespace gnnbed {
 namespace {
 
@@ -27,38 +29,6 @@ struct Queries {
   std::vector<std::int64_t> known_above_source;
 };
 
-// The other ends of every known edge, by (entity, relation): what the filtered ranking leaves out.
-class KnownEdges {
- public:
-  explicit KnownEdges(std::span<const Triple> known) {
-    for (const Triple& e : known) {
-      targets_[key(e.source, e.relation)].push_back(e.target);
-      sources_[key(e.target, e.relation)].push_back(e.source);
-    }
-    for (auto* lists : {&targets_, &sources_}) {
-      for (auto& [k, list] : *lists) {
-        std::sort(list.begin(), list.end());
-        list.erase(std::unique(list.begin(), list.end()), list.end());
-      }
-    }
-  }
-  // The known targets of (edge.source, edge.relation), or sources of (edge.target, relation).
-  std::span<const std::int32_t> other_ends(const Triple& edge, bool targets) const {
-    const auto& lists = targets ? targets_ : sources_;
-    const auto found =
-        lists.find(targets ? key(edge.source, edge.relation) : key(edge.target, edge.relation));
-    return found == lists.end() ? std::span<const std::int32_t>{} : found->second;
-  }
-
- private:
-  static std::uint64_t key(std::int32_t entity, std::int32_t relation) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(entity)) << 32) |
-           static_cast<std::uint32_t>(relation);
-  }
-  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> targets_;
-  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> sources_;
-};
-
 Queries build_queries(std::span<const Triple> held_out, const EntityPartitioning& partitioning,
                       PartitionStore& store, const RelationParameters& relations, Scoring scoring) {
   Queries q;
@@ -66,24 +36,14 @@ Queries build_queries(std::span<const Triple> held_out, const EntityPartitioning
   const int d = relations.dimension;
   q.dimension = d;
   const auto row_bytes = static_cast<std::size_t>(d);
-  std::vector<float> targets(n * row_bytes);
-  q.for_target.resize(n * row_bytes);
-  q.for_source.resize(n * row_bytes);
-  for (int p = 0; p < partitioning.num_partitions(); ++p) {
-    const int hold[] = {p};
-    store.hold(hold);
-    const PartitionTable& table = store.table(p);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (partitioning.partition_of(held_out[i].source) == p) {
-        std::copy_n(table.row(partitioning.offset_of(held_out[i].source)), d,
-                    &q.for_target[i * row_bytes]);
-      }
-      if (partitioning.partition_of(held_out[i].target) == p) {
-        std::copy_n(table.row(partitioning.offset_of(held_out[i].target)), d,
-                    &targets[i * row_bytes]);
-      }
-    }
+  std::vector<std::int32_t> sources(n);
+  std::vector<std::int32_t> target_ids(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    sources[i] = held_out[i].source;
+    target_ids[i] = held_out[i].target;
   }
+  q.for_target = gather_entity_rows(sources, partitioning, store, d);
+  const std::vector<float> targets = gather_entity_rows(target_ids, partitioning, store, d);
   q.for_source = targets;
   q.target_score.resize(n);
   q.source_score.resize(n);
@@ -165,19 +125,6 @@ void count_above(const RankingPass& pass, const EntityBlock& block, bool rank_ta
     (rank_targets ? q.above_target : q.above_source)[i] += above;
     (rank_targets ? q.known_above_target : q.known_above_source)[i] += known_above;
   }
-}
-
-void add_rank(RankSummary& summary, std::int64_t above) {
-  const double rank = static_cast<double>(above + 1);
-  summary.mrr += 1.0 / rank;
-  summary.hits_at_1 += rank <= 1 ? 1 : 0;
-  summary.hits_at_10 += rank <= 10 ? 1 : 0;
-}
-
-void divide(RankSummary& summary, double count) {
-  summary.mrr /= count;
-  summary.hits_at_1 /= count;
-  summary.hits_at_10 /= count;
 }
 
 }  // namespace

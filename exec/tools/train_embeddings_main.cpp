@@ -37,6 +37,8 @@ const std::vector<ConfigOption>& embedding_options() {
       {"bucket-order", "training.bucket_order", "inside_out, outside_in, random, affinity"},
       {"swap-dir", "training.swap_directory", "swap partitions to this directory"},
       {"eval-every", "training.eval_every", "rank held-out edges every N epochs"},
+      {"eval-candidates", "training.eval_candidates",
+       "all entities, or sampled (PBG's protocol: chunk and uniform candidates)"},
       {"seed", "training.seed", "every random choice"}};
   return options;
 }

@@ -34,6 +34,9 @@ EmbeddingTrainingConfig training_from_json(const nlohmann::json& object) {
   reader.read("bucket_order", training.bucket_order);
   reader.read("swap_directory", training.swap_directory);
   reader.read("eval_every", training.eval_every);
+  reader.read("eval_candidates", training.eval_candidates);
+  reader.read("eval_batch_negatives", training.eval_batch_negatives);
+  reader.read("eval_uniform_negatives", training.eval_uniform_negatives);
   reader.read("seed", training.seed);
   reader.finish();
   require(training.epochs >= 1, "training.epochs", "must be at least 1");
@@ -44,6 +47,11 @@ EmbeddingTrainingConfig training_from_json(const nlohmann::json& object) {
   require(training.partitions >= 1, "training.partitions", "must be at least 1");
   require_one_of("training.bucket_order", training.bucket_order, bucket_order_names());
   require(training.eval_every >= 0, "training.eval_every", "must not be negative");
+  require_one_of("training.eval_candidates", training.eval_candidates, {"all", "sampled"});
+  require(training.eval_batch_negatives >= 1, "training.eval_batch_negatives",
+          "must be at least 1");
+  require(training.eval_uniform_negatives >= 0, "training.eval_uniform_negatives",
+          "must not be negative");
   return training;
 }
 
@@ -87,6 +95,9 @@ nlohmann::json to_json(const EmbeddingExperimentConfig& config) {
             {"bucket_order", training.bucket_order},
             {"swap_directory", training.swap_directory},
             {"eval_every", training.eval_every},
+            {"eval_candidates", training.eval_candidates},
+            {"eval_batch_negatives", training.eval_batch_negatives},
+            {"eval_uniform_negatives", training.eval_uniform_negatives},
             {"seed", training.seed}}}};
 }
 

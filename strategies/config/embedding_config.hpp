@@ -33,8 +33,14 @@ struct EmbeddingTrainingConfig {
   // Where a single machine keeps the partitions it is not training: empty for memory; a
   // directory to swap them to disk, as PBG does when the embeddings exceed memory.
   std::string swap_directory;
-  int eval_every = 0;      // rank the held-out edges every this many epochs (0 = at the end only)
-  std::uint64_t seed = 1;  // embeddings, partitions, bucket order, edge order, negatives
+  int eval_every = 0;  // rank the held-out edges every this many epochs (0 = at the end only)
+  // "all": rank every held-out edge against every entity; "sampled": against the other held-out
+  // edges of its chunk and uniform entities, as PBG evaluates (exec/embedding/sampled_ranking.hpp),
+  // at a cost that does not grow with the entities.
+  std::string eval_candidates = "all";
+  int eval_batch_negatives = 1000;    // sampled: the chunk (PBG: 1000)
+  int eval_uniform_negatives = 1000;  // sampled: uniform per chunk and side (PBG: 1000)
+  std::uint64_t seed = 1;             // embeddings, partitions, bucket order, edge order, negatives
 };
 
 struct EmbeddingExperimentConfig {

@@ -14,6 +14,7 @@
 #include "exec/embedding/bucket_training.hpp"
 #include "exec/embedding/embedding_trainer.hpp"
 #include "exec/embedding/link_ranking.hpp"
+#include "exec/embedding/sampled_ranking.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
@@ -331,17 +332,23 @@ TEST(EmbeddingTraining, RefusesASwapDirectoryHoldingAnotherRunsPartitions) {
 
 // Entity i's one-dimensional embedding is i: a held-out edge 4 -> 2 scores 4 * x against targets
 // x (entities 3 and 4 above 2) and x * 2 against sources (none above 4).
-LinkRankingMetrics rank_on_a_line(int partitions, const std::vector<Triple>& known) {
-  const EntityPartitioning partitioning(5, partitions, 1);
+// A store whose entity i has the one-dimensional embedding i.
+MemoryPartitionStore line_store(const EntityPartitioning& partitioning) {
   EmbeddingModelConfig model;
   model.dimension = 1;
   MemoryPartitionStore store(partitioning, model, 1);
-  for (int p = 0; p < partitions; ++p) {
+  for (int p = 0; p < partitioning.num_partitions(); ++p) {
     for (std::size_t k = 0; k < partitioning.members(p).size(); ++k) {
       store.table(p).row(static_cast<std::int64_t>(k))[0] =
           static_cast<float>(partitioning.members(p)[k]);
     }
   }
+  return store;
+}
+
+LinkRankingMetrics rank_on_a_line(int partitions, const std::vector<Triple>& known) {
+  const EntityPartitioning partitioning(5, partitions, 1);
+  MemoryPartitionStore store = line_store(partitioning);
   const std::vector<Triple> held_out{{4, 0, 2}};
   std::vector<Triple> all = known;
   all.push_back(held_out[0]);
@@ -376,6 +383,43 @@ TEST(EmbeddingTraining, ComputesTheSameModelOnAnyNumberOfThreads) {
   for (std::size_t p = 0; p < states[0].partitions.size(); ++p) {
     EXPECT_EQ(states[0].partitions[p].embeddings, states[1].partitions[p].embeddings) << p;
   }
+}
+
+// Held out 4 -> 2 and 1 -> 0, one chunk, no uniform candidates: 4 -> 2 ranks first on both sides;
+// 1 -> 0's target 0 scores 0 against 2's 2 (rank 2 raw), its source side scores 0 everywhere.
+TEST(SampledRanking, RanksAgainstTheChunksOtherEndsLeavingKnownEdgesOutWhenFiltered) {
+  for (const int partitions : {1, 3}) {
+    const EntityPartitioning partitioning(5, partitions, 2);
+    MemoryPartitionStore store = line_store(partitioning);
+    const std::vector<Triple> held_out{{4, 0, 2}, {1, 0, 0}};
+    std::vector<Triple> known = held_out;
+    const RelationParameters relations(Scoring::dot, 1, 1);
+    const SampledCandidates candidates{2, 0, 1};
+    const LinkRankingMetrics alone = rank_held_out_sampled(held_out, known, partitioning, store,
+                                                           relations, Scoring::dot, candidates);
+    EXPECT_DOUBLE_EQ(alone.raw.mrr, (1 + 1 + 0.5 + 1) / 4.0) << partitions;
+    EXPECT_DOUBLE_EQ(alone.filtered.mrr, (1 + 1 + 0.5 + 1) / 4.0) << partitions;
+    known.push_back({1, 0, 2});
+    const LinkRankingMetrics filtered = rank_held_out_sampled(held_out, known, partitioning, store,
+                                                              relations, Scoring::dot, candidates);
+    EXPECT_DOUBLE_EQ(filtered.raw.mrr, (1 + 1 + 0.5 + 1) / 4.0) << partitions;
+    EXPECT_DOUBLE_EQ(filtered.filtered.mrr, 1.0) << partitions;  // 1 -> 2 is a known edge
+  }
+}
+
+TEST(SampledRanking, RanksAnEdgeNoLowerThanRankingAgainstEveryEntity) {
+  EmbeddingExperimentConfig config = planted_config(2000, 6, 2);
+  config.training.epochs = 5;
+  const LinkPredictionData data = load_link_prediction(config.workload);
+  const EmbeddingReport full = train_embeddings(data, config, [](const auto&) {});
+  config.training.eval_candidates = "sampled";
+  config.training.eval_batch_negatives = 50;
+  config.training.eval_uniform_negatives = 50;
+  const EmbeddingReport sampled = train_embeddings(data, config, [](const auto&) {});
+  EXPECT_EQ(sampled.test.rankings, full.test.rankings);
+  // Fewer candidates can only rank an edge as high or higher.
+  EXPECT_GE(sampled.test.raw.mrr, full.test.raw.mrr);
+  EXPECT_GE(sampled.test.filtered.mrr, full.test.filtered.mrr);
 }
 
 }  // namespace
