@@ -53,7 +53,7 @@ EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
   return record;
 }
 
-LinkRankingMetrics evaluate(std::span<const Triple> held_out, std::span<const Triple> known,
+LinkRankingMetrics evaluate(std::span<const Triple> held_out, const KnownEdgeLists& known,
                             const EntityPartitioning& partitioning, PartitionStore& store,
                             const RelationParameters& relations,
                             const EmbeddingExperimentConfig& config) {
@@ -116,8 +116,7 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
   const Scoring scoring = scoring_from_name(config.model.scoring);
   RelationParameters relations(scoring, data.num_relations(), config.model.dimension);
   Training t{config, partitioning, buckets, *store, relations};
-  std::vector<Triple> known = data.train;
-  known.insert(known.end(), data.test.begin(), data.test.end());
+  const KnownEdgeLists known{data.train, data.test};
   EmbeddingReport report;
   double measured_seconds = 0;
   for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {

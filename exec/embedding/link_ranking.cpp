@@ -137,13 +137,13 @@ nlohmann::json LinkRankingMetrics::to_json() const {
   return {{"filtered", filtered.to_json()}, {"raw", raw.to_json()}, {"rankings", rankings}};
 }
 
-LinkRankingMetrics rank_held_out(std::span<const Triple> held_out, std::span<const Triple> known,
+LinkRankingMetrics rank_held_out(std::span<const Triple> held_out, const KnownEdgeLists& known,
                                  const EntityPartitioning& partitioning, PartitionStore& store,
                                  const RelationParameters& relations, Scoring scoring) {
   LinkRankingMetrics metrics;
   if (held_out.empty()) return metrics;
   Queries q = build_queries(held_out, partitioning, store, relations, scoring);
-  const KnownEdges known_edges(known);
+  const KnownEdges known_edges(known, held_out);
   const RankingPass pass{held_out, partitioning, known_edges, scoring};
   for (int p = 0; p < partitioning.num_partitions(); ++p) {
     const int hold[] = {p};

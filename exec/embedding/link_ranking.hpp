@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <vector>
 
 #include "exec/embedding/bucket_training.hpp"
 #include "exec/embedding/partition_store.hpp"
@@ -33,8 +34,11 @@ struct LinkRankingMetrics {
 // Ranks `held_out` (global entity ids) with the embeddings in `store`, holding one partition at
 // a time, so a store that swaps to disk never holds more than it does in training. The
 // embeddings' width is `relations.dimension` (set for every scoring).
+// Every true edge, in the lists it is kept in (training and held out), not copied into one.
+using KnownEdgeLists = std::vector<std::span<const Triple>>;
+
 // `known` holds every true edge (training and held out) for the filtered ranking.
-LinkRankingMetrics rank_held_out(std::span<const Triple> held_out, std::span<const Triple> known,
+LinkRankingMetrics rank_held_out(std::span<const Triple> held_out, const KnownEdgeLists& known,
                                  const EntityPartitioning& partitioning, PartitionStore& store,
                                  const RelationParameters& relations, Scoring scoring);
 

@@ -15,10 +15,23 @@ namespace gnnbed {
 // The other ends of every known edge, by (entity, relation): what the filtered ranking leaves out.
 class KnownEdges {
  public:
-  explicit KnownEdges(std::span<const Triple> known) {
-    for (const Triple& e : known) {
-      targets_[key(e.source, e.relation)].push_back(e.target);
-      sources_[key(e.target, e.relation)].push_back(e.source);
+  // Keeps only the known edges a held-out edge's ranking asks about: those from a held-out edge's
+  // source under its relation, and those to a held-out edge's target under its relation, so its
+  // memory follows the held-out edges' neighbourhoods, not the whole graph.
+  KnownEdges(const KnownEdgeLists& known, std::span<const Triple> held_out) {
+    for (const Triple& e : held_out) {
+      targets_.try_emplace(key(e.source, e.relation));
+      sources_.try_emplace(key(e.target, e.relation));
+    }
+    for (const std::span<const Triple> list : known) {
+      for (const Triple& e : list) {
+        if (const auto found = targets_.find(key(e.source, e.relation)); found != targets_.end()) {
+          found->second.push_back(e.target);
+        }
+        if (const auto found = sources_.find(key(e.target, e.relation)); found != sources_.end()) {
+          found->second.push_back(e.source);
+        }
+      }
     }
     for (auto* lists : {&targets_, &sources_}) {
       for (auto& [k, list] : *lists) {
@@ -28,7 +41,7 @@ class KnownEdges {
     }
   }
   // The known targets of (edge.source, edge.relation), or sources of (edge.target, relation),
-  // sorted.
+  // sorted; `edge` must be one of the held-out edges.
   std::span<const std::int32_t> other_ends(const Triple& edge, bool targets) const {
     const auto& lists = targets ? targets_ : sources_;
     const auto found =

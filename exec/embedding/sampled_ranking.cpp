@@ -109,7 +109,7 @@ void rank_chunk_side(const SideRanking& s, const CandidateRows& c, std::size_t k
 }  // namespace
 
 LinkRankingMetrics rank_held_out_sampled(std::span<const Triple> held_out,
-                                         std::span<const Triple> known,
+                                         const KnownEdgeLists& known,
                                          const EntityPartitioning& partitioning,
                                          PartitionStore& store, const RelationParameters& relations,
                                          Scoring scoring, const SampledCandidates& sampled) {
@@ -117,7 +117,7 @@ LinkRankingMetrics rank_held_out_sampled(std::span<const Triple> held_out,
   if (held_out.empty()) return metrics;
   const CandidateRows rows =
       gather_candidates(held_out, partitioning, store, relations.dimension, sampled);
-  const KnownEdges known_edges(known);
+  const KnownEdges known_edges(known, held_out);
   const SideRanking side{held_out, known_edges, relations, scoring};
   const auto chunk = static_cast<std::size_t>(sampled.chunk);
   for (std::size_t begin = 0, k = 0; begin < held_out.size(); begin += chunk, ++k) {

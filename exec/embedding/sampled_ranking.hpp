@@ -20,7 +20,7 @@ struct SampledCandidates {
 };
 
 LinkRankingMetrics rank_held_out_sampled(std::span<const Triple> held_out,
-                                         std::span<const Triple> known,
+                                         const KnownEdgeLists& known,
                                          const EntityPartitioning& partitioning,
                                          PartitionStore& store, const RelationParameters& relations,
                                          Scoring scoring, const SampledCandidates& candidates);

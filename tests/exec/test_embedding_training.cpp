@@ -352,7 +352,7 @@ LinkRankingMetrics rank_on_a_line(int partitions, const std::vector<Triple>& kno
   const std::vector<Triple> held_out{{4, 0, 2}};
   std::vector<Triple> all = known;
   all.push_back(held_out[0]);
-  return rank_held_out(held_out, all, partitioning, store, RelationParameters(Scoring::dot, 1, 1),
+  return rank_held_out(held_out, {all}, partitioning, store, RelationParameters(Scoring::dot, 1, 1),
                        Scoring::dot);
 }
 
@@ -395,13 +395,13 @@ TEST(SampledRanking, RanksAgainstTheChunksOtherEndsLeavingKnownEdgesOutWhenFilte
     std::vector<Triple> known = held_out;
     const RelationParameters relations(Scoring::dot, 1, 1);
     const SampledCandidates candidates{2, 0, 1};
-    const LinkRankingMetrics alone = rank_held_out_sampled(held_out, known, partitioning, store,
+    const LinkRankingMetrics alone = rank_held_out_sampled(held_out, {known}, partitioning, store,
                                                            relations, Scoring::dot, candidates);
     EXPECT_DOUBLE_EQ(alone.raw.mrr, (1 + 1 + 0.5 + 1) / 4.0) << partitions;
     EXPECT_DOUBLE_EQ(alone.filtered.mrr, (1 + 1 + 0.5 + 1) / 4.0) << partitions;
     known.push_back({1, 0, 2});
-    const LinkRankingMetrics filtered = rank_held_out_sampled(held_out, known, partitioning, store,
-                                                              relations, Scoring::dot, candidates);
+    const LinkRankingMetrics filtered = rank_held_out_sampled(
+        held_out, {known}, partitioning, store, relations, Scoring::dot, candidates);
     EXPECT_DOUBLE_EQ(filtered.raw.mrr, (1 + 1 + 0.5 + 1) / 4.0) << partitions;
     EXPECT_DOUBLE_EQ(filtered.filtered.mrr, 1.0) << partitions;  // 1 -> 2 is a known edge
   }
