@@ -22,6 +22,7 @@ struct Training {
   const EdgeBuckets& buckets;
   PartitionStore& store;
   RelationParameters& relations;
+  const BucketProgress& on_bucket;
 };
 
 EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
@@ -33,8 +34,10 @@ EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
   record.epoch = epoch;
   double loss = 0;
   std::int64_t edges = 0;
-  for (const Bucket& bucket : single_machine_bucket_order(
-           training.partitions, training.bucket_order, hash_mix(training.seed, 0xb0, epoch))) {
+  const std::vector<Bucket> order = single_machine_bucket_order(
+      training.partitions, training.bucket_order, hash_mix(training.seed, 0xb0, epoch));
+  int trained = 0;
+  for (const Bucket& bucket : order) {
     const std::vector<int> held = partitions_of(bucket);
     t.store.hold(held);
     const BucketStats stats =
@@ -44,6 +47,7 @@ EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
                               static_cast<std::uint64_t>(t.buckets.index(bucket))));
     loss += stats.loss;
     edges += stats.edges;
+    if (t.on_bucket) t.on_bucket(epoch, ++trained, static_cast<int>(order.size()));
   }
   record.seconds = clock.seconds();
   record.loss_per_edge = edges > 0 ? loss / static_cast<double>(edges) : 0;
@@ -107,7 +111,8 @@ nlohmann::json EmbeddingReport::to_json() const {
 EmbeddingReport train_embeddings(const LinkPredictionData& data,
                                  const EmbeddingExperimentConfig& config,
                                  const std::function<void(const EmbeddingEpochRecord&)>& on_epoch,
-                                 EmbeddingModelState* final_state) {
+                                 EmbeddingModelState* final_state,
+                                 const BucketProgress& on_bucket) {
   const EntityPartitioning partitioning(data.num_entities, config.training.partitions,
                                         partition_seed(config.training));
   const EdgeBuckets buckets(data.train, partitioning);
@@ -115,7 +120,7 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
       make_partition_store(partitioning, config.model, config.training);
   const Scoring scoring = scoring_from_name(config.model.scoring);
   RelationParameters relations(scoring, data.num_relations(), config.model.dimension);
-  Training t{config, partitioning, buckets, *store, relations};
+  Training t{config, partitioning, buckets, *store, relations, on_bucket};
   const KnownEdgeLists known{data.train, data.test};
   EmbeddingReport report;
   double measured_seconds = 0;

@@ -36,10 +36,14 @@ struct EmbeddingModelState {
   RelationParameters relations;
 };
 
+// Called after every bucket with (epoch, buckets trained in it, buckets in all), for progress.
+using BucketProgress = std::function<void(int, int, int)>;
+
 EmbeddingReport train_embeddings(const LinkPredictionData& data,
                                  const EmbeddingExperimentConfig& config,
                                  const std::function<void(const EmbeddingEpochRecord&)>& on_epoch,
-                                 EmbeddingModelState* final_state = nullptr);
+                                 EmbeddingModelState* final_state = nullptr,
+                                 const BucketProgress& on_bucket = nullptr);
 
 // The hyperparameters of one bucket's training, from the configuration.
 BucketHyperparameters bucket_hyperparameters(const EmbeddingExperimentConfig& config);

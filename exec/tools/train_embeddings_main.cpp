@@ -87,10 +87,20 @@ int train_embeddings_main(int argc, char** argv) {
               data.name.c_str(), static_cast<long long>(data.num_entities), data.num_relations(),
               data.train.size(), data.test.size(), load.seconds());
   const bool quiet = vm.count("quiet") != 0;
-  const EmbeddingReport report =
-      train_embeddings(data, config, [&](const EmbeddingEpochRecord& record) {
+  // Within a long epoch, a line on stderr at most every 10 s.
+  Stopwatch since_progress;
+  const BucketProgress bucket_progress = [&](int epoch, int done, int total) {
+    if (quiet || done == total || since_progress.seconds() < 10) return;
+    std::fprintf(stderr, "train_embeddings: epoch %d, bucket %d of %d\n", epoch, done, total);
+    since_progress.restart();
+  };
+  const EmbeddingReport report = train_embeddings(
+      data, config,
+      [&](const EmbeddingEpochRecord& record) {
         if (!quiet) print_epoch(record, config.training.epochs);
-      });
+        since_progress.restart();
+      },
+      nullptr, bucket_progress);
 
   nlohmann::json result = report.to_json();
   result["provenance"] = provenance_json(argc, argv);
