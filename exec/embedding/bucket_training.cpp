@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "workloads/common/random.hpp"
 #include "workloads/common/shuffle.hpp"
@@ -21,7 +20,7 @@ class RowGradients {
       : slot_(static_cast<std::size_t>(rows), -1), dimension_(dimension) {}
 
   // Adds `gradient` (one row) to row `offset`'s.
-  void add(std::int32_t offset, const float* gradient, float sign = 1.0f) {
+  void add(std::int32_t offset, const float* gradient) {
     std::int32_t& slot = slot_[static_cast<std::size_t>(offset)];
     if (slot < 0) {
       slot = static_cast<std::int32_t>(touched_.size());
@@ -29,7 +28,7 @@ class RowGradients {
       values_.resize(values_.size() + static_cast<std::size_t>(dimension_), 0.0f);
     }
     float* row = values_.data() + static_cast<std::ptrdiff_t>(slot) * dimension_;
-    for (int j = 0; j < dimension_; ++j) row[j] += sign * gradient[j];
+    for (int j = 0; j < dimension_; ++j) row[j] += gradient[j];
   }
 
   // PBG's RowAdagrad on every touched row (accumulator += mean squared gradient; row -= lr *

@@ -2,7 +2,6 @@
 #include "exec/embedding/link_ranking.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 #include <vector>
 
 #include "exec/embedding/ranking_support.hpp"
@@ -35,7 +34,7 @@ Queries build_queries(std::span<const Triple> held_out, const EntityPartitioning
   const std::size_t n = held_out.size();
   const int d = relations.dimension;
   q.dimension = d;
-  const auto row_bytes = static_cast<std::size_t>(d);
+  const auto width = static_cast<std::size_t>(d);
   std::vector<std::int32_t> sources(n);
   std::vector<std::int32_t> target_ids(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -48,8 +47,8 @@ Queries build_queries(std::span<const Triple> held_out, const EntityPartitioning
   q.target_score.resize(n);
   q.source_score.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    float* to_target = &q.for_target[i * row_bytes];
-    float* to_source = &q.for_source[i * row_bytes];
+    float* to_target = &q.for_target[i * width];
+    float* to_source = &q.for_source[i * width];
     if (!relations.empty()) {
       const float* r = relations.of(held_out[i].relation);
       for (int j = 0; j < d; ++j) {
@@ -58,7 +57,7 @@ Queries build_queries(std::span<const Triple> held_out, const EntityPartitioning
       }
     }
     // f(s + r, t) = f(t - r, s): one score for both sides.
-    pairwise_scores(scoring, to_target, 1, &targets[i * row_bytes], 1, d, &q.target_score[i]);
+    pairwise_scores(scoring, to_target, 1, &targets[i * width], 1, d, &q.target_score[i]);
     q.source_score[i] = q.target_score[i];
   }
   q.above_target.assign(n, 0);
