@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "strategies/plan/traffic.hpp"
+#include "workloads/common/errors.hpp"
 
 namespace gnnbed {
 
@@ -88,6 +89,16 @@ class Transport {
                                                                 Traffic kind,
                                                                 int ranks_per_machine) = 0;
 
+  // Point to point, for plans whose ranks exchange with one peer at a time (PyTorch-BigGraph's
+  // partition and lock servers): `payload` to `peer`, or `receive_bytes` from `peer` (received()
+  // [peer] holds them), completed by the returned transfer. Messages between two ranks match in
+  // the order each side starts them, and never match a collective call's. `payload` must stay
+  // valid until completion. A transport without them throws Error.
+  virtual std::unique_ptr<PendingTransfer> start_send(int peer, std::span<const std::byte> payload,
+                                                      Traffic kind);
+  virtual std::unique_ptr<PendingTransfer> start_receive(int peer, std::int64_t receive_bytes,
+                                                         Traffic kind);
+
   // Bytes this rank sent and received through the data-plane calls so far.
   virtual const TrafficBytes& bytes_sent() const = 0;
   virtual const TrafficBytes& bytes_received() const = 0;
@@ -102,6 +113,14 @@ class Transport {
   // Every rank receives every rank's floats (in rank order).
   virtual std::vector<std::vector<float>> all_gather_control(std::span<const float> mine) = 0;
 };
+
+inline std::unique_ptr<PendingTransfer> Transport::start_send(int, std::span<const std::byte>,
+                                                              Traffic) {
+  throw Error("this transport has no point-to-point transfers (start_send)");
+}
+inline std::unique_ptr<PendingTransfer> Transport::start_receive(int, std::int64_t, Traffic) {
+  throw Error("this transport has no point-to-point transfers (start_receive)");
+}
 
 // Typed conveniences over the byte interface, for trivially copyable element types.
 template <typename T>

@@ -133,14 +133,21 @@ MpiTransport::MpiTransport(MPI_Comm communicator) {
     code = MPI_Comm_dup(communicator_, &liveness_);  // keeps the error handler
     failed_call = "MPI_Comm_dup";
   }
+  if (code == MPI_SUCCESS) {
+    code = MPI_Comm_dup(communicator_, &point_to_point_);
+    if (code != MPI_SUCCESS) MPI_Comm_free(&liveness_);
+  }
   if (code != MPI_SUCCESS) MPI_Comm_free(&communicator_);
   check(code, rank_, failed_call);
   check(MPI_Comm_rank(communicator_, &rank_), rank_, "MPI_Comm_rank");
   check(MPI_Comm_size(communicator_, &size_), rank_, "MPI_Comm_size");
+  sends_started_.assign(static_cast<std::size_t>(size_), 0);
+  receives_started_.assign(static_cast<std::size_t>(size_), 0);
 }
 
 MpiTransport::~MpiTransport() {
   if (!mpi_running()) return;
+  if (point_to_point_ != MPI_COMM_NULL) MPI_Comm_free(&point_to_point_);
   if (liveness_ != MPI_COMM_NULL) MPI_Comm_free(&liveness_);
   if (communicator_ != MPI_COMM_NULL) MPI_Comm_free(&communicator_);
 }
@@ -591,6 +598,116 @@ class MpiPendingAllReduce final : public PendingTransfer {
   std::size_t step_ = 0;
   bool complete_ = false;
 };
+
+// One point-to-point message, sent or received on the transport's point-to-point communicator
+// with the pair's next tag in that direction.
+class MpiPendingPointToPoint final : public PendingTransfer {
+ public:
+  MpiPendingPointToPoint(MpiTransport& transport, int peer, std::span<const std::byte> payload,
+                         std::int64_t receive_bytes, bool sending, Traffic kind)
+      : transport_(transport), peer_(peer), kind_(kind), sending_(sending) {
+    const char* call = sending ? "start_send" : "start_receive";
+    if (peer < 0 || peer >= transport.size_ || peer == transport.rank_) {
+      throw Error(std::string(call) + ": rank " + std::to_string(transport.rank_) +
+                  " cannot exchange with rank " + std::to_string(peer) + " (of " +
+                  std::to_string(transport.size_) + ")");
+    }
+    if (receive_bytes < 0) throw Error(std::string(call) + ": a negative size");
+    std::vector<int>& started = sending ? transport.sends_started_ : transport.receives_started_;
+    const int tag = started[static_cast<std::size_t>(peer)];
+    started[static_cast<std::size_t>(peer)] = (tag + 1) % kTagBound;
+    received_.resize(static_cast<std::size_t>(transport.size_));
+    if (sending) {
+      bytes_ = static_cast<std::int64_t>(payload.size());
+      check(MPI_Isend(payload.data(), message_count(payload.size(), call), MPI_BYTE, peer, tag,
+                      transport.point_to_point_, &request_),
+            transport.rank_, "MPI_Isend", peer);
+      return;
+    }
+    bytes_ = receive_bytes;
+    std::vector<std::byte>& into = received_[static_cast<std::size_t>(peer)];
+    into.resize(static_cast<std::size_t>(receive_bytes));
+    check(MPI_Irecv(into.data(), message_count(into.size(), call), MPI_BYTE, peer, tag,
+                    transport.point_to_point_, &request_),
+          transport.rank_, "MPI_Irecv", peer);
+  }
+  ~MpiPendingPointToPoint() override {
+    if (!complete_) {
+      transport_.abandon(std::span(&request_, 1),
+                         std::make_shared<decltype(received_)>(std::move(received_)));
+    }
+  }
+
+  bool test() override {
+    transport_.answer_liveness_queries();
+    if (complete_) return true;
+    int flag = 0;
+    MPI_Status status;
+    check(MPI_Test(&request_, &flag, &status), transport_.rank_, "MPI_Test", peer_);
+    if (flag != 0) finish(status);
+    return complete_;
+  }
+  void wait(TransferTiming& timing) override {
+    if (complete_) return;
+    const Stopwatch watch;
+    MPI_Status status;
+    if (transport_.progress_timeout_seconds_ <= 0) {
+      check(MPI_Wait(&request_, &status), transport_.rank_, "MPI_Wait", peer_);
+    } else {
+      transport_.poll_until(
+          [&] {
+            int flag = 0;
+            check(MPI_Test(&request_, &flag, &status), transport_.rank_, "MPI_Test", peer_);
+            return flag != 0;
+          },
+          "MPI_Wait (point to point)", peer_);
+    }
+    timing.waiting_seconds += watch.seconds();
+    finish(status);
+  }
+  std::vector<std::vector<std::byte>>& received() override { return received_; }
+  std::vector<float>& reduced() override {
+    throw Error("a point-to-point message reduces nothing");
+  }
+
+ private:
+  // Counts the bytes; a receive checks that the peer sent the size expected (a longer message
+  // already failed as truncated).
+  void finish(MPI_Status& status) {
+    complete_ = true;
+    if (!sending_) {
+      int count = 0;
+      check(MPI_Get_count(&status, MPI_BYTE, &count), transport_.rank_, "MPI_Get_count", peer_);
+      if (count != bytes_) {
+        throw Error("rank " + std::to_string(transport_.rank_) + ": received " +
+                    std::to_string(count) + " bytes from rank " + std::to_string(peer_) +
+                    ", expected " + std::to_string(bytes_));
+      }
+    }
+    (sending_ ? transport_.bytes_sent_ : transport_.bytes_received_)[kind_] += bytes_;
+  }
+
+  MpiTransport& transport_;
+  int peer_;
+  Traffic kind_;
+  bool sending_;
+  std::int64_t bytes_ = 0;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  std::vector<std::vector<std::byte>> received_;
+  bool complete_ = false;
+};
+
+std::unique_ptr<PendingTransfer> MpiTransport::start_send(int peer,
+                                                          std::span<const std::byte> payload,
+                                                          Traffic kind) {
+  return std::make_unique<MpiPendingPointToPoint>(*this, peer, payload, 0, true, kind);
+}
+
+std::unique_ptr<PendingTransfer> MpiTransport::start_receive(int peer, std::int64_t receive_bytes,
+                                                             Traffic kind) {
+  return std::make_unique<MpiPendingPointToPoint>(*this, peer, std::span<const std::byte>{},
+                                                  receive_bytes, false, kind);
+}
 
 std::unique_ptr<PendingTransfer> MpiTransport::start_all_to_all(
     const std::vector<std::span<const std::byte>>& send,

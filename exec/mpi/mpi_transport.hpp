@@ -56,6 +56,10 @@ class MpiTransport final : public Transport {
       const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) override;
   std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data, Traffic kind,
                                                         int ranks_per_machine) override;
+  std::unique_ptr<PendingTransfer> start_send(int peer, std::span<const std::byte> payload,
+                                              Traffic kind) override;
+  std::unique_ptr<PendingTransfer> start_receive(int peer, std::int64_t receive_bytes,
+                                                 Traffic kind) override;
 
   const TrafficBytes& bytes_sent() const override { return bytes_sent_; }
   const TrafficBytes& bytes_received() const override { return bytes_received_; }
@@ -78,6 +82,7 @@ class MpiTransport final : public Transport {
  private:
   friend class MpiPendingAllToAll;
   friend class MpiPendingAllReduce;
+  friend class MpiPendingPointToPoint;
   // Waits for `requests` to complete; with a progress timeout, polls them and throws
   // ProgressTimeout naming `call` and `peer` (-1: the call has no single peer) when it passes.
   void complete(std::span<MPI_Request> requests, const char* call, int peer = -1);
@@ -111,6 +116,11 @@ class MpiTransport final : public Transport {
   // A second duplicate, for liveness queries and replies only, so that they can never match a
   // data message nor be matched by a wildcard probe of one.
   MPI_Comm liveness_ = MPI_COMM_NULL;
+  // A third, for point-to-point messages, tagged by how many each pair has started in that
+  // direction: they match in order, apart from the collectives' sequence of tags.
+  MPI_Comm point_to_point_ = MPI_COMM_NULL;
+  std::vector<int> sends_started_;     // by peer
+  std::vector<int> receives_started_;  // by peer
   int rank_ = 0;
   int size_ = 1;
   int tag_sequence_ = 0;

@@ -429,6 +429,70 @@ TEST(MpiTransport, InterleavedCollectivesNeverMixTheirMessages) {
   EXPECT_EQ(transport.bytes_received(), expected_received);
 }
 
+std::vector<std::byte> pattern(int from, int k, std::size_t bytes) {
+  std::vector<std::byte> payload(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    payload[i] = static_cast<std::byte>(hash_mix(from, k, i) & 0xff);
+  }
+  return payload;
+}
+
+// Each rank sends three messages to the next rank of a ring while receiving three from the
+// previous one, with collectives started and finished in between: the messages arrive whole, in
+// order, and count as sent and received under their kind.
+TEST(MpiTransport, PointToPointMessagesArriveInOrderBesideCollectives) {
+  MpiTransport transport;
+  const int n = transport.size();
+  const int r = transport.rank();
+  if (n == 1) {
+    EXPECT_THROW(transport.start_send(0, {}, Traffic::weights), Error);
+    return;
+  }
+  const int next = (r + 1) % n;
+  const int previous = (r + n - 1) % n;
+  const auto bytes = [](int from, int k) { return index(100 * (from + 1) + 7 * k); };
+  std::vector<std::vector<std::byte>> payloads;
+  std::vector<std::unique_ptr<PendingTransfer>> sends;
+  std::vector<std::unique_ptr<PendingTransfer>> receives;
+  TrafficBytes expected_sent;
+  TrafficBytes expected_received;
+  for (int k = 0; k < 3; ++k) {
+    payloads.push_back(pattern(r, k, bytes(r, k)));
+    receives.push_back(transport.start_receive(
+        previous, static_cast<std::int64_t>(bytes(previous, k)), Traffic::weights));
+    check_all_to_all(transport, 50 + static_cast<std::uint64_t>(k), k, Traffic::structure,
+                     expected_sent, expected_received);
+    sends.push_back(transport.start_send(next, payloads.back(), Traffic::weights));
+  }
+  TransferTiming timing;
+  for (int k = 0; k < 3; ++k) {
+    sends[index(k)]->wait(timing);
+    receives[index(k)]->wait(timing);
+    EXPECT_EQ(receives[index(k)]->received()[index(previous)],
+              pattern(previous, k, bytes(previous, k)))
+        << "message " << k;
+    expected_sent[Traffic::weights] += static_cast<std::int64_t>(bytes(r, k));
+    expected_received[Traffic::weights] += static_cast<std::int64_t>(bytes(previous, k));
+  }
+  EXPECT_EQ(transport.bytes_sent(), expected_sent);
+  EXPECT_EQ(transport.bytes_received(), expected_received);
+  EXPECT_THROW(transport.start_send(r, {}, Traffic::weights), Error);
+  EXPECT_THROW(transport.start_receive(n, 4, Traffic::weights), Error);
+}
+
+TEST(MpiTransport, APointToPointMessageOfAnotherSizeThanExpectedIsAnError) {
+  MpiTransport transport;
+  if (transport.size() < 2 || transport.rank() > 1) return;
+  TransferTiming timing;
+  if (transport.rank() == 0) {
+    const std::vector<std::byte> payload(10);
+    transport.start_send(1, payload, Traffic::weights)->wait(timing);
+  } else {
+    const auto receive = transport.start_receive(0, 12, Traffic::weights);
+    EXPECT_THROW(receive->wait(timing), Error);
+  }
+}
+
 TEST(MpiTransport, WaitingForALateRankIsReportedAsWaiting) {
   MpiTransport transport;
   const int n = transport.size();
