@@ -4,6 +4,7 @@
 
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
+#include "workloads/common/shuffle.hpp"
 
 namespace gnnbed {
 
@@ -63,7 +64,7 @@ std::vector<NodeId> BatchSchedule::seeds(int rank, int epoch, int iteration) con
   std::vector<NodeId> order = owned_[static_cast<std::size_t>(rank)];
   Rng rng(
       hash_mix(seed_, 0x5a3b, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(rank)));
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  shuffle(std::span(order), rng);
   const auto batch = static_cast<std::size_t>(batch_size_);
   const std::size_t begin = std::min(order.size(), static_cast<std::size_t>(iteration) * batch);
   const std::size_t end = std::min(order.size(), begin + batch);

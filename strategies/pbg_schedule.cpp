@@ -11,11 +11,6 @@
 namespace gnnbed {
 namespace {
 
-std::vector<int> partitions_of(const Bucket& bucket) {
-  if (bucket.lhs == bucket.rhs) return {bucket.lhs};
-  return {bucket.lhs, bucket.rhs};
-}
-
 // `a` without the partitions of `b`.
 std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
@@ -48,9 +43,9 @@ struct Replay {
     entry.bucket = *granted;
     entry.start = now;
     entry.end = now + time;
-    const std::vector<int> before = previous ? partitions_of(*previous) : std::vector<int>{};
-    entry.fetched = minus(partitions_of(*granted), before);
-    entry.released = minus(before, partitions_of(*granted));
+    const std::vector<int> before = previous ? previous->partitions() : std::vector<int>{};
+    entry.fetched = minus(granted->partitions(), before);
+    entry.released = minus(before, granted->partitions());
     done.push_back(entry);
     schedule.idle += now - waiting_since[static_cast<std::size_t>(trainer)];
     busy_until[static_cast<std::size_t>(trainer)] = entry.end;

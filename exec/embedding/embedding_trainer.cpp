@@ -2,6 +2,7 @@
 #include "exec/embedding/embedding_trainer.hpp"
 
 #include "exec/embedding/sampled_ranking.hpp"
+#include "strategies/config/training_config.hpp"
 #include "strategies/pbg_buckets.hpp"
 #include "workloads/common/memory.hpp"
 #include "workloads/common/random.hpp"
@@ -9,12 +10,6 @@
 
 namespace gnnbed {
 namespace {
-
-// The partitions a bucket needs, each once.
-std::vector<int> partitions_of(const Bucket& bucket) {
-  if (bucket.lhs == bucket.rhs) return {bucket.lhs};
-  return {bucket.lhs, bucket.rhs};
-}
 
 struct Training {
   const EmbeddingExperimentConfig& config;
@@ -38,8 +33,7 @@ EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
       training.partitions, training.bucket_order, hash_mix(training.seed, 0xb0, epoch));
   int trained = 0;
   for (const Bucket& bucket : order) {
-    const std::vector<int> held = partitions_of(bucket);
-    t.store.hold(held);
+    t.store.hold(bucket.partitions());
     const BucketStats stats =
         train_bucket(t.buckets.edges(bucket), t.store.table(bucket.lhs), t.store.table(bucket.rhs),
                      t.relations, hyper,
@@ -123,7 +117,6 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
   Training t{config, partitioning, buckets, *store, relations, on_bucket};
   const KnownEdgeLists known{data.train, data.test};
   EmbeddingReport report;
-  double measured_seconds = 0;
   for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
     EmbeddingEpochRecord record = train_epoch(t, epoch);
     const bool last = epoch == config.training.epochs;
@@ -131,12 +124,13 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
     if (last || (every > 0 && epoch % every == 0)) {
       record.test = evaluate(data.test, known, partitioning, *store, relations, config);
     }
-    if (epoch > 1 || config.training.epochs == 1) measured_seconds += record.seconds;
     on_epoch(record);
     report.epochs.push_back(record);
   }
   report.test = *report.epochs.back().test;
-  report.epoch_seconds = measured_seconds / std::max(1, config.training.epochs - 1);
+  std::vector<double> epoch_seconds;
+  for (const EmbeddingEpochRecord& record : report.epochs) epoch_seconds.push_back(record.seconds);
+  report.epoch_seconds = measured_epoch_seconds(epoch_seconds, 1);
   report.swaps = store->swaps();
   report.peak_memory_bytes = peak_resident_bytes();
   if (final_state != nullptr) {

@@ -35,14 +35,16 @@ Queries build_queries(std::span<const Triple> held_out, const EntityPartitioning
   const int d = relations.dimension;
   q.dimension = d;
   const auto width = static_cast<std::size_t>(d);
-  std::vector<std::int32_t> sources(n);
-  std::vector<std::int32_t> target_ids(n);
+  // Sources then targets, in one pass over the partitions.
+  std::vector<std::int32_t> ends(2 * n);
   for (std::size_t i = 0; i < n; ++i) {
-    sources[i] = held_out[i].source;
-    target_ids[i] = held_out[i].target;
+    ends[i] = held_out[i].source;
+    ends[n + i] = held_out[i].target;
   }
-  q.for_target = gather_entity_rows(sources, partitioning, store, d);
-  const std::vector<float> targets = gather_entity_rows(target_ids, partitioning, store, d);
+  const std::vector<float> rows = gather_entity_rows(ends, partitioning, store, d);
+  const auto middle = rows.begin() + static_cast<std::ptrdiff_t>(n * width);
+  q.for_target.assign(rows.begin(), middle);
+  const std::vector<float> targets(middle, rows.end());
   q.for_source = targets;
   q.target_score.resize(n);
   q.source_score.resize(n);

@@ -17,6 +17,7 @@
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/provenance.hpp"
 #include "workloads/common/random.hpp"
+#include "workloads/common/shuffle.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/features.hpp"
 
@@ -91,8 +92,7 @@ int bench_main(int argc, char** argv) {
   // Scatter positions: a permutation of the picked rows' places, as an input tensor's rows are.
   std::vector<std::int32_t> positions(picked.size());
   std::iota(positions.begin(), positions.end(), 0);
-  for (std::size_t i = positions.size(); i > 1; --i)
-    std::swap(positions[i - 1], positions[rng.below(i)]);
+  shuffle(std::span(positions), rng);
 
   const double row_bytes = static_cast<double>(sizes.width) * sizeof(float);
   const double picked_bytes = row_bytes * static_cast<double>(sizes.picked_rows);

@@ -13,6 +13,7 @@
 #include "workloads/common/json_config.hpp"
 #include "workloads/common/provenance.hpp"
 #include "workloads/common/random.hpp"
+#include "workloads/common/shuffle.hpp"
 #include "workloads/common/stopwatch.hpp"
 #include "workloads/sampler.hpp"
 
@@ -52,7 +53,7 @@ int bench_main(int argc, char** argv) {
   const NeighborSampler sampler(dataset.graph, config.training.fanouts, config.training.seed);
   std::vector<NodeId> order = dataset.split.train;
   Rng rng(hash_mix(config.training.seed, 0x5eed));
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  shuffle(std::span(order), rng);
   const auto batch_size =
       std::min(order.size(), static_cast<std::size_t>(config.training.batch_size));
   const std::size_t batches_per_epoch = order.size() / batch_size;

@@ -18,6 +18,11 @@ struct Bucket {
   friend bool operator==(const Bucket&, const Bucket&) = default;
   // How many of `other`'s partitions this bucket uses too (0, 1 or 2).
   int shared_partitions(const Bucket& other) const;
+  // The partitions the bucket needs, each once (one on the diagonal).
+  std::vector<int> partitions() const {
+    if (lhs == rhs) return {lhs};
+    return {lhs, rhs};
+  }
 };
 
 class EntityPartitioning {
