@@ -316,6 +316,11 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
     case OpKind::all_to_all:
     case OpKind::all_reduce:
       throw Error("communication ops are started and finished by run_stage, not run_op");
+    case OpKind::send:
+    case OpKind::receive:
+    case OpKind::train_bucket:
+      throw Error("a " + std::string(to_string(op.kind)) +
+                  " op is PyTorch-BigGraph's, which the embedding engine runs (exec/embedding)");
     case OpKind::gather_features:
       gather_features(plan, op);
       return;
@@ -827,6 +832,10 @@ void PlanExecutor::start_transfer(const Plan& plan, const Op& op, int index, InF
   Pending pending;
   pending.op = index;
   pending.record = outcome_.records.size();  // the record run_stage adds next
+  if (op.kind == OpKind::send || op.kind == OpKind::receive) {
+    throw Error("a " + std::string(to_string(op.kind)) +
+                " op is PyTorch-BigGraph's, which the embedding engine runs (exec/embedding)");
+  }
   if (op.kind == OpKind::all_to_all) {
     pending.transfer = transport_.start_all_to_all(send_views(plan, op), op.bytes_from, op.traffic,
                                                    context_.all_to_all_block_steps);

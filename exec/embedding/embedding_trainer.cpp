@@ -36,9 +36,7 @@ EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
     t.store.hold(bucket.partitions());
     const BucketStats stats =
         train_bucket(t.buckets.edges(bucket), t.store.table(bucket.lhs), t.store.table(bucket.rhs),
-                     t.relations, hyper,
-                     hash_mix(negative_seed(training), static_cast<std::uint64_t>(epoch),
-                              static_cast<std::uint64_t>(t.buckets.index(bucket))));
+                     t.relations, hyper, bucket_seed(training, epoch, t.buckets.index(bucket)));
     loss += stats.loss;
     edges += stats.edges;
     if (t.on_bucket) t.on_bucket(epoch, ++trained, static_cast<int>(order.size()));

@@ -110,5 +110,9 @@ std::uint64_t partition_seed(const EmbeddingTrainingConfig& config) {
 std::uint64_t negative_seed(const EmbeddingTrainingConfig& config) {
   return hash_mix(config.seed, 0x4e6);
 }
+std::uint64_t bucket_seed(const EmbeddingTrainingConfig& config, int epoch, int bucket_index) {
+  return hash_mix(negative_seed(config), static_cast<std::uint64_t>(epoch),
+                  static_cast<std::uint64_t>(bucket_index));
+}
 
 }  // namespace gnnbed

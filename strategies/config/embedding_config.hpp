@@ -57,5 +57,8 @@ nlohmann::json to_json(const EmbeddingExperimentConfig& config);
 std::uint64_t embedding_init_seed(const EmbeddingTrainingConfig& config);
 std::uint64_t partition_seed(const EmbeddingTrainingConfig& config);
 std::uint64_t negative_seed(const EmbeddingTrainingConfig& config);
+// What trains bucket `bucket_index` (lhs * P + rhs) in `epoch`: its edge order and negatives, the
+// same on whichever machine or rank trains it.
+std::uint64_t bucket_seed(const EmbeddingTrainingConfig& config, int epoch, int bucket_index);
 
 }  // namespace gnnbed

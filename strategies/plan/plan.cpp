@@ -25,10 +25,11 @@ constexpr std::array<std::string_view, kNumOpKinds> kOpNames = {
     "optimizer_step",   "copy_to_device",
     "gather_rows",      "scatter_add_rows",
     "transform",        "aggregate_transformed",
-    "concat_columns"};
-constexpr std::array<std::string_view, 11> kInputNames = {
-    "tensor", "block",    "ids",         "positions", "source",       "logits",
-    "seeds",  "gradient", "relu_output", "products",  "self_products"};
+    "concat_columns",   "send",
+    "receive",          "train_bucket"};
+constexpr std::array<std::string_view, 14> kInputNames = {
+    "tensor",   "block",       "ids",      "positions",     "source", "logits", "seeds",
+    "gradient", "relu_output", "products", "self_products", "edges",  "lhs",    "rhs"};
 
 // A kind's named inputs in the order the plan stores them, and how many must be there; `fixed`
 // false for kinds whose inputs are a list.
@@ -60,6 +61,7 @@ const Signature& signature(OpKind kind) {
     set(OpKind::aggregate_transformed, {block, products, self_products}, 2);
     set(OpKind::optimizer_step, {}, 0);
     set(OpKind::all_reduce, {}, 0);
+    set(OpKind::train_bucket, {edges, lhs, rhs}, 3);
     return table;
   }();
   return signatures[static_cast<std::size_t>(kind)];
@@ -84,6 +86,7 @@ bool holds(Input name, TensorKind kind) {
     case Input::seeds:
       return kind == TensorKind::index || kind == TensorKind::block;
     case Input::positions:
+    case Input::edges:
       return kind == TensorKind::index;
     case Input::tensor:  // a layer's input, its dropout and copy to the device: sparse rows too
     case Input::source:  // gather_rows reads sparse rows whole (sparse_rows_problem)
@@ -139,7 +142,8 @@ std::string sparse_rows_problem(const Op& op, const std::vector<TensorSpec>& ten
   return {};
 }
 
-constexpr std::array<std::string_view, 4> kStreamNames = {"sampler", "copy", "compute", "network"};
+constexpr std::array<std::string_view, 5> kStreamNames = {"sampler", "copy", "compute", "network",
+                                                          "server"};
 constexpr std::array<std::string_view, kNumTimeCategories> kCategoryNames = {
     "sampling", "copy", "compute", "communication"};
 constexpr std::array<std::string_view, 4> kTensorKindNames = {"dense", "index", "block", "sparse"};
@@ -247,6 +251,7 @@ Op op_from_json(const nlohmann::json& object, const std::string& origin) {
   json_integers_to(object.at("bytes_from"), "bytes_from", op.bytes_from);
   for (const auto& hop : object.at("sampling_hops")) op.sampling_hops.push_back(hop_from_json(hop));
   op.ranks_per_machine = json_integer_or<int>(object, "ranks_per_machine", 0);
+  op.peer = json_integer_or<int>(object, "peer", -1);
   op.flops = object.at("flops").get<double>();
   op.sparse_flops = object.at("sparse_flops").get<double>();
   // Plans recorded before entries were counted have none.
@@ -285,6 +290,41 @@ TensorSpec dense_tensor(std::string name, std::int64_t rows, std::int64_t cols) 
   return tensor;
 }
 
+// What is wrong with a send or receive (empty when nothing): a peer other than the rank, bytes to
+// or from that peer only, as many as its tensors hold (kControlMessageBytes without tensors).
+std::string point_to_point_problem(const Plan& plan, const Op& op) {
+  if (op.kind != OpKind::send && op.kind != OpKind::receive) {
+    return op.peer == -1 ? std::string() : "has a peer, which only send and receive take";
+  }
+  if (op.peer < 0 || op.peer >= plan.num_ranks || op.peer == plan.rank) {
+    return "peer " + std::to_string(op.peer) + " is not another of the " +
+           std::to_string(plan.num_ranks) + " ranks";
+  }
+  const bool sends = op.kind == OpKind::send;
+  const std::vector<int>& tensors = sends ? op.inputs : op.outputs;
+  if (!(sends ? op.outputs : op.inputs).empty()) {
+    return sends ? "a send writes no tensor" : "a receive reads no tensor";
+  }
+  std::int64_t payload = tensors.empty() ? kControlMessageBytes : 0;
+  for (const int t : tensors) {
+    if (t >= 0 && t < static_cast<int>(plan.tensors.size()))
+      payload += plan.tensors[static_cast<std::size_t>(t)].bytes();
+  }
+  const std::vector<std::int64_t>& moved = sends ? op.bytes_to : op.bytes_from;
+  const std::vector<std::int64_t>& none = sends ? op.bytes_from : op.bytes_to;
+  for (int q = 0; q < plan.num_ranks; ++q) {
+    const auto at = static_cast<std::size_t>(q);
+    if (none[at] != 0 || (q != op.peer && moved[at] != 0)) {
+      return "moves bytes other than " + std::string(sends ? "to" : "from") + " its peer";
+    }
+  }
+  if (moved[static_cast<std::size_t>(op.peer)] != payload) {
+    return std::to_string(moved[static_cast<std::size_t>(op.peer)]) + " bytes for a payload of " +
+           std::to_string(payload);
+  }
+  return {};
+}
+
 // Persistent tensors are state kept by name across a rank's plans (dense, or sparse rows): one
 // tensor per name, never dropped after use, and only in plans that run alone (two plans in flight
 // would both hold the state).
@@ -306,7 +346,8 @@ void validate_persistent_tensors(const Plan& plan) {
 }  // namespace
 
 bool is_communication(OpKind kind) {
-  return kind == OpKind::all_to_all || kind == OpKind::all_reduce;
+  return kind == OpKind::all_to_all || kind == OpKind::all_reduce || kind == OpKind::send ||
+         kind == OpKind::receive;
 }
 
 bool touches_parameters(const Op& op) {
@@ -381,6 +422,8 @@ TimeCategory category_of(OpKind kind) {
       return TimeCategory::copy;
     case OpKind::all_to_all:
     case OpKind::all_reduce:
+    case OpKind::send:
+    case OpKind::receive:
       return TimeCategory::communication;
     default:
       return TimeCategory::compute;
@@ -532,6 +575,9 @@ void Plan::validate() const {
     if (const std::string problem = sparse_rows_problem(op, tensors); !problem.empty()) {
       fail(i, problem);
     }
+    if (const std::string problem = point_to_point_problem(*this, op); !problem.empty()) {
+      fail(i, problem);
+    }
   }
   for (const ParameterSpec& p : parameters) {
     if (p.row_begin < 0 || p.row_end > p.rows || p.row_begin > p.row_end) {
@@ -601,6 +647,7 @@ nlohmann::json Plan::to_json() const {
       object["stage"] = op.stage;
       object["iteration_deps"] = std::move(iteration_deps);
     }
+    if (op.peer >= 0) object["peer"] = op.peer;
     nlohmann::json hops = nlohmann::json::array();
     for (const SamplingHop& hop : op.sampling_hops) hops.push_back(hop_to_json(hop));
     object["sampling_hops"] = std::move(hops);

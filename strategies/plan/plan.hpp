@@ -60,12 +60,26 @@ enum class OpKind : std::uint8_t {
                           // transformed source rows inputs[1], plus (GraphSAGE) the destinations'
                           // transformed self rows inputs[2], plus the bias `parameters` if any
   concat_columns,         // outputs[0] = the dense inputs side by side, in order
+  // Point to point with one rank, `peer` (PyTorch-BigGraph's lock, partition and parameter
+  // servers): a send's payload is its input tensors' bytes in order, a receive's is written into
+  // its output tensors; one without tensors carries its `key` (8 bytes), which the receiver checks
+  // against its own (a lock request or grant names its bucket). Messages between two ranks match
+  // in the order each side's plans start them.
+  send,
+  receive,
+  // One pass of PBG's training over a bucket: the edges inputs[0] (index: pairs of offsets in
+  // the lhs and rhs partitions), the partitions' tables inputs[1] and inputs[2] (one tensor for a
+  // bucket on the diagonal; rows x (dimension + 1): each row's embedding and its row-wise Adagrad
+  // state), updated in place; `key` seeds the edge order and negatives.
+  train_bucket,
 };
-inline constexpr std::size_t kNumOpKinds = 21;
+inline constexpr std::size_t kNumOpKinds = 24;
 
 // Where an op runs. Engines may overlap ops on different streams; the plan's dependencies say
 // what must finish first.
-enum class Stream : std::uint8_t { sampler, copy, compute, network };
+// `server`: work a rank does for its peers beside its own (PBG's lock and partition servers),
+// which runs whenever its dependencies are done, whatever the rank's other streams are doing.
+enum class Stream : std::uint8_t { sampler, copy, compute, network, server };
 
 // The parts of an epoch's time that results break down into.
 enum class TimeCategory : std::uint8_t { sampling, copy, compute, communication };
@@ -80,7 +94,8 @@ std::string_view to_string(Stream stream);
 std::string_view to_string(TimeCategory category);
 std::string_view to_string(TensorKind kind);
 TimeCategory category_of(OpKind kind);
-// all_to_all and all_reduce: the ops that move data between ranks after the prologue.
+// all_to_all, all_reduce, send and receive: the ops that move data between ranks after the
+// prologue.
 bool is_communication(OpKind kind);
 struct Op;
 // Ops that read or write the model's parameters (values or gradients).
@@ -99,6 +114,7 @@ bool touches_parameters(const Op& op);
 //   loss {logits, seeds}                  bias_backward {gradient}
 //   gather_rows {positions, source}       transform {tensor}
 //   aggregate_transformed {block, products, self_products (GraphSAGE only)}
+//   train_bucket {edges, lhs, rhs}        send {tensors sent}, receive (outputs: tensors received)
 enum class Input : std::uint8_t {
   tensor,         // the dense tensor the op works on (in place for dropout, relu, copies)
   block,          // the block a layer computes on
@@ -111,8 +127,14 @@ enum class Input : std::uint8_t {
   relu_output,    // the ReLU's output, whose sign masks its gradient (dense)
   products,       // transformed source rows (dense)
   self_products,  // transformed destination rows (dense)
+  edges,          // a bucket's edges: (lhs offset, rhs offset) pairs (index)
+  lhs,            // the table of a bucket's source partition (dense)
+  rhs,            // ... of its target partition (dense)
 };
 std::string_view to_string(Input name);
+
+// The payload of a send or receive without tensors: its key.
+inline constexpr std::int64_t kControlMessageBytes = 8;
 
 struct TensorSpec {
   std::string name;
@@ -195,6 +217,7 @@ struct Op {
   std::vector<std::int64_t> bytes_to;      // per peer, payload bytes this rank sends
   std::vector<std::int64_t> bytes_from;    // per peer, payload bytes this rank receives
   std::vector<SamplingHop> sampling_hops;  // `sample` over partitioned structure
+  int peer = -1;                           // send, receive: the other rank
   // all_reduce: machines of this many consecutive ranks reduce within, then across, then gather
   // within (collective_schedule.hpp's hierarchical all-reduce); 0: one ring over every rank.
   int ranks_per_machine = 0;

@@ -6,7 +6,7 @@ namespace gnnbed {
 namespace {
 
 constexpr std::array<std::string_view, kNumTrafficKinds> kNames = {
-    "structure", "features", "activations", "gradients", "weights"};
+    "structure", "features", "activations", "gradients", "weights", "embeddings", "control"};
 
 }  // namespace
 
@@ -18,7 +18,7 @@ Traffic traffic_from_string(std::string_view name, const std::string& field) {
   }
   throw ConfigError(field, "'" + std::string(name) +
                                "' is not a traffic kind (structure, features, activations, "
-                               "gradients, weights)");
+                               "gradients, weights, embeddings, control)");
 }
 
 std::int64_t TrafficBytes::total() const {

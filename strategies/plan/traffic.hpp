@@ -1,7 +1,7 @@
 #pragma once
 // What the bytes a plan moves are: every communication op names its kind, and engines count
 // bytes per kind, so runs report traffic as structure / features / activations / gradients /
-// weights.
+// weights / embeddings / control.
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -16,8 +16,10 @@ enum class Traffic : std::uint8_t {
   activations,  // hidden representations (P3's partial activations)
   gradients,    // gradients of activations and of weights
   weights,      // model weights
+  embeddings,   // entity embeddings with their optimizer state (PBG's partition swaps)
+  control,      // coordination messages of a strategy's servers (PBG's lock requests and grants)
 };
-inline constexpr std::size_t kNumTrafficKinds = 5;
+inline constexpr std::size_t kNumTrafficKinds = 7;
 
 std::string_view to_string(Traffic kind);
 // Throws ConfigError naming `field` for an unknown name.

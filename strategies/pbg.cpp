@@ -1,0 +1,326 @@
+// PyTorch-BigGraph's distributed epoch as per-rank plans (pbg.hpp).
+#include "strategies/pbg.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+
+#include "workloads/common/errors.hpp"
+
+namespace gnnbed {
+namespace {
+
+// A bucket's modelled duration for the schedule, in edges: its edges plus a lock round trip's
+// worth, so that empty buckets take time too and every trainer's events are strictly ordered.
+constexpr double kLockRoundTripEdges = 1000;
+
+// What happens at one place in the epoch's order. At one time: partitions given back, then
+// requests (and the final "done"), then grants, then fetches, then training.
+enum class Step : std::uint8_t { give_back, request, grant, fetch, train };
+
+struct Exchange {
+  double time = 0;
+  Step step = Step::give_back;
+  int trainer = 0;
+  int item = 0;      // the partition moved, or -1
+  int position = 0;  // the trainer's bucket: its place in the trainer's schedule
+  auto key() const { return std::tuple(time, step, trainer, item); }
+};
+
+// The epoch's exchanges in order (see pbg.hpp).
+std::vector<Exchange> epoch_order(const BucketSchedule& schedule) {
+  std::vector<Exchange> order;
+  for (int t = 0; t < static_cast<int>(schedule.by_trainer.size()); ++t) {
+    const std::vector<ScheduledBucket>& mine = schedule.by_trainer[static_cast<std::size_t>(t)];
+    for (int i = 0; i < static_cast<int>(mine.size()); ++i) {
+      const ScheduledBucket& b = mine[static_cast<std::size_t>(i)];
+      const double asked = i == 0 ? 0.0 : mine[static_cast<std::size_t>(i - 1)].end;
+      for (const int p : b.released) order.push_back({asked, Step::give_back, t, p, i});
+      order.push_back({asked, Step::request, t, -1, i});
+      order.push_back({b.start, Step::grant, t, -1, i});
+      for (const int p : b.fetched) order.push_back({b.start, Step::fetch, t, p, i});
+      order.push_back({b.start, Step::train, t, -1, i});
+    }
+    if (mine.empty()) continue;
+    const auto last = static_cast<int>(mine.size());  // "position" one past: after the last
+    for (const int p : mine.back().bucket.partitions())
+      order.push_back({mine.back().end, Step::give_back, t, p, last});
+    order.push_back({mine.back().end, Step::request, t, -1, last});
+  }
+  std::sort(order.begin(), order.end(),
+            [](const Exchange& a, const Exchange& b) { return a.key() < b.key(); });
+  return order;
+}
+
+class EpochPlanner {
+ public:
+  EpochPlanner(const PbgStrategy& strategy, const EntityPartitioning& partitioning,
+               const std::vector<std::shared_ptr<const std::vector<std::int32_t>>>& edges,
+               const EmbeddingExperimentConfig& config, int epoch)
+      : strategy_(strategy),
+        partitioning_(partitioning),
+        edges_(edges),
+        config_(config),
+        epoch_(epoch),
+        num_ranks_(strategy.num_ranks()),
+        tensors_(static_cast<std::size_t>(num_ranks_),
+                 std::vector<int>(static_cast<std::size_t>(partitioning.num_partitions()), -1)),
+        release_marker_(static_cast<std::size_t>(partitioning.num_partitions())),
+        request_of_(static_cast<std::size_t>(num_ranks_)),
+        grants_(static_cast<std::size_t>(num_ranks_)),
+        trains_(static_cast<std::size_t>(num_ranks_)),
+        given_back_(static_cast<std::size_t>(num_ranks_)),
+        holder_(static_cast<std::size_t>(partitioning.num_partitions()), -1) {
+    for (int r = 0; r < num_ranks_; ++r)
+      builders_.emplace_back(kPbgStrategyName, r, num_ranks_, epoch, 0);
+  }
+
+  std::vector<Plan> plans(const std::vector<Exchange>& order) {
+    for (const Exchange& e : order) {
+      switch (e.step) {
+        case Step::give_back:
+          give_back(e);
+          break;
+        case Step::request:
+          request(e);
+          break;
+        case Step::grant:
+          grant(e);
+          break;
+        case Step::fetch:
+          fetch(e);
+          break;
+        case Step::train:
+          train(e);
+          break;
+      }
+    }
+    std::vector<Plan> plans;
+    for (PlanBuilder& builder : builders_) plans.push_back(builder.finish());
+    return plans;
+  }
+
+ private:
+  const ScheduledBucket& scheduled(int trainer, int position) const {
+    return strategy_.schedule()
+        .by_trainer[static_cast<std::size_t>(trainer)][static_cast<std::size_t>(position)];
+  }
+  int bucket_code(const Bucket& b) const { return b.lhs * partitioning_.num_partitions() + b.rhs; }
+  // The code of a trainer's "done" message: past every bucket's.
+  int done_code() const { return partitioning_.num_partitions() * partitioning_.num_partitions(); }
+
+  int table(int rank, int partition) {
+    int& id = tensors_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(partition)];
+    if (id < 0) {
+      id = builders_[static_cast<std::size_t>(rank)].add_persistent(pbg_partition_tensor(partition),
+                                                                    partitioning_.size(partition),
+                                                                    config_.model.dimension + 1);
+    }
+    return id;
+  }
+
+  // A send on `from` and the matching receive on `to`, of partition `partition`'s table or (-1)
+  // of a control message with code `code`. Returns the two ops.
+  std::pair<int, int> message(int from, Stream from_stream, int to, Stream to_stream, int partition,
+                              std::int64_t code, const std::string& what,
+                              std::vector<int> send_deps = {}, std::vector<int> receive_deps = {}) {
+    PlanBuilder& sender = builders_[static_cast<std::size_t>(from)];
+    PlanBuilder& receiver = builders_[static_cast<std::size_t>(to)];
+    Op send;
+    send.kind = OpKind::send;
+    send.stream = from_stream;
+    send.label = what + " to rank " + std::to_string(to);
+    send.peer = to;
+    send.deps = std::move(send_deps);
+    Op receive;
+    receive.kind = OpKind::receive;
+    receive.stream = to_stream;
+    receive.label = what + " from rank " + std::to_string(from);
+    receive.peer = from;
+    receive.deps = std::move(receive_deps);
+    std::int64_t bytes = kControlMessageBytes;
+    if (partition >= 0) {
+      send.inputs = {table(from, partition)};
+      receive.outputs = {table(to, partition)};
+      bytes = sender.tensor(send.inputs[0]).bytes();
+      send.traffic = receive.traffic = Traffic::embeddings;
+    } else {
+      send.key = receive.key = static_cast<std::uint64_t>(code);
+      send.traffic = receive.traffic = Traffic::control;
+    }
+    send.bytes_to.assign(static_cast<std::size_t>(num_ranks_), 0);
+    send.bytes_from = send.bytes_to;
+    receive.bytes_to = send.bytes_to;
+    receive.bytes_from = send.bytes_to;
+    send.bytes_to[static_cast<std::size_t>(to)] = bytes;
+    receive.bytes_from[static_cast<std::size_t>(from)] = bytes;
+    return {sender.add_op(std::move(send)), receiver.add_op(std::move(receive))};
+  }
+
+  // Partition e.item goes back from trainer e.trainer to its server.
+  void give_back(const Exchange& e) {
+    const int server = pbg_partition_server(e.item, num_ranks_);
+    const std::vector<int>& trained = trains_[static_cast<std::size_t>(e.trainer)];
+    if (server == e.trainer) {
+      given_back_[static_cast<std::size_t>(e.trainer)].push_back(trained.back());
+      return;
+    }
+    const auto [send, receive] = message(e.trainer, Stream::network, server, Stream::server, e.item,
+                                         0, "partition " + std::to_string(e.item));
+    static_cast<void>(receive);
+    given_back_[static_cast<std::size_t>(e.trainer)].push_back(send);
+  }
+
+  // The trainer asks rank 0 for its next bucket (or says it is done), which releases the one
+  // before: once what it gives back is sent. On rank 0 itself, what marks the release are those
+  // sends and the training before them.
+  void request(const Exchange& e) {
+    const auto t = static_cast<std::size_t>(e.trainer);
+    const bool done = e.position == static_cast<int>(strategy_.schedule().by_trainer[t].size());
+    std::vector<int>& given = given_back_[t];
+    std::vector<int> marker;
+    if (e.trainer == 0) {
+      marker = given;
+      if (!trains_[t].empty()) marker.push_back(trains_[t].back());
+    } else {
+      std::vector<int> deps = given;
+      if (!trains_[t].empty()) deps.push_back(trains_[t].back());
+      const int code = done ? done_code() : bucket_code(scheduled(e.trainer, e.position).bucket);
+      const std::string what = done ? "done" : "request bucket " + std::to_string(code);
+      marker = {
+          message(e.trainer, Stream::network, 0, Stream::server, -1, code, what, std::move(deps))
+              .second};
+    }
+    given.clear();
+    if (e.position > 0) {
+      for (const int p : scheduled(e.trainer, e.position - 1).bucket.partitions())
+        release_marker_[static_cast<std::size_t>(p)] = marker;
+    }
+    if (!done) request_of_[t] = marker;
+  }
+
+  // Rank 0 grants the bucket once every other trainer that held its partitions released them.
+  void grant(const Exchange& e) {
+    const Bucket bucket = scheduled(e.trainer, e.position).bucket;
+    std::vector<int> deps;
+    for (const int p : bucket.partitions()) {
+      const int holder = holder_[static_cast<std::size_t>(p)];
+      if (holder >= 0 && holder != e.trainer) {
+        const std::vector<int>& marker = release_marker_[static_cast<std::size_t>(p)];
+        deps.insert(deps.end(), marker.begin(), marker.end());
+      }
+      holder_[static_cast<std::size_t>(p)] = e.trainer;
+    }
+    const auto t = static_cast<std::size_t>(e.trainer);
+    if (e.trainer == 0) {
+      grants_[t] = deps;  // the lock server is local: training waits for the releases themselves
+      return;
+    }
+    deps.insert(deps.end(), request_of_[t].begin(), request_of_[t].end());
+    const int code = bucket_code(bucket);
+    grants_[t] = {message(0, Stream::server, e.trainer, Stream::network, -1, code,
+                          "grant bucket " + std::to_string(code), std::move(deps))
+                      .second};
+  }
+
+  // The trainer fetches partition e.item from its server, after the grant.
+  void fetch(const Exchange& e) {
+    const int server = pbg_partition_server(e.item, num_ranks_);
+    if (server == e.trainer) return;  // at home: training reads the table where it is
+    static_cast<void>(table(e.trainer, e.item));
+    message(server, Stream::server, e.trainer, Stream::network, e.item, 0,
+            "partition " + std::to_string(e.item), {},
+            grants_[static_cast<std::size_t>(e.trainer)]);
+  }
+
+  void train(const Exchange& e) {
+    const Bucket bucket = scheduled(e.trainer, e.position).bucket;
+    const int code = bucket_code(bucket);
+    PlanBuilder& builder = builders_[static_cast<std::size_t>(e.trainer)];
+    const std::shared_ptr<const std::vector<std::int32_t>>& edges =
+        edges_[static_cast<std::size_t>(code)];
+    Op op;
+    op.kind = OpKind::train_bucket;
+    op.stream = Stream::compute;
+    op.label =
+        "train bucket (" + std::to_string(bucket.lhs) + ", " + std::to_string(bucket.rhs) + ")";
+    op.set_input(Input::edges, builder.add_index("edges " + op.label.substr(13), edges));
+    op.set_input(Input::lhs, table(e.trainer, bucket.lhs));
+    op.set_input(Input::rhs, table(e.trainer, bucket.rhs));
+    op.outputs = bucket.partitions();
+    for (int& p : op.outputs) p = table(e.trainer, p);
+    op.deps = grants_[static_cast<std::size_t>(e.trainer)];
+    op.key = bucket_seed(config_.training, epoch_, code);
+    const BucketWork work = bucket_work(static_cast<std::int64_t>(edges->size() / 3),
+                                        config_.model.dimension, config_.training);
+    op.flops = work.flops;
+    op.memory_bytes = work.memory_bytes;
+    trains_[static_cast<std::size_t>(e.trainer)].push_back(builder.add_op(std::move(op)));
+  }
+
+  const PbgStrategy& strategy_;
+  const EntityPartitioning& partitioning_;
+  const std::vector<std::shared_ptr<const std::vector<std::int32_t>>>& edges_;
+  const EmbeddingExperimentConfig& config_;
+  int epoch_;
+  int num_ranks_;
+  std::vector<PlanBuilder> builders_;
+  std::vector<std::vector<int>> tensors_;  // [rank][partition]: its table's id, -1 until used
+  // On rank 0: what marks the last release of each partition, and each trainer's last request.
+  std::vector<std::vector<int>> release_marker_;
+  std::vector<std::vector<int>> request_of_;  // per trainer
+  std::vector<std::vector<int>> grants_;      // per trainer: what its next training waits for
+  std::vector<std::vector<int>> trains_;      // per trainer: its train ops so far
+  std::vector<std::vector<int>> given_back_;  // per trainer: ops giving back since its request
+  std::vector<int> holder_;                   // per partition: the trainer granted it last
+};
+
+}  // namespace
+
+std::string pbg_partition_tensor(int partition) { return "partition " + std::to_string(partition); }
+
+BucketWork bucket_work(std::int64_t edges, int dimension, const EmbeddingTrainingConfig& training) {
+  // Each edge is scored against its chunk's edges and the uniform candidates, on both sides:
+  // a multiply-add per coordinate, and twice that for the gradients of both factors.
+  const double candidates = 2.0 * (training.batch_negatives + training.uniform_negatives);
+  const double flops = static_cast<double>(edges) * (1.0 + candidates) * dimension * 2.0 * 3.0;
+  // Each edge reads and writes its two rows (embedding and Adagrad state).
+  const std::int64_t row_bytes = (static_cast<std::int64_t>(dimension) + 1) * 4;
+  return {flops, edges * 2 * row_bytes * 2};
+}
+
+PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
+                         const EmbeddingExperimentConfig& config, int num_ranks)
+    : partitioning_(partitioning), config_(config), num_ranks_(num_ranks) {
+  if (num_ranks < 1) throw ConfigError("ranks", "must be at least 1");
+  if (config.model.scoring != "dot") {
+    throw ConfigError("model.scoring",
+                      "'" + config.model.scoring +
+                          "' has relation parameters, which distributed training would share "
+                          "through PBG's parameter server; the pbg strategy takes 'dot' only");
+  }
+  const int partitions = partitioning.num_partitions();
+  schedule_ = schedule_epoch(partitions, num_ranks, [&](const Bucket& b) {
+    return static_cast<double>(buckets.count(b)) + kLockRoundTripEdges;
+  });
+  edges_.resize(static_cast<std::size_t>(partitions) * static_cast<std::size_t>(partitions));
+  for (int l = 0; l < partitions; ++l) {
+    for (int r = 0; r < partitions; ++r) {
+      std::vector<std::int32_t> triples;
+      triples.reserve(static_cast<std::size_t>(buckets.count({l, r})) * 3);
+      for (const Triple& edge : buckets.edges({l, r}))
+        triples.insert(triples.end(), {edge.source, edge.relation, edge.target});
+      edges_[static_cast<std::size_t>(buckets.index({l, r}))] =
+          std::make_shared<const std::vector<std::int32_t>>(std::move(triples));
+    }
+  }
+}
+
+std::vector<Plan> PbgStrategy::epoch_plans(int epoch) const {
+  EpochPlanner planner(*this, partitioning_, edges_, config_, epoch);
+  std::vector<Plan> plans = planner.plans(epoch_order(schedule_));
+  for (const Plan& plan : plans) plan.validate();
+  return plans;
+}
+
+}  // namespace gnnbed

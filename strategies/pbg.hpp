@@ -1,0 +1,74 @@
+#pragma once
+// PyTorch-BigGraph's distributed training as plans (docs/embeddings.md, "Distributed training").
+// M ranks are M trainers. Rank 0 also runs the lock server; partition p is served, between the
+// buckets that use it, by rank p mod M (PBG starts a partition server beside every trainer). One
+// plan per rank per epoch follows the epoch decided ahead (pbg_schedule.hpp); for each of its
+// buckets a trainer
+//   1. gives back the partitions its previous bucket used and this one does not (their tables to
+//      their servers), then asks rank 0 for the bucket (the request releases the previous one);
+//   2. waits for the grant, which rank 0 sends once every trainer that held one of the bucket's
+//      partitions this epoch has released it;
+//   3. fetches the partitions it does not hold from their servers, and trains the bucket.
+// After its last bucket it gives every partition back and tells the lock server it is done.
+// Each message is a send in one rank's plan and a receive in the other's. Every exchange has a
+// place in one order of the whole epoch (its time in the schedule, then its kind, trainer and
+// partition), and every rank's ops are in that order, so that plans run by the rule "each stream
+// in order, each op after its dependencies" never wait on each other in a cycle. The servers' side
+// is on the server stream, which runs beside the rank's own training.
+//
+// Relation parameters (translation scoring) would need PBG's parameter server; these plans are for
+// dot scoring, which has none, and the strategy refuses the rest.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strategies/config/embedding_config.hpp"
+#include "strategies/pbg_schedule.hpp"
+#include "strategies/plan/plan.hpp"
+#include "workloads/link_prediction/entity_buckets.hpp"
+
+namespace gnnbed {
+
+inline constexpr const char* kPbgStrategyName = "pbg";
+
+// The rank that serves partition p between buckets.
+inline int pbg_partition_server(int partition, int num_ranks) { return partition % num_ranks; }
+
+// The name of partition p's table in every plan (persistent: rows x (dimension + 1)).
+std::string pbg_partition_tensor(int partition);
+
+// The work of training a bucket of `edges` edges, for the cost model: dense FLOPs of the scores
+// of every edge against its chunk and uniform candidates on both sides, forward and backward;
+// bytes of the embedding rows read and written.
+struct BucketWork {
+  double flops = 0;
+  std::int64_t memory_bytes = 0;
+};
+BucketWork bucket_work(std::int64_t edges, int dimension, const EmbeddingTrainingConfig& training);
+
+class PbgStrategy {
+ public:
+  // Throws ConfigError when the run does not fit: translation scoring, or fewer entities per
+  // partition than one.
+  PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
+              const EmbeddingExperimentConfig& config, int num_ranks);
+
+  int num_ranks() const { return num_ranks_; }
+  // The epoch the plans follow (the same every epoch: the lock server's rule is deterministic and
+  // a bucket's modelled duration is its edges plus the lock round trip).
+  const BucketSchedule& schedule() const { return schedule_; }
+  // Every rank's plan of `epoch`, rank order.
+  std::vector<Plan> epoch_plans(int epoch) const;
+
+ private:
+  const EntityPartitioning& partitioning_;
+  EmbeddingExperimentConfig config_;
+  int num_ranks_;
+  BucketSchedule schedule_;
+  // Each bucket's edges as (lhs offset, relation, rhs offset) triples, by EdgeBuckets::index:
+  // built once, shared by every epoch's plans.
+  std::vector<std::shared_ptr<const std::vector<std::int32_t>>> edges_;
+};
+
+}  // namespace gnnbed
