@@ -91,13 +91,17 @@ class Transport {
 
   // Point to point, for plans whose ranks exchange with one peer at a time (PyTorch-BigGraph's
   // partition and lock servers): `payload` to `peer`, or `receive_bytes` from `peer` (received()
-  // [peer] holds them), completed by the returned transfer. Messages between two ranks match in
-  // the order each side starts them, and never match a collective call's. `payload` must stay
-  // valid until completion. A transport without them throws Error.
-  virtual std::unique_ptr<PendingTransfer> start_send(int peer, std::span<const std::byte> payload,
+  // [peer] holds them), completed by the returned transfer. The caller numbers the messages of
+  // each direction between two ranks (a plan: by its ops' order), and a send matches the peer's
+  // receive of the same number, whatever order the two sides start them in (a rank's streams
+  // start theirs independently); numbers are taken modulo a transport's bound, far above the
+  // messages ever in flight between two ranks. They never match a collective call's. `payload`
+  // must stay valid until completion. A transport without them throws Error.
+  virtual std::unique_ptr<PendingTransfer> start_send(int peer, int number,
+                                                      std::span<const std::byte> payload,
                                                       Traffic kind);
-  virtual std::unique_ptr<PendingTransfer> start_receive(int peer, std::int64_t receive_bytes,
-                                                         Traffic kind);
+  virtual std::unique_ptr<PendingTransfer> start_receive(int peer, int number,
+                                                         std::int64_t receive_bytes, Traffic kind);
 
   // Bytes this rank sent and received through the data-plane calls so far.
   virtual const TrafficBytes& bytes_sent() const = 0;
@@ -114,11 +118,11 @@ class Transport {
   virtual std::vector<std::vector<float>> all_gather_control(std::span<const float> mine) = 0;
 };
 
-inline std::unique_ptr<PendingTransfer> Transport::start_send(int, std::span<const std::byte>,
+inline std::unique_ptr<PendingTransfer> Transport::start_send(int, int, std::span<const std::byte>,
                                                               Traffic) {
   throw Error("this transport has no point-to-point transfers (start_send)");
 }
-inline std::unique_ptr<PendingTransfer> Transport::start_receive(int, std::int64_t, Traffic) {
+inline std::unique_ptr<PendingTransfer> Transport::start_receive(int, int, std::int64_t, Traffic) {
   throw Error("this transport has no point-to-point transfers (start_receive)");
 }
 

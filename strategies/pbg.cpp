@@ -279,6 +279,17 @@ class EpochPlanner {
 
 std::string pbg_partition_tensor(int partition) { return "partition " + std::to_string(partition); }
 
+std::optional<int> pbg_partition_of(const std::string& tensor_name) {
+  const std::string prefix = "partition ";
+  if (!tensor_name.starts_with(prefix)) return std::nullopt;
+  const std::string digits = tensor_name.substr(prefix.size());
+  if (digits.empty() || digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoi(digits);
+}
+
 BucketWork bucket_work(std::int64_t edges, int dimension, const EmbeddingTrainingConfig& training) {
   // Each edge is scored against its chunk's edges and the uniform candidates, on both sides:
   // a multiply-add per coordinate, and twice that for the gradients of both factors.

@@ -20,6 +20,7 @@
 // dot scoring, which has none, and the strategy refuses the rest.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ inline int pbg_partition_server(int partition, int num_ranks) { return partition
 
 // The name of partition p's table in every plan (persistent: rows x (dimension + 1)).
 std::string pbg_partition_tensor(int partition);
+// The partition whose table `tensor_name` is; nothing for any other name.
+std::optional<int> pbg_partition_of(const std::string& tensor_name);
 
 // The work of training a bucket of `edges` edges, for the cost model: dense FLOPs of the scores
 // of every edge against its chunk and uniform candidates on both sides, forward and backward;

@@ -43,9 +43,13 @@ struct Replay {
     entry.bucket = *granted;
     entry.start = now;
     entry.end = now + time;
+    // A trainer keeps its previous bucket's partitions only when it is granted the next at once:
+    // one that waits has released them to trainers that may take them, so it gave them back.
+    const bool at_once = !done.empty() && done.back().end == now;
     const std::vector<int> before = previous ? previous->partitions() : std::vector<int>{};
-    entry.fetched = minus(granted->partitions(), before);
-    entry.released = minus(before, granted->partitions());
+    const std::vector<int> kept = at_once ? before : std::vector<int>{};
+    entry.fetched = minus(granted->partitions(), kept);
+    entry.released = minus(before, at_once ? granted->partitions() : std::vector<int>{});
     done.push_back(entry);
     schedule.idle += now - waiting_since[static_cast<std::size_t>(trainer)];
     busy_until[static_cast<std::size_t>(trainer)] = entry.end;

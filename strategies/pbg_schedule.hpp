@@ -17,7 +17,10 @@ struct ScheduledBucket {
   double start = 0;  // in the units of the durations
   double end = 0;
   // The partitions the trainer must fetch for this bucket (not held for its previous one), and
-  // those it gives back (held for the previous one, not needed now).
+  // those it gives back when its previous bucket ends (held for the previous one, not needed
+  // now). A trainer keeps partitions only from a bucket to one granted as the other ends: one
+  // that had to wait gave back all of its previous bucket's partitions, which others may have
+  // trained since.
   std::vector<int> fetched;
   std::vector<int> released;
 };

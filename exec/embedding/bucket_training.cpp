@@ -208,7 +208,7 @@ RelationParameters::RelationParameters(Scoring scoring, int num_relations, int d
 
 BucketStats train_bucket(std::span<const Triple> edges, PartitionTable& lhs, PartitionTable& rhs,
                          RelationParameters& relations, const BucketHyperparameters& hyper,
-                         std::uint64_t seed) {
+                         std::uint64_t seed, const std::function<void()>& between_batches) {
   std::vector<Triple> ordered(edges.begin(), edges.end());
   Rng order_rng(hash_mix(seed, 1));
   shuffle(std::span(ordered), order_rng);
@@ -226,6 +226,7 @@ BucketStats train_bucket(std::span<const Triple> edges, PartitionTable& lhs, Par
     lhs_gradient.step(lhs, hyper.learning_rate);
     if (&rhs != &lhs) rhs_gradient.step(rhs, hyper.learning_rate);
     if (!relations.empty()) step_relations(relations, relation_gradient, hyper.learning_rate);
+    if (between_batches) between_batches();
   }
   stats.edges = static_cast<std::int64_t>(edges.size());
   return stats;

@@ -4,6 +4,7 @@
 // drawn from the two partitions; both sides of every edge corrupted; the margin ranking loss;
 // one Adagrad step per batch (row-wise for embeddings, element-wise for relation parameters).
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -45,9 +46,10 @@ struct BucketStats {
 // Trains the bucket's `edges` (sources as offsets in `lhs`, targets in `rhs`; `lhs` and `rhs`
 // are one table for a bucket on the diagonal) for one pass. `seed` draws the edge order and the
 // negatives: a pure function of it, so any store or engine that trains the same bucket with the
-// same seed computes the same update.
+// same seed computes the same update. `between_batches`, when set, runs after every batch's step
+// (a distributed trainer serves its peers' transfers there).
 BucketStats train_bucket(std::span<const Triple> edges, PartitionTable& lhs, PartitionTable& rhs,
                          RelationParameters& relations, const BucketHyperparameters& hyper,
-                         std::uint64_t seed);
+                         std::uint64_t seed, const std::function<void()>& between_batches = {});
 
 }  // namespace gnnbed

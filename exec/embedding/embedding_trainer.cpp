@@ -49,10 +49,12 @@ EmbeddingEpochRecord train_epoch(Training& t, int epoch) {
   return record;
 }
 
-LinkRankingMetrics evaluate(std::span<const Triple> held_out, const KnownEdgeLists& known,
-                            const EntityPartitioning& partitioning, PartitionStore& store,
-                            const RelationParameters& relations,
-                            const EmbeddingExperimentConfig& config) {
+}  // namespace
+
+LinkRankingMetrics evaluate_held_out(std::span<const Triple> held_out, const KnownEdgeLists& known,
+                                     const EntityPartitioning& partitioning, PartitionStore& store,
+                                     const RelationParameters& relations,
+                                     const EmbeddingExperimentConfig& config) {
   const Scoring scoring = scoring_from_name(config.model.scoring);
   const EmbeddingTrainingConfig& training = config.training;
   if (training.eval_candidates == "all") {
@@ -63,8 +65,6 @@ LinkRankingMetrics evaluate(std::span<const Triple> held_out, const KnownEdgeLis
   return rank_held_out_sampled(held_out, known, partitioning, store, relations, scoring,
                                candidates);
 }
-
-}  // namespace
 
 BucketHyperparameters bucket_hyperparameters(const EmbeddingExperimentConfig& config) {
   BucketHyperparameters hyper;
@@ -120,7 +120,7 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
     const bool last = epoch == config.training.epochs;
     const int every = config.training.eval_every;
     if (last || (every > 0 && epoch % every == 0)) {
-      record.test = evaluate(data.test, known, partitioning, *store, relations, config);
+      record.test = evaluate_held_out(data.test, known, partitioning, *store, relations, config);
     }
     on_epoch(record);
     report.epochs.push_back(record);

@@ -45,6 +45,11 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
                                  EmbeddingModelState* final_state = nullptr,
                                  const BucketProgress& on_bucket = nullptr);
 
+// Ranks the held-out edges by the configured protocol (training.eval_candidates).
+LinkRankingMetrics evaluate_held_out(std::span<const Triple> held_out, const KnownEdgeLists& known,
+                                     const EntityPartitioning& partitioning, PartitionStore& store,
+                                     const RelationParameters& relations,
+                                     const EmbeddingExperimentConfig& config);
 // The hyperparameters of one bucket's training, from the configuration.
 BucketHyperparameters bucket_hyperparameters(const EmbeddingExperimentConfig& config);
 

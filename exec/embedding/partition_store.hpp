@@ -58,6 +58,8 @@ class MemoryPartitionStore final : public PartitionStore {
  public:
   MemoryPartitionStore(const EntityPartitioning& partitioning, const EmbeddingModelConfig& model,
                        std::uint64_t init_seed);
+  // Tables trained elsewhere (a distributed run's, gathered), by partition.
+  explicit MemoryPartitionStore(std::vector<PartitionTable> tables) : tables_(std::move(tables)) {}
   void hold(std::span<const int>) override {}
   PartitionTable& table(int partition) override;
 

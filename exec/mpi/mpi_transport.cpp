@@ -141,8 +141,6 @@ MpiTransport::MpiTransport(MPI_Comm communicator) {
   check(code, rank_, failed_call);
   check(MPI_Comm_rank(communicator_, &rank_), rank_, "MPI_Comm_rank");
   check(MPI_Comm_size(communicator_, &size_), rank_, "MPI_Comm_size");
-  sends_started_.assign(static_cast<std::size_t>(size_), 0);
-  receives_started_.assign(static_cast<std::size_t>(size_), 0);
 }
 
 MpiTransport::~MpiTransport() {
@@ -600,11 +598,12 @@ class MpiPendingAllReduce final : public PendingTransfer {
 };
 
 // One point-to-point message, sent or received on the transport's point-to-point communicator
-// with the pair's next tag in that direction.
+// with the caller's number as its tag.
 class MpiPendingPointToPoint final : public PendingTransfer {
  public:
-  MpiPendingPointToPoint(MpiTransport& transport, int peer, std::span<const std::byte> payload,
-                         std::int64_t receive_bytes, bool sending, Traffic kind)
+  MpiPendingPointToPoint(MpiTransport& transport, int peer, int number,
+                         std::span<const std::byte> payload, std::int64_t receive_bytes,
+                         bool sending, Traffic kind)
       : transport_(transport), peer_(peer), kind_(kind), sending_(sending) {
     const char* call = sending ? "start_send" : "start_receive";
     if (peer < 0 || peer >= transport.size_ || peer == transport.rank_) {
@@ -613,9 +612,8 @@ class MpiPendingPointToPoint final : public PendingTransfer {
                   std::to_string(transport.size_) + ")");
     }
     if (receive_bytes < 0) throw Error(std::string(call) + ": a negative size");
-    std::vector<int>& started = sending ? transport.sends_started_ : transport.receives_started_;
-    const int tag = started[static_cast<std::size_t>(peer)];
-    started[static_cast<std::size_t>(peer)] = (tag + 1) % kTagBound;
+    if (number < 0) throw Error(std::string(call) + ": a negative message number");
+    const int tag = number % kTagBound;
     received_.resize(static_cast<std::size_t>(transport.size_));
     if (sending) {
       bytes_ = static_cast<std::int64_t>(payload.size());
@@ -697,15 +695,16 @@ class MpiPendingPointToPoint final : public PendingTransfer {
   bool complete_ = false;
 };
 
-std::unique_ptr<PendingTransfer> MpiTransport::start_send(int peer,
+std::unique_ptr<PendingTransfer> MpiTransport::start_send(int peer, int number,
                                                           std::span<const std::byte> payload,
                                                           Traffic kind) {
-  return std::make_unique<MpiPendingPointToPoint>(*this, peer, payload, 0, true, kind);
+  return std::make_unique<MpiPendingPointToPoint>(*this, peer, number, payload, 0, true, kind);
 }
 
-std::unique_ptr<PendingTransfer> MpiTransport::start_receive(int peer, std::int64_t receive_bytes,
+std::unique_ptr<PendingTransfer> MpiTransport::start_receive(int peer, int number,
+                                                             std::int64_t receive_bytes,
                                                              Traffic kind) {
-  return std::make_unique<MpiPendingPointToPoint>(*this, peer, std::span<const std::byte>{},
+  return std::make_unique<MpiPendingPointToPoint>(*this, peer, number, std::span<const std::byte>{},
                                                   receive_bytes, false, kind);
 }
 

@@ -56,9 +56,10 @@ class MpiTransport final : public Transport {
       const std::vector<std::int64_t>& receive_bytes, Traffic kind, int block_steps) override;
   std::unique_ptr<PendingTransfer> start_all_reduce_sum(std::vector<float> data, Traffic kind,
                                                         int ranks_per_machine) override;
-  std::unique_ptr<PendingTransfer> start_send(int peer, std::span<const std::byte> payload,
+  std::unique_ptr<PendingTransfer> start_send(int peer, int number,
+                                              std::span<const std::byte> payload,
                                               Traffic kind) override;
-  std::unique_ptr<PendingTransfer> start_receive(int peer, std::int64_t receive_bytes,
+  std::unique_ptr<PendingTransfer> start_receive(int peer, int number, std::int64_t receive_bytes,
                                                  Traffic kind) override;
 
   const TrafficBytes& bytes_sent() const override { return bytes_sent_; }
@@ -116,11 +117,9 @@ class MpiTransport final : public Transport {
   // A second duplicate, for liveness queries and replies only, so that they can never match a
   // data message nor be matched by a wildcard probe of one.
   MPI_Comm liveness_ = MPI_COMM_NULL;
-  // A third, for point-to-point messages, tagged by how many each pair has started in that
-  // direction: they match in order, apart from the collectives' sequence of tags.
+  // A third, for point-to-point messages, tagged by the number the caller gives them: apart from
+  // the collectives' sequence of tags.
   MPI_Comm point_to_point_ = MPI_COMM_NULL;
-  std::vector<int> sends_started_;     // by peer
-  std::vector<int> receives_started_;  // by peer
   int rank_ = 0;
   int size_ = 1;
   int tag_sequence_ = 0;

@@ -149,7 +149,7 @@ void CostModel::merge(const CostModel& overrides) {
 }
 
 bool is_costed(OpKind kind) {
-  return kind != OpKind::all_to_all && kind != OpKind::all_reduce && kind != OpKind::copy_to_device;
+  return !is_communication(kind) && kind != OpKind::copy_to_device;
 }
 
 double normal_order_score(int position, int count) {

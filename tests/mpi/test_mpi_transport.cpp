@@ -437,15 +437,16 @@ std::vector<std::byte> pattern(int from, int k, std::size_t bytes) {
   return payload;
 }
 
-// Each rank sends three messages to the next rank of a ring while receiving three from the
-// previous one, with collectives started and finished in between: the messages arrive whole, in
-// order, and count as sent and received under their kind.
-TEST(MpiTransport, PointToPointMessagesArriveInOrderBesideCollectives) {
+// Each rank sends three numbered messages to the next rank of a ring while receiving three from
+// the previous one, started in the opposite order, with collectives started and finished in
+// between: each message arrives whole at the receive of its number, and counts as sent and
+// received under its kind.
+TEST(MpiTransport, PointToPointMessagesMatchByNumberBesideCollectives) {
   MpiTransport transport;
   const int n = transport.size();
   const int r = transport.rank();
   if (n == 1) {
-    EXPECT_THROW(transport.start_send(0, {}, Traffic::weights), Error);
+    EXPECT_THROW(transport.start_send(0, 0, {}, Traffic::weights), Error);
     return;
   }
   const int next = (r + 1) % n;
@@ -459,16 +460,16 @@ TEST(MpiTransport, PointToPointMessagesArriveInOrderBesideCollectives) {
   for (int k = 0; k < 3; ++k) {
     payloads.push_back(pattern(r, k, bytes(r, k)));
     receives.push_back(transport.start_receive(
-        previous, static_cast<std::int64_t>(bytes(previous, k)), Traffic::weights));
+        previous, 2 - k, static_cast<std::int64_t>(bytes(previous, 2 - k)), Traffic::weights));
     check_all_to_all(transport, 50 + static_cast<std::uint64_t>(k), k, Traffic::structure,
                      expected_sent, expected_received);
-    sends.push_back(transport.start_send(next, payloads.back(), Traffic::weights));
+    sends.push_back(transport.start_send(next, k, payloads.back(), Traffic::weights));
   }
   TransferTiming timing;
   for (int k = 0; k < 3; ++k) {
     sends[index(k)]->wait(timing);
-    receives[index(k)]->wait(timing);
-    EXPECT_EQ(receives[index(k)]->received()[index(previous)],
+    receives[index(2 - k)]->wait(timing);
+    EXPECT_EQ(receives[index(2 - k)]->received()[index(previous)],
               pattern(previous, k, bytes(previous, k)))
         << "message " << k;
     expected_sent[Traffic::weights] += static_cast<std::int64_t>(bytes(r, k));
@@ -476,8 +477,9 @@ TEST(MpiTransport, PointToPointMessagesArriveInOrderBesideCollectives) {
   }
   EXPECT_EQ(transport.bytes_sent(), expected_sent);
   EXPECT_EQ(transport.bytes_received(), expected_received);
-  EXPECT_THROW(transport.start_send(r, {}, Traffic::weights), Error);
-  EXPECT_THROW(transport.start_receive(n, 4, Traffic::weights), Error);
+  EXPECT_THROW(transport.start_send(r, 0, {}, Traffic::weights), Error);
+  EXPECT_THROW(transport.start_receive(n, 0, 4, Traffic::weights), Error);
+  EXPECT_THROW(transport.start_receive(next, -1, 4, Traffic::weights), Error);
 }
 
 TEST(MpiTransport, APointToPointMessageOfAnotherSizeThanExpectedIsAnError) {
@@ -486,9 +488,9 @@ TEST(MpiTransport, APointToPointMessageOfAnotherSizeThanExpectedIsAnError) {
   TransferTiming timing;
   if (transport.rank() == 0) {
     const std::vector<std::byte> payload(10);
-    transport.start_send(1, payload, Traffic::weights)->wait(timing);
+    transport.start_send(1, 0, payload, Traffic::weights)->wait(timing);
   } else {
-    const auto receive = transport.start_receive(0, 12, Traffic::weights);
+    const auto receive = transport.start_receive(0, 0, 12, Traffic::weights);
     EXPECT_THROW(receive->wait(timing), Error);
   }
 }
