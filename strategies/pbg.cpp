@@ -303,13 +303,7 @@ BucketWork bucket_work(std::int64_t edges, int dimension, const EmbeddingTrainin
 PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
                          const EmbeddingExperimentConfig& config, int num_ranks)
     : partitioning_(partitioning), config_(config), num_ranks_(num_ranks) {
-  if (num_ranks < 1) throw ConfigError("ranks", "must be at least 1");
-  if (config.model.scoring != "dot") {
-    throw ConfigError("model.scoring",
-                      "'" + config.model.scoring +
-                          "' has relation parameters, which distributed training would share "
-                          "through PBG's parameter server; the pbg strategy takes 'dot' only");
-  }
+  check(config, num_ranks);
   const int partitions = partitioning.num_partitions();
   schedule_ = schedule_epoch(partitions, num_ranks, [&](const Bucket& b) {
     return static_cast<double>(buckets.count(b)) + kLockRoundTripEdges;
@@ -324,6 +318,21 @@ PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBucke
       edges_[static_cast<std::size_t>(buckets.index({l, r}))] =
           std::make_shared<const std::vector<std::int32_t>>(std::move(triples));
     }
+  }
+}
+
+void PbgStrategy::check(const EmbeddingExperimentConfig& config, int num_ranks) {
+  if (num_ranks < 1) throw ConfigError("ranks", "must be at least 1");
+  if (config.model.scoring != "dot") {
+    throw ConfigError("model.scoring",
+                      "'" + config.model.scoring +
+                          "' has relation parameters, which distributed training would share "
+                          "through PBG's parameter server; the pbg strategy takes 'dot' only");
+  }
+  if (!config.training.swap_directory.empty()) {
+    throw ConfigError("training.swap_directory",
+                      "is for one machine: the pbg strategy's trainers hold only their bucket's "
+                      "partitions, the rest are with their partition servers");
   }
 }
 

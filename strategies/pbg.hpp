@@ -52,10 +52,14 @@ BucketWork bucket_work(std::int64_t edges, int dimension, const EmbeddingTrainin
 
 class PbgStrategy {
  public:
-  // Throws ConfigError when the run does not fit: translation scoring, or fewer entities per
-  // partition than one.
+  // Throws ConfigError when the run does not fit (check()).
   PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
               const EmbeddingExperimentConfig& config, int num_ranks);
+
+  // Throws ConfigError naming the field when `config` on `num_ranks` ranks is not a run the
+  // strategy plans: scoring other than dot (its relation parameters would need PBG's parameter
+  // server), a swap directory (trainers hold only their bucket's partitions already).
+  static void check(const EmbeddingExperimentConfig& config, int num_ranks);
 
   int num_ranks() const { return num_ranks_; }
   // The epoch the plans follow (the same every epoch: the lock server's rule is deterministic and

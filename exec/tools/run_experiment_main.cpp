@@ -19,6 +19,7 @@
 #include "exec/distributed/rank_engine.hpp"
 #include "exec/distributed/rank_workload.hpp"
 #include "exec/mpi/mpi_transport.hpp"
+#include "exec/tools/run_pbg.hpp"
 #include "strategies/config/experiment_cli.hpp"
 #include "strategies/roc_partition.hpp"
 #include "workloads/common/errors.hpp"
@@ -403,7 +404,9 @@ int main(int argc, char** argv) {
     int code = 0;
     {
       MpiTransport transport;
-      code = run(argc, argv, transport);
+      // PyTorch-BigGraph trains embeddings, not a GNN: a workload and options of its own.
+      code = asks_for_pbg(argc, argv) ? run_pbg_experiment(argc, argv, transport)
+                                      : run(argc, argv, transport);
     }
     return code;
   } catch (const std::exception& error) {

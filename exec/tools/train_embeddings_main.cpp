@@ -17,32 +17,6 @@ using namespace gnnbed;
 
 namespace {
 
-const std::vector<ConfigOption>& embedding_options() {
-  static const std::vector<ConfigOption> options{
-      {"dataset", "workload.source", "cora, citeseer, pubmed, planted, or a file's path"},
-      {"entities", "workload.entities", "planted: entities"},
-      {"group-size", "workload.group_size", "planted: entities per group"},
-      {"degree", "workload.degree", "planted: edges per entity, within its group"},
-      {"format", "workload.format", "a file's format: edge_list or triples"},
-      {"test-fraction", "workload.test_fraction", "edges held out for ranking"},
-      {"dimension", "model.dimension", "embedding width"},
-      {"scoring", "model.scoring", "dot or translation (TransE)"},
-      {"margin", "model.margin", "ranking loss margin"},
-      {"epochs", "training.epochs", "passes over every bucket"},
-      {"lr", "training.learning_rate", "Adagrad learning rate"},
-      {"batch-size", "training.batch_size", "edges per optimiser step"},
-      {"batch-negatives", "training.batch_negatives", "chunk size: in-batch negatives"},
-      {"uniform-negatives", "training.uniform_negatives", "uniform negatives per chunk and side"},
-      {"partitions", "training.partitions", "entity partitions P (P x P buckets)"},
-      {"bucket-order", "training.bucket_order", "inside_out, outside_in, random, affinity"},
-      {"swap-dir", "training.swap_directory", "swap partitions to this directory"},
-      {"eval-every", "training.eval_every", "rank held-out edges every N epochs"},
-      {"eval-candidates", "training.eval_candidates",
-       "all entities, or sampled (PBG's protocol: chunk and uniform candidates)"},
-      {"seed", "training.seed", "every random choice"}};
-  return options;
-}
-
 void print_epoch(const EmbeddingEpochRecord& record, int epochs) {
   std::printf("epoch %3d/%d  loss/edge %.4f  %.2f s", record.epoch, epochs, record.loss_per_edge,
               record.seconds);
@@ -64,10 +38,10 @@ int train_embeddings_main(int argc, char** argv) {
       "output,o", po::value<std::string>(),
       "result file (JSON); default results/embeddings-<dataset>.json")("quiet,q",
                                                                        "no per-epoch progress");
-  add_config_options(options, embedding_options());
+  add_config_options(options, embedding_config_options());
   const auto command_line = parse_command_line(argc, argv, options);
   if (!command_line) return 0;
-  const ConfigSources sources = config_sources(command_line->parsed, embedding_options());
+  const ConfigSources sources = config_sources(command_line->parsed, embedding_config_options());
   const EmbeddingExperimentConfig config =
       embedding_experiment_from_json(resolve_config_document(sources.file, sources.assignments));
   const po::variables_map& vm = command_line->values;

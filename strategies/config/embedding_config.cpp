@@ -104,6 +104,32 @@ nlohmann::json to_json(const EmbeddingExperimentConfig& config) {
 std::uint64_t embedding_init_seed(const EmbeddingTrainingConfig& config) {
   return hash_mix(config.seed, 0xe3b);
 }
+const std::vector<ConfigOption>& embedding_config_options() {
+  static const std::vector<ConfigOption> options{
+      {"dataset", "workload.source", "cora, citeseer, pubmed, planted, or a file's path"},
+      {"entities", "workload.entities", "planted: entities"},
+      {"group-size", "workload.group_size", "planted: entities per group"},
+      {"degree", "workload.degree", "planted: edges per entity, within its group"},
+      {"format", "workload.format", "a file's format: edge_list or triples"},
+      {"test-fraction", "workload.test_fraction", "edges held out for ranking"},
+      {"dimension", "model.dimension", "embedding width"},
+      {"scoring", "model.scoring", "dot or translation (TransE)"},
+      {"margin", "model.margin", "ranking loss margin"},
+      {"epochs", "training.epochs", "passes over every bucket"},
+      {"lr", "training.learning_rate", "Adagrad learning rate"},
+      {"batch-size", "training.batch_size", "edges per optimiser step"},
+      {"batch-negatives", "training.batch_negatives", "chunk size: in-batch negatives"},
+      {"uniform-negatives", "training.uniform_negatives", "uniform negatives per chunk and side"},
+      {"partitions", "training.partitions", "entity partitions P (P x P buckets)"},
+      {"bucket-order", "training.bucket_order", "inside_out, outside_in, random, affinity"},
+      {"swap-dir", "training.swap_directory", "swap partitions to this directory"},
+      {"eval-every", "training.eval_every", "rank held-out edges every N epochs"},
+      {"eval-candidates", "training.eval_candidates",
+       "all entities, or sampled (PBG's protocol: chunk and uniform candidates)"},
+      {"seed", "training.seed", "every random choice"}};
+  return options;
+}
+
 std::uint64_t partition_seed(const EmbeddingTrainingConfig& config) {
   return hash_mix(config.seed, 0x9a27);
 }

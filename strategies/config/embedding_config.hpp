@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "workloads/common/json_config.hpp"
 #include "workloads/link_prediction/link_prediction_data.hpp"
 
 namespace gnnbed {
@@ -48,6 +50,10 @@ struct EmbeddingExperimentConfig {
   EmbeddingModelConfig model;
   EmbeddingTrainingConfig training;
 };
+
+// The command-line options of the embedding tools (train_embeddings, run_experiment --strategy
+// pbg), each setting one field.
+const std::vector<ConfigOption>& embedding_config_options();
 
 // Reads {"workload": ..., "model": ..., "training": ...}; every field optional, errors name it.
 EmbeddingExperimentConfig embedding_experiment_from_json(const nlohmann::json& document);

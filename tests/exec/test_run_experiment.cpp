@@ -535,5 +535,40 @@ TEST(RunExperiment, NcclWithoutCudaIsRejectedNamingTheOption) {
   EXPECT_NE(run.output.find("configuration field '--transport'"), std::string::npos) << run.output;
 }
 
+TEST(RunExperiment, PbgTrainsEmbeddingsMovingThePlannedBytes) {
+  const TemporaryDirectory dir;
+  const auto result = dir.path() / "pbg.json";
+  const CommandResult run =
+      run_command(mpiexec(2) + run_experiment() +
+                  " --strategy pbg --dataset planted --entities 400 --degree 5 --dimension 16"
+                  " --partitions 4 --epochs 3 --quiet --output " +
+                  result.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("bytes by kind equal the plans'"), std::string::npos) << run.output;
+  const nlohmann::json json = read_json(result);
+  EXPECT_EQ(json["strategy"], "pbg");
+  EXPECT_EQ(json["bytes_match_plans"], true);
+  EXPECT_EQ(json["epochs"].size(), 3u);
+  ASSERT_EQ(json["ranks"].size(), 2u);
+  for (const auto& rank : json["ranks"]) {
+    EXPECT_EQ(rank["bytes_sent"], rank["planned_bytes_sent"]);
+    EXPECT_GT(rank["bytes_sent"]["embeddings"].get<std::int64_t>(), 0);
+  }
+  EXPECT_GT(json["test"]["filtered"]["mrr"].get<double>(), 0);
+}
+
+TEST(RunExperiment, PbgRefusesRelationParametersNamingTheField) {
+  const TemporaryDirectory dir;
+  const CommandResult run =
+      run_command(mpiexec(2) + run_experiment() +
+                  " --strategy pbg --dataset planted --entities 100 --scoring translation"
+                  " --output " +
+                  (dir.path() / "pbg.json").string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("configuration field 'model.scoring'"), std::string::npos)
+      << run.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "pbg.json"));
+}
+
 }  // namespace
 }  // namespace gnnbed
