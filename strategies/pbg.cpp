@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include "workloads/common/errors.hpp"
@@ -276,6 +277,17 @@ class EpochPlanner {
 };
 
 }  // namespace
+
+bool asks_for_pbg(int argc, char** argv) {
+  const std::string name = kPbgStrategyName;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    if (argument == "--strategy=" + name) return true;
+    if (argument == "--strategy" && i + 1 < argc && std::string_view(argv[i + 1]) == name)
+      return true;
+  }
+  return false;
+}
 
 std::string pbg_partition_tensor(int partition) { return "partition " + std::to_string(partition); }
 

@@ -33,6 +33,10 @@ namespace gnnbed {
 
 inline constexpr const char* kPbgStrategyName = "pbg";
 
+// Whether a command line asks for this strategy (--strategy pbg, or --strategy=pbg): the tools
+// then take the embedding options instead of a GNN experiment's.
+bool asks_for_pbg(int argc, char** argv);
+
 // The rank that serves partition p between buckets.
 inline int pbg_partition_server(int partition, int num_ranks) { return partition % num_ranks; }
 

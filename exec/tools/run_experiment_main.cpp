@@ -21,6 +21,7 @@
 #include "exec/mpi/mpi_transport.hpp"
 #include "exec/tools/run_pbg.hpp"
 #include "strategies/config/experiment_cli.hpp"
+#include "strategies/pbg.hpp"
 #include "strategies/roc_partition.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"

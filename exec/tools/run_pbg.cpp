@@ -135,17 +135,6 @@ void print_summary(const PbgSetup& setup, const LinkPredictionData& data,
 
 }  // namespace
 
-bool asks_for_pbg(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view argument = argv[i];
-    if (argument == "--strategy=" + std::string(kPbgStrategyName)) return true;
-    if (argument == "--strategy" && i + 1 < argc &&
-        std::string_view(argv[i + 1]) == kPbgStrategyName)
-      return true;
-  }
-  return false;
-}
-
 int run_pbg_experiment(int argc, char** argv, MpiTransport& transport) {
   PbgSetup setup;
   int exit_code = 0;
@@ -176,8 +165,8 @@ int run_pbg_experiment(int argc, char** argv, MpiTransport& transport) {
   if (transport.rank() != 0) return 0;
   nlohmann::json result = report.to_json();
   result["strategy"] = kPbgStrategyName;
-  result["bytes_match_plans"] = report.sent == report.planned_sent &&
-                                report.received == report.planned_received;
+  result["bytes_match_plans"] =
+      report.sent == report.planned_sent && report.received == report.planned_received;
   result["provenance"] = provenance_json(argc, argv);
   result["config"] = to_json(setup.config);
   result["dataset"] = data->summary();

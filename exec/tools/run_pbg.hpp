@@ -5,9 +5,6 @@
 
 namespace gnnbed {
 
-// Whether the command line asks for the pbg strategy (--strategy pbg, or --strategy=pbg).
-bool asks_for_pbg(int argc, char** argv);
-
 // Runs it on every rank (collective); the process's exit code.
 int run_pbg_experiment(int argc, char** argv, MpiTransport& transport);
 

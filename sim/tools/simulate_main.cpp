@@ -16,7 +16,9 @@
 
 #include "sim/simulation.hpp"
 #include "sim/tools/point_store.hpp"
+#include "sim/tools/simulate_pbg.hpp"
 #include "strategies/config/experiment_cli.hpp"
+#include "strategies/pbg.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/files.hpp"
 #include "workloads/common/json_config.hpp"
@@ -694,4 +696,8 @@ int simulate_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run_main("simulate", simulate_main, argc, argv); }
+int main(int argc, char** argv) {
+  // PyTorch-BigGraph trains embeddings, not a GNN: a workload and options of its own.
+  if (asks_for_pbg(argc, argv)) return run_main("simulate", simulate_pbg, argc, argv);
+  return run_main("simulate", simulate_main, argc, argv);
+}
