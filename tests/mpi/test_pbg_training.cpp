@@ -98,16 +98,23 @@ TEST(PbgTraining, EveryRankMovesExactlyThePlannedBytesByKind) {
   }
 }
 
+// Over three seeds (one seed's MRR varies by about 0.01 on this graph, for either trainer).
 TEST(PbgTraining, RanksHeldOutEdgesAsWellAsOneMachineDoes) {
   MpiTransport transport;
-  const EmbeddingExperimentConfig config = planted(800, 8, 4, 50);
-  const LinkPredictionData data = load_link_prediction(config.workload);
-  const DistributedEmbeddingReport report =
-      train_embeddings_distributed(data, config, transport, nullptr, nullptr, 120);
+  double distributed = 0;
+  double single = 0;
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    EmbeddingExperimentConfig config = planted(800, 8, 4, 50);
+    config.training.seed = seed;
+    const LinkPredictionData data = load_link_prediction(config.workload);
+    const DistributedEmbeddingReport report =
+        train_embeddings_distributed(data, config, transport, nullptr, nullptr, 120);
+    if (transport.rank() != 0) continue;
+    distributed += report.test.filtered.mrr / 3;
+    single += train_embeddings(data, config, [](const auto&) {}).test.filtered.mrr / 3;
+  }
   if (transport.rank() != 0) return;
-  const EmbeddingReport single = train_embeddings(data, config, [](const auto&) {});
-  EXPECT_NEAR(report.test.filtered.mrr, single.test.filtered.mrr, 0.01)
-      << transport.size() << " ranks";
+  EXPECT_NEAR(distributed, single, 0.01) << transport.size() << " ranks";
 }
 
 TEST(PbgTraining, RefusesRelationParametersItCannotShareYet) {
