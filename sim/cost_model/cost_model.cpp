@@ -149,7 +149,8 @@ void CostModel::merge(const CostModel& overrides) {
 }
 
 bool is_costed(OpKind kind) {
-  return kind != OpKind::all_to_all && kind != OpKind::all_reduce && kind != OpKind::copy_to_device;
+  return kind != OpKind::all_to_all && kind != OpKind::all_reduce &&
+         kind != OpKind::copy_to_device && kind != OpKind::send && kind != OpKind::receive;
 }
 
 double normal_order_score(int position, int count) {
