@@ -322,7 +322,7 @@ bool ClusterSpec::keeps_features(std::int64_t feature_bytes) const {
 
 bool ClusterSpec::runs_on_host(OpKind kind, bool features_on_device) const {
   return device_kind == DeviceKind::gpu &&
-         (kind == OpKind::sample || kind == OpKind::scatter_rows ||
+         (kind == OpKind::sample || kind == OpKind::scatter_rows || kind == OpKind::train_bucket ||
           (kind == OpKind::gather_features && !features_on_device));
 }
 
@@ -586,8 +586,18 @@ ClusterSpec load_cluster(const std::string& source, const std::vector<std::strin
 }
 
 ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibration) {
+  // calibrate times the GNN engine's ops, not PBG's training of a bucket: a calibration without
+  // that keeps the cluster's (from its host where a GPU cluster runs it).
+  const std::optional<OpCost> bucket =
+      (cluster.runs_on_host(OpKind::train_bucket) ? cluster.host_cost_model
+                                                  : cluster.device_cost_model)
+          .cost(OpKind::train_bucket);
   cluster.device_cost_model = calibration.cost_model;
   cluster.host_cost_model = calibration.cost_model;
+  if (bucket && !calibration.cost_model.cost(OpKind::train_bucket)) {
+    cluster.device_cost_model.set(OpKind::train_bucket, *bucket);
+    cluster.host_cost_model.set(OpKind::train_bucket, *bucket);
+  }
   // Calibrated on a GPU, ops ran there and inputs crossed the measured host-to-device copies; on
   // CPUs, the device link is the calibrated transport.
   cluster.device_kind = calibration.device_link ? DeviceKind::gpu : DeviceKind::cpu;

@@ -199,7 +199,8 @@ struct ClusterSpec {
   int num_ranks() const { return machines * ranks_per_machine; }
   int machine_of(int rank) const { return rank / ranks_per_machine; }
   // Ops the host runs for a GPU device (sampling, feature gathering: on the device where it keeps
-  // the rank's features); every op runs on the device when the ranks are CPU processes.
+  // the rank's features; PBG's training of a bucket, which is CPU training); every op runs on the
+  // device when the ranks are CPU processes.
   bool runs_on_host(OpKind kind, bool features_on_device = false) const;
   // Seconds `op` computes for, on the host or the device as runs_on_host says. Throws Error naming
   // the cost model's field when it has no cost for the op.
@@ -217,9 +218,11 @@ std::vector<std::string> cluster_preset_names();
 std::filesystem::path cluster_preset_directory();
 
 // The cluster of `machines` x `ranks_per_machine` timed by a calibration (the machine that was
-// calibrated, cut into network namespaces or not): both cost models are the calibration's. A CPU
-// calibration makes CPU ranks whose device link is the calibrated transport; a GPU calibration
-// (one with a device link) makes GPU ranks whose device link is its host-to-device copies.
+// calibrated, cut into network namespaces or not): both cost models are the calibration's, but
+// for a train_bucket cost the calibration lacks (calibrate does not time it): the cluster's stays.
+// A CPU calibration makes CPU ranks whose device link is the calibrated transport; a GPU
+// calibration (one with a device link) makes GPU ranks whose device link is its host-to-device
+// copies.
 ClusterSpec apply_calibration(ClusterSpec cluster, const Calibration& calibration);
 
 }  // namespace gnnbed

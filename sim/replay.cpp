@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <optional>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
@@ -21,6 +22,9 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 constexpr std::size_t kWaiting = kNumTimeCategories;
+
+// PBG's messages: one rank's send and its peer's receive.
+bool is_point_to_point(OpKind kind) { return kind == OpKind::send || kind == OpKind::receive; }
 
 // One direction of one pair of ranks: messages matched in order, as MPI matches them. A transfer
 // starts once the receiver has posted its receive (rendezvous), like the pairwise exchanges of
@@ -80,6 +84,9 @@ struct RankState {
   // CPU ranks: the position in `order` of the op the rank's thread takes next. A transfer starts
   // when the thread reaches it, as the engine starts it.
   std::size_t thread_position = 0;
+  // Per iteration, per op: a send's or receive's number among the messages of its pair of ranks in
+  // its direction (Replay::number_messages); empty for a plan without either.
+  std::vector<std::vector<std::int64_t>> message_numbers;
   // A transfer or op of the rank failed (a part it needed failed): its actor stopped there.
   bool aborted = false;
   std::vector<sg4::ActorPtr> actors;  // its streams' actors
@@ -146,6 +153,7 @@ class Replay {
         cores_(cluster.shared_core_time_slice_seconds > 0 ? platform_.shared_cores.size() : 0),
         iteration_end_(iterations.size(), 0.0),
         features_on_device_(std::move(keeps_features)) {
+    std::unordered_map<std::int64_t, std::int64_t> messages_counted;
     for (std::size_t i = 0; i < iterations_.size(); ++i) {
       if (static_cast<int>(iterations_[i].size()) != num_ranks_) {
         throw Error("iteration " + std::to_string(i) + " has " +
@@ -158,6 +166,7 @@ class Replay {
         state.prologue_remaining.push_back(plan.prologue_ops);
         state.copies.push_back(device_copies(plan, features_on_device(plan.rank)));
         count_round_ops(state, plan, i);
+        state.message_numbers.push_back(number_messages(plan, messages_counted));
         state.stats.sent += plan.bytes_sent();
         state.stats.received += plan.bytes_received();
         state.stats.sent_by_iteration.push_back(plan.bytes_sent());
@@ -180,18 +189,24 @@ class Replay {
   void start() {
     for (int r = 0; r < num_ranks_; ++r) {
       // A CPU rank is one thread running its plans (PlanExecutor); its transfers run while the
-      // thread computes (nonblocking MPI), so the network stream gets its own actor.
+      // thread computes (nonblocking MPI), so the network stream gets its own actor. Its server
+      // work (PBG's lock and partition servers) answers peers whatever the thread does: an actor
+      // of its own too.
       std::vector<sg4::ActorPtr>& actors = rank_state(r).actors;
       if (cluster_.device_kind == DeviceKind::cpu) {
         actors.push_back(sg4::Actor::create("rank" + std::to_string(r), device(r), [this, r] {
-          run_stream(r, StreamFilter::all_but_network);
+          run_stream(r, StreamFilter::rank_thread);
         }));
         actors.push_back(sg4::Actor::create("rank" + std::to_string(r) + "-network", device(r),
                                             [this, r] { run_stream(r, StreamFilter::network); }));
+        if (uses_stream(r, Stream::server)) {
+          actors.push_back(sg4::Actor::create("rank" + std::to_string(r) + "-server", device(r),
+                                              [this, r] { run_stream(r, StreamFilter::server); }));
+        }
         continue;
       }
       for (const Stream stream :
-           {Stream::sampler, Stream::copy, Stream::compute, Stream::network}) {
+           {Stream::sampler, Stream::copy, Stream::compute, Stream::network, Stream::server}) {
         if (!uses_stream(r, stream)) continue;
         actors.push_back(sg4::Actor::create(
             "rank" + std::to_string(r) + "-" + std::string(to_string(stream)), device(r),
@@ -233,19 +248,24 @@ class Replay {
            op.stage < plan.pipeline_depth;
   }
 
+  // PlanExecutor completes the collectives it started in order. A send or receive is a message of
+  // its own: an op that needs one waits for that one alone, as its dependencies say.
+  static bool is_collective(OpKind kind) {
+    return kind == OpKind::all_to_all || kind == OpKind::all_reduce;
+  }
+
   static std::vector<int> transfers_finished_before(const Plan& plan) {
     std::vector<int> through(plan.ops.size(), -1);
     std::vector<int> last_started(static_cast<std::size_t>(plan.pipeline_depth) + 1, -1);
     for (std::size_t j = static_cast<std::size_t>(plan.prologue_ops); j < plan.ops.size(); ++j) {
       const Op& op = plan.ops[j];
       int& last = last_started[static_cast<std::size_t>(op.stage)];
-      if (is_communication(op.kind)) {
+      if (is_collective(op.kind)) {
         last = static_cast<int>(j);
         continue;
       }
       const bool needs_transfer = std::any_of(op.deps.begin(), op.deps.end(), [&](int d) {
-        return is_communication(plan.ops[static_cast<std::size_t>(d)].kind) &&
-               d >= plan.prologue_ops;
+        return is_collective(plan.ops[static_cast<std::size_t>(d)].kind) && d >= plan.prologue_ops;
       });
       if (needs_transfer) through[j] = last;
     }
@@ -265,6 +285,29 @@ class Replay {
       if (state.round_remaining.size() <= round) state.round_remaining.resize(round + 1, 0);
       ++state.round_remaining[round];
     }
+  }
+
+  // Per op of `plan`, a send's or receive's number among the messages from its sender to its
+  // receiver, counted in plan order over the replayed iterations (-1 for other ops), `counted`
+  // holding the counts so far per pair and side; empty when the plan has neither. The k-th send
+  // from a to b is the k-th receive on b from a, as the transport's tags match them, whichever of
+  // the two ranks' streams posts them first.
+  std::vector<std::int64_t> number_messages(
+      const Plan& plan, std::unordered_map<std::int64_t, std::int64_t>& counted) const {
+    std::vector<std::int64_t> numbers;
+    for (std::size_t j = 0; j < plan.ops.size(); ++j) {
+      const Op& op = plan.ops[j];
+      if (!is_point_to_point(op.kind)) continue;
+      numbers.resize(plan.ops.size(), -1);
+      const bool sends = op.kind == OpKind::send;
+      const std::int64_t pair =
+          sends ? pair_index(plan.rank, op.peer) : pair_index(op.peer, plan.rank);
+      numbers[j] = counted[2 * pair + (sends ? 0 : 1)]++;
+    }
+    return numbers;
+  }
+  std::int64_t pair_index(int from, int to) const {
+    return static_cast<std::int64_t>(from) * num_ranks_ + to;
   }
 
   // The rank's order: the static schedule over every replayed iteration. Every plan of the
@@ -399,7 +442,16 @@ class Replay {
     state.changed->notify_all();
   }
 
-  enum class StreamFilter : std::uint8_t { all, all_but_network, network, sampler, copy, compute };
+  // rank_thread: a CPU rank's thread, which runs every stream but the network's and the server's.
+  enum class StreamFilter : std::uint8_t {
+    all,
+    rank_thread,
+    network,
+    sampler,
+    copy,
+    compute,
+    server
+  };
   static StreamFilter stream_filter(Stream stream) {
     switch (stream) {
       case Stream::sampler:
@@ -410,6 +462,8 @@ class Replay {
         return StreamFilter::compute;
       case Stream::network:
         return StreamFilter::network;
+      case Stream::server:
+        return StreamFilter::server;
     }
     return StreamFilter::all;
   }
@@ -417,8 +471,8 @@ class Replay {
     switch (filter) {
       case StreamFilter::all:
         return true;
-      case StreamFilter::all_but_network:
-        return stream != Stream::network;
+      case StreamFilter::rank_thread:
+        return stream != Stream::network && stream != Stream::server;
       case StreamFilter::network:
         return stream == Stream::network;
       case StreamFilter::sampler:
@@ -427,16 +481,19 @@ class Replay {
         return stream == Stream::copy;
       case StreamFilter::compute:
         return stream == Stream::compute;
+      case StreamFilter::server:
+        return stream == Stream::server;
     }
     return false;
   }
 
   // Runs the rank's ops that `filter` takes, in the rank's order. A CPU rank's thread
-  // (all_but_network) passes its transfers as it reaches them; its network actor starts each
-  // once the thread has reached it.
+  // (rank_thread) passes its transfers as it reaches them; its network actor starts each
+  // collective once the thread has reached it. A send or receive starts once its dependencies
+  // are done, as every op of the server stream (the rule of point-to-point plans: replay.hpp).
   void run_stream(int rank, StreamFilter filter) {
     RankState& state = rank_state(rank);
-    const bool thread = filter == StreamFilter::all_but_network;
+    const bool thread = filter == StreamFilter::rank_thread;
     const bool after_thread =
         filter == StreamFilter::network && cluster_.device_kind == DeviceKind::cpu;
     for (std::size_t position = 0; position < state.order.size(); ++position) {
@@ -447,7 +504,7 @@ class Replay {
       if (takes(filter, op.stream)) {
         KillableLock lock(*state.mutex);
         while (!ready(state, plan, i, j, op) ||
-               (after_thread && state.thread_position <= position)) {
+               (after_thread && !is_point_to_point(op.kind) && state.thread_position <= position)) {
           state.changed->wait(lock.held());
         }
         lock.unlock();
@@ -558,6 +615,10 @@ class Replay {
                                          : posted_in_blocks(plan.rank, op.traffic, op.bytes_to);
       case OpKind::all_reduce:
         return all_reduce(plan, op);
+      case OpKind::send:
+        return send_message(plan.rank, op, message_number(plan.rank, iteration, index));
+      case OpKind::receive:
+        return receive_message(plan.rank, op, message_number(plan.rank, iteration, index));
       case OpKind::copy_to_device:
         if (cluster_.device_kind == DeviceKind::gpu) {
           transfer(machine_host(plan.rank), device(plan.rank),
@@ -676,18 +737,34 @@ class Replay {
   // CPUs) or between devices: the two never share a mailbox, whose transfers SimGrid routes between
   // the hosts of its two actors.
   Channel& channel(int from, int to, bool hosts) {
-    const std::int64_t pair = static_cast<std::int64_t>(from) * num_ranks_ + to;
-    Channel& channel = channels_[2 * pair + (hosts ? 1 : 0)];
+    Channel& channel = channels_[2 * pair_index(from, to) + (hosts ? 1 : 0)];
     if (channel.mailbox == nullptr) {
       channel.mailbox =
           sg4::Mailbox::by_name(std::to_string(from) + (hosts ? ">h" : ">d") + std::to_string(to));
     }
     return channel;
   }
+  // The channel of message `number` from `from` to `to` (number_messages): one per message, as
+  // the transport tags each, so that a pair's messages match in plan order whichever of the
+  // ranks' streams posts first.
+  Channel& message_channel(int from, int to, std::int64_t number) {
+    Channel& channel = messages_[{pair_index(from, to), number}];
+    if (channel.mailbox == nullptr) {
+      channel.mailbox = sg4::Mailbox::by_name(std::to_string(from) + ">m" + std::to_string(to) +
+                                              "#" + std::to_string(number));
+    }
+    return channel;
+  }
+  std::int64_t message_number(int rank, std::int64_t iteration, std::int64_t index) {
+    return rank_state(rank)
+        .message_numbers[static_cast<std::size_t>(iteration)][static_cast<std::size_t>(index)];
+  }
   // Structure and features move between the machines' CPUs on a GPU cluster (samplers and feature
-  // stores are in host memory); everything else between devices.
+  // stores are in host memory), and so do PBG's embeddings and its servers' messages (it trains on
+  // CPUs); everything else between devices.
   bool between_hosts(Traffic traffic) const {
-    return (traffic == Traffic::structure || traffic == Traffic::features) &&
+    return (traffic == Traffic::structure || traffic == Traffic::features ||
+            traffic == Traffic::embeddings || traffic == Traffic::control) &&
            cluster_.device_kind == DeviceKind::gpu;
   }
 
@@ -703,9 +780,9 @@ class Replay {
     sg4::CommPtr comm;
     void* received = nullptr;
   };
-  PostedReceive post_receive(int rank, Traffic traffic, int from, bool hosts, sg4::Host* here) {
+  PostedReceive post_receive(Channel& incoming, Traffic traffic, int from, sg4::Host* here) {
     PostedReceive receive;
-    receive.incoming = &channel(from, rank, hosts);
+    receive.incoming = &incoming;
     if (endpoint(from, traffic) != here)
       receive.comm = receive.incoming->mailbox->get_async(&receive.received);
     ++receive.incoming->receives_posted;
@@ -750,11 +827,12 @@ class Replay {
     const double step_start = sg4::Engine::get_clock();
     sg4::Host* here = endpoint(rank, traffic);
     move_to(here);
-    PostedReceive receive = post_receive(rank, traffic, receive_from, between_hosts(traffic), here);
+    PostedReceive receive = post_receive(channel(receive_from, rank, between_hosts(traffic)),
+                                         traffic, receive_from, here);
     Channel& outgoing = channel(rank, send_to, between_hosts(traffic));
     double core_waiting_seconds =
         wait_for_peer(rank, [&outgoing] { return outgoing.receiver_ready(); });
-    PostedSend send = post_send(rank, traffic, send_to, bytes);
+    PostedSend send = post_send(outgoing, rank, traffic, send_to, bytes);
     finish_send(send);
     const ReceiveEnd end = finish_receive(rank, receive);
     if (end.released) core_waiting_seconds += wait_for_core(rank);
@@ -771,11 +849,12 @@ class Replay {
     sg4::CommPtr transfer;
     std::vector<sg4::ExecPtr> stack_work;
   };
-  PostedSend post_send(int rank, Traffic traffic, int send_to, std::int64_t bytes) {
+  PostedSend post_send(Channel& outgoing, int rank, Traffic traffic, int send_to,
+                       std::int64_t bytes) {
     sg4::Host* from = endpoint(rank, traffic);
     sg4::Host* to = endpoint(send_to, traffic);
     PostedSend send;
-    send.outgoing = &channel(rank, send_to, between_hosts(traffic));
+    send.outgoing = &outgoing;
     send.to = send_to;
     ++send.outgoing->sends_started;
     if (from == to) {
@@ -809,6 +888,37 @@ class Replay {
     if (cluster_.nic_cpu_seconds_per_byte > 0) rank_state(send.to).changed->notify_all();
   }
 
+  // A plan's send (PBG's trainers and servers): message `number` to its peer, which starts once
+  // the peer has posted its receive (rendezvous) and is done once transferred. Waiting is the time
+  // until the peer posted.
+  StepCost send_message(int rank, const Op& op, std::int64_t number) {
+    const double start = sg4::Engine::get_clock();
+    move_to(endpoint(rank, op.traffic));
+    Channel& outgoing = message_channel(rank, op.peer, number);
+    // Until the peer posted, and then for its core where a core-mate computes: all waiting.
+    static_cast<void>(wait_for_peer(rank, [&outgoing] { return outgoing.receiver_ready(); }));
+    const double waiting = sg4::Engine::get_clock() - start;
+    // A send's bytes are all to its peer (check_messages).
+    PostedSend send = post_send(outgoing, rank, op.traffic, op.peer, op.total_bytes_to());
+    finish_send(send);
+    return {sg4::Engine::get_clock() - start, waiting};
+  }
+
+  // A plan's receive: message `number` from its peer, done once it has arrived. Waiting is the
+  // time until the peer started sending it.
+  StepCost receive_message(int rank, const Op& op, std::int64_t number) {
+    const double start = sg4::Engine::get_clock();
+    sg4::Host* here = endpoint(rank, op.traffic);
+    move_to(here);
+    PostedReceive receive =
+        post_receive(message_channel(op.peer, rank, number), op.traffic, op.peer, here);
+    const ReceiveEnd end = finish_receive(rank, receive);
+    const double core_waiting_seconds = end.released ? wait_for_core(rank) : 0;
+    const double finish = sg4::Engine::get_clock();
+    const double waiting = std::max(end.peer_started - start, 0.0) + core_waiting_seconds;
+    return {finish - start, std::min(waiting, finish - start)};
+  }
+
   // A plan's all-to-all: blocks of pairwise steps, each block's receives and sends posted at once
   // (collective_schedule.hpp), as the engines post them.
   StepCost posted_in_blocks(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to) {
@@ -830,7 +940,8 @@ class Replay {
     std::vector<int> send_to;
     for (int s = block.first; s < block.last; ++s) {
       const PairwiseStep step = pairwise_step(rank, num_ranks_, s);
-      receives.push_back(post_receive(rank, traffic, step.receive_from, hosts, here));
+      receives.push_back(
+          post_receive(channel(step.receive_from, rank, hosts), traffic, step.receive_from, here));
       send_to.push_back(step.send_to);
     }
     // Sends go out as their receivers post; the rank waits only when none of the rest can.
@@ -850,7 +961,8 @@ class Replay {
       const std::vector<int> now(ready, send_to.end());
       send_to.erase(ready, send_to.end());
       for (const int peer : now) {
-        sends.push_back(post_send(rank, traffic, peer, bytes_to[static_cast<std::size_t>(peer)]));
+        sends.push_back(post_send(channel(rank, peer, hosts), rank, traffic, peer,
+                                  bytes_to[static_cast<std::size_t>(peer)]));
       }
     }
     lock.unlock();
@@ -926,6 +1038,7 @@ class Replay {
   std::vector<SharedCore> cores_;  // when shared cores time slice
   std::vector<double> iteration_end_;
   std::unordered_map<std::int64_t, Channel> channels_;
+  std::map<std::pair<std::int64_t, std::int64_t>, Channel> messages_;  // by pair, number
   std::vector<SimulatedOp> trace_;
   std::int64_t communications_ = 0;
   std::vector<char> features_on_device_;  // per rank
@@ -1034,6 +1147,71 @@ void check_costs(const ClusterSpec& cluster, const std::vector<std::vector<Plan>
   }
 }
 
+// What one side of a message says it is.
+struct MessageSide {
+  std::int64_t bytes = 0;
+  Traffic traffic = Traffic::control;
+  std::string label;
+};
+
+std::string describe(const MessageSide& side) {
+  return "'" + side.label + "' (" + std::to_string(side.bytes) + " bytes of " +
+         std::string(to_string(side.traffic)) + ")";
+}
+
+// Every send has its receive, and the two agree on the message (the k-th send from a to b and
+// the k-th receive on b from a, over the iterations in order): checked before SimGrid starts, as
+// a send without its receive would leave both ranks waiting forever.
+void check_messages(const ClusterSpec& cluster, const std::vector<std::vector<Plan>>& iterations) {
+  std::map<std::pair<int, int>, std::vector<MessageSide>> sent;
+  std::map<std::pair<int, int>, std::vector<MessageSide>> received;
+  for (const std::vector<Plan>& plans : iterations) {
+    for (const Plan& plan : plans) {
+      for (const Op& op : plan.ops) {
+        if (!is_point_to_point(op.kind)) continue;
+        if (op.peer < 0 || op.peer >= cluster.num_ranks() || op.peer == plan.rank) {
+          throw Error("op '" + op.label + "' of rank " + std::to_string(plan.rank) + " has peer " +
+                      std::to_string(op.peer) + ", not another of the cluster's " +
+                      std::to_string(cluster.num_ranks()) + " ranks");
+        }
+        const bool sends = op.kind == OpKind::send;
+        const std::vector<std::int64_t>& moved = sends ? op.bytes_to : op.bytes_from;
+        const std::int64_t bytes = sends ? op.total_bytes_to() : op.total_bytes_from();
+        const auto peer = static_cast<std::size_t>(op.peer);
+        if (peer >= moved.size() || moved[peer] != bytes) {
+          throw Error("op '" + op.label + "' of rank " + std::to_string(plan.rank) +
+                      " moves bytes other than " + (sends ? "to" : "from") + " its peer");
+        }
+        (sends ? sent[{plan.rank, op.peer}] : received[{op.peer, plan.rank}])
+            .push_back({bytes, op.traffic, op.label});
+      }
+    }
+  }
+  const std::vector<MessageSide> none;
+  for (const auto& [pair, sends] : sent) {
+    const auto found = received.find(pair);
+    const std::vector<MessageSide>& receives = found == received.end() ? none : found->second;
+    const std::string between =
+        " from rank " + std::to_string(pair.first) + " to rank " + std::to_string(pair.second);
+    if (sends.size() != receives.size()) {
+      throw Error(std::to_string(sends.size()) + " sends but " + std::to_string(receives.size()) +
+                  " receives" + between);
+    }
+    for (std::size_t k = 0; k < sends.size(); ++k) {
+      if (sends[k].bytes != receives[k].bytes || sends[k].traffic != receives[k].traffic) {
+        throw Error("message " + std::to_string(k) + between + ": the send " + describe(sends[k]) +
+                    ", the receive " + describe(receives[k]));
+      }
+    }
+  }
+  for (const auto& [pair, receives] : received) {
+    if (!sent.contains(pair)) {
+      throw Error(std::to_string(receives.size()) + " receives but no send from rank " +
+                  std::to_string(pair.first) + " to rank " + std::to_string(pair.second));
+    }
+  }
+}
+
 }  // namespace
 
 ReplayResult replay_plans(const ClusterSpec& cluster,
@@ -1041,6 +1219,7 @@ ReplayResult replay_plans(const ClusterSpec& cluster,
                           const ReplayOptions& options) {
   std::vector<char> keeps_features = ranks_keeping_features(cluster, options);
   check_costs(cluster, iterations, options, keeps_features);
+  check_messages(cluster, iterations);
   int argc = 1;
   char program[] = "gnnbed-simulate";
   char* argv[] = {program, nullptr};

@@ -10,9 +10,15 @@
 // mailbox transfer between the two ranks' actors, moved to its end hosts), so that contention on
 // PCIe, NICs and the fabric is simulated.
 //
-// Which endpoints carry a transfer follows the data: structure and feature traffic moves between
-// the machines' CPUs (samplers and feature stores live in host memory); activations, gradients and
-// weights move between devices. Host-to-device copies cross the device link.
+// Point-to-point plans (PyTorch-BigGraph's, strategies/pbg.hpp) follow the rule "each stream in
+// plan order, each op after its dependencies": a send or receive is one message, matched with its
+// peer's in plan order per pair of ranks, moved like a collective's step; the server stream is an
+// actor of its own, beside the rank's training.
+//
+// Which endpoints carry a transfer follows the data: structure, feature, embedding and control
+// traffic moves between the machines' CPUs (samplers, feature stores and PBG's training live in
+// host memory); activations, gradients and weights move between devices. Host-to-device copies
+// cross the device link.
 //
 // SimGrid allows one engine per process: call replay_plans once per process (simulate forks a
 // child per simulated point).

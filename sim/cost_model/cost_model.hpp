@@ -67,8 +67,8 @@ class CostModel {
   std::array<std::optional<OpCost>, kNumOpKinds> costs_;
 };
 
-// True for op kinds the cost model times (everything but collectives and device copies, which
-// engines move as bytes).
+// True for op kinds the cost model times (everything but collectives, sends, receives and device
+// copies, which engines move as bytes).
 bool is_costed(OpKind kind);
 
 // What calibration measured on one machine: the cost model of its CPU ranks and the effective

@@ -376,5 +376,27 @@ TEST(Cluster, CalibrationMakesCpuRanksOfTheCalibratedMachine) {
   EXPECT_FALSE(read_calibration(dir.path() / "cpu.json").device_link.has_value());
 }
 
+TEST(Cluster, TrainBucketRunsOnTheHostOfGpuMachinesAndACalibrationWithoutItKeepsThePresets) {
+  EXPECT_TRUE(load_cluster("p3-cluster", {}).runs_on_host(OpKind::train_bucket));
+  EXPECT_FALSE(load_cluster("emulated-cluster", {}).runs_on_host(OpKind::train_bucket));
+  // calibrate times the GNN engine's ops only: PBG's bucket training stays the preset's.
+  const ClusterSpec preset = load_cluster("emulated-cluster", {"machines=2"});
+  Calibration calibration;
+  for (std::size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    if (is_costed(kind) && kind != OpKind::train_bucket)
+      calibration.cost_model.set(kind, *preset.device_cost_model.cost(kind));
+  }
+  calibration.network = {3e-6, 4e9};
+  Op op;
+  op.kind = OpKind::train_bucket;
+  op.flops = 4.5e10;
+  op.memory_bytes = 5'000'000'000;
+  EXPECT_DOUBLE_EQ(apply_calibration(preset, calibration).compute_seconds(op), 2.0);
+  calibration.device_link = NetworkCalibration{8e-6, 5e10};
+  EXPECT_DOUBLE_EQ(apply_calibration(preset, calibration).compute_seconds(op), 2.0)
+      << "on the host of a GPU calibration's machines";
+}
+
 }  // namespace
 }  // namespace gnnbed
