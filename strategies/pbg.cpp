@@ -252,10 +252,8 @@ class EpochPlanner {
     for (int& p : op.outputs) p = table(e.trainer, p);
     op.deps = grants_[static_cast<std::size_t>(e.trainer)];
     op.key = bucket_seed(config_.training, epoch_, code);
-    const BucketWork work = bucket_work(static_cast<std::int64_t>(edges->size() / 3),
-                                        config_.model.dimension, config_.training);
-    op.flops = work.flops;
-    op.memory_bytes = work.memory_bytes;
+    op.flops = bucket_flops(static_cast<std::int64_t>(edges->size() / 3), config_.model.dimension,
+                            config_.training);
     trains_[static_cast<std::size_t>(e.trainer)].push_back(builder.add_op(std::move(op)));
   }
 
@@ -302,14 +300,9 @@ std::optional<int> pbg_partition_of(const std::string& tensor_name) {
   return std::stoi(digits);
 }
 
-BucketWork bucket_work(std::int64_t edges, int dimension, const EmbeddingTrainingConfig& training) {
-  // Each edge is scored against its chunk's edges and the uniform candidates, on both sides:
-  // a multiply-add per coordinate, and twice that for the gradients of both factors.
+double bucket_flops(std::int64_t edges, int dimension, const EmbeddingTrainingConfig& training) {
   const double candidates = 2.0 * (training.batch_negatives + training.uniform_negatives);
-  const double flops = static_cast<double>(edges) * (1.0 + candidates) * dimension * 2.0 * 3.0;
-  // Each edge reads and writes its two rows (embedding and Adagrad state).
-  const std::int64_t row_bytes = (static_cast<std::int64_t>(dimension) + 1) * 4;
-  return {flops, edges * 2 * row_bytes * 2};
+  return static_cast<double>(edges) * (1.0 + candidates) * dimension * 2.0 * 3.0;
 }
 
 PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,

@@ -45,14 +45,11 @@ std::string pbg_partition_tensor(int partition);
 // The partition whose table `tensor_name` is; nothing for any other name.
 std::optional<int> pbg_partition_of(const std::string& tensor_name);
 
-// The work of training a bucket of `edges` edges, for the cost model: dense FLOPs of the scores
-// of every edge against its chunk and uniform candidates on both sides, forward and backward;
-// bytes of the embedding rows read and written.
-struct BucketWork {
-  double flops = 0;
-  std::int64_t memory_bytes = 0;
-};
-BucketWork bucket_work(std::int64_t edges, int dimension, const EmbeddingTrainingConfig& training);
+// The dense FLOPs of training a bucket of `edges` edges, what the cost model times it by: every
+// edge scored against its chunk's edges and the uniform candidates on both sides (a multiply-add
+// per coordinate), and twice that for the gradients of both factors. The rows it reads and writes
+// grow with the same edges, so one rate covers both.
+double bucket_flops(std::int64_t edges, int dimension, const EmbeddingTrainingConfig& training);
 
 class PbgStrategy {
  public:

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "exec/backends.hpp"
+#include "exec/calibration/bucket_benchmark.hpp"
 #include "exec/calibration/device_copy_benchmark.hpp"
 #include "exec/calibration/op_benchmark.hpp"
 #include "exec/calibration/speed_probe.hpp"
@@ -452,6 +453,8 @@ int calibrate(int argc, char** argv) {
   Measurements measured;
   try {
     time_compute_cases(settings, cases, self, world, *backend, measured);
+    time_train_bucket(settings.quick, settings.seed,
+                      measured.samples[static_cast<std::size_t>(OpKind::train_bucket)]);
     if (backend->is_gpu()) {
       measured.device_copies = time_copies_to_device(*backend, default_device_copy_bytes(), 5);
     }
