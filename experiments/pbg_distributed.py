@@ -82,9 +82,21 @@ def at_pbg_size(build, out, options):
     return rows
 
 
-def plot(scale_rows, out):
+def plot(real_rows, scale_rows, out):
     import style
-    fig, (left, right) = style.figure(6.8, 2.4, ncols=2)
+    fig, (here, left, right) = style.figure(10.4, 2.4, ncols=3)
+    fig.subplots_adjust(wspace=0.35)
+    ranks = [r["ranks"] for r in real_rows]
+    width = 0.35
+    here.bar([x - width / 2 for x in range(len(ranks))],
+             [r["measured_epoch_s"] for r in real_rows], width, label="measured")
+    here.bar([x + width / 2 for x in range(len(ranks))],
+             [r["simulated_epoch_s"] for r in real_rows], width, label="simulated")
+    here.set_xticks(range(len(ranks)), [str(r) for r in ranks])
+    here.set_xlabel("ranks on this machine")
+    here.set_ylabel("epoch (s)")
+    here.set_title(f"this machine, {real_rows[0]['partitions']} partitions")
+    here.legend()
     top = max(r["bandwidth_gbps"] for r in scale_rows)
     by_machines = [r for r in scale_rows if r["bandwidth_gbps"] == top]
     left.plot([r["machines"] for r in by_machines], [r["simulated_epoch_s"] for r in by_machines],
@@ -92,7 +104,7 @@ def plot(scale_rows, out):
     left.set_xscale("log", base=2)
     left.set_xlabel("machines (partitions = 2 x machines)")
     left.set_ylabel("simulated epoch (s)")
-    left.set_title(f"epoch time, {top} Gbps")
+    left.set_title(f"{top} Gbps")
     most = max(r["partitions"] for r in scale_rows)
     by_bandwidth = sorted((r for r in scale_rows if r["partitions"] == most),
                           key=lambda r: r["bandwidth_gbps"])
@@ -138,7 +150,7 @@ def main():
     scale_rows = at_pbg_size(build, out, options)
     write_csv(real_rows, out / "pbg_distributed_this_machine.csv")
     write_csv(scale_rows, out / "pbg_distributed.csv")
-    figure = plot(scale_rows, out)
+    figure = plot(real_rows, scale_rows, out)
     (out / "pbg_distributed.json").write_text(json.dumps(
         {"this_machine": real_rows, "at_pbg_size": scale_rows,
          "graph": {"entities": options.entities, "edges": options.entities * options.degree}},
