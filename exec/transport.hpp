@@ -90,8 +90,9 @@ class Transport {
                                                                 int ranks_per_machine) = 0;
 
   // Point to point, for plans whose ranks exchange with one peer at a time (PyTorch-BigGraph's
-  // partition and lock servers): `payload` to `peer`, or `receive_bytes` from `peer` (received()
-  // [peer] holds them), completed by the returned transfer. The caller numbers the messages of
+  // partition, lock and parameter servers): `payload` to `peer`, or `receive_bytes` from `peer`
+  // (received()[peer] holds them), completed by the returned transfer. The peer may be the rank
+  // itself (a server beside the rank's own trainer, which PBG runs as another process). The caller numbers the messages of
   // each direction between two ranks (a plan: by its ops' order), and a send matches the peer's
   // receive of the same number, whatever order the two sides start them in (a rank's streams
   // start theirs independently); numbers are taken modulo a transport's bound, far above the

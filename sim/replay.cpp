@@ -87,6 +87,8 @@ struct RankState {
   // Per iteration, per op: a send's or receive's number among the messages of its pair of ranks in
   // its direction (Replay::number_messages); empty for a plan without either.
   std::vector<std::vector<std::int64_t>> message_numbers;
+  // When the rank's last send with a throttle (Op::throttle_seconds) started; none yet: < 0.
+  double last_throttled_send_seconds = -1;
   // A transfer or op of the rank failed (a part it needed failed): its actor stopped there.
   bool aborted = false;
   std::vector<sg4::ActorPtr> actors;  // its streams' actors
@@ -893,6 +895,15 @@ class Replay {
   // until the peer posted.
   StepCost send_message(int rank, const Op& op, std::int64_t number) {
     const double start = sg4::Engine::get_clock();
+    // A throttled send (PBG's parameter client) waits out its interval since the last one.
+    if (op.throttle_seconds > 0) {
+      RankState& state = rank_state(rank);
+      if (state.last_throttled_send_seconds >= 0) {
+        const double due = state.last_throttled_send_seconds + op.throttle_seconds;
+        if (due > start) sg4::this_actor::sleep_until(due);
+      }
+      state.last_throttled_send_seconds = sg4::Engine::get_clock();
+    }
     move_to(endpoint(rank, op.traffic));
     Channel& outgoing = message_channel(rank, op.peer, number);
     // Until the peer posted, and then for its core where a core-mate computes: all waiting.
@@ -1169,9 +1180,9 @@ void check_messages(const ClusterSpec& cluster, const std::vector<std::vector<Pl
     for (const Plan& plan : plans) {
       for (const Op& op : plan.ops) {
         if (!is_point_to_point(op.kind)) continue;
-        if (op.peer < 0 || op.peer >= cluster.num_ranks() || op.peer == plan.rank) {
+        if (op.peer < 0 || op.peer >= cluster.num_ranks()) {
           throw Error("op '" + op.label + "' of rank " + std::to_string(plan.rank) + " has peer " +
-                      std::to_string(op.peer) + ", not another of the cluster's " +
+                      std::to_string(op.peer) + ", not one of the cluster's " +
                       std::to_string(cluster.num_ranks()) + " ranks");
         }
         const bool sends = op.kind == OpKind::send;

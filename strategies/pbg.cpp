@@ -15,9 +15,14 @@ namespace {
 // worth, so that empty buckets take time too and every trainer's events are strictly ordered.
 constexpr double kLockRoundTripEdges = 1000;
 
-// What happens at one place in the epoch's order. At one time: partitions given back, then
-// requests (and the final "done"), then grants, then fetches, then training.
-enum class Step : std::uint8_t { give_back, request, grant, fetch, train };
+// What happens at one place in the epoch's order. At one time: relation parameters synchronised
+// after a bucket, partitions given back, then requests (and the final "done"), then grants, then
+// fetches, then training.
+enum class Step : std::uint8_t { sync, give_back, request, grant, fetch, train };
+
+// PBG's parameter client: at most 100 updates a second and 1 GB/s.
+constexpr double kSyncIntervalSeconds = 0.01;
+constexpr double kSyncBytesPerSecond = 1e9;
 
 struct Exchange {
   double time = 0;
@@ -29,7 +34,7 @@ struct Exchange {
 };
 
 // The epoch's exchanges in order (see pbg.hpp).
-std::vector<Exchange> epoch_order(const BucketSchedule& schedule) {
+std::vector<Exchange> epoch_order(const BucketSchedule& schedule, bool shares_relations) {
   std::vector<Exchange> order;
   for (int t = 0; t < static_cast<int>(schedule.by_trainer.size()); ++t) {
     const std::vector<ScheduledBucket>& mine = schedule.by_trainer[static_cast<std::size_t>(t)];
@@ -41,6 +46,7 @@ std::vector<Exchange> epoch_order(const BucketSchedule& schedule) {
       order.push_back({b.start, Step::grant, t, -1, i});
       for (const int p : b.fetched) order.push_back({b.start, Step::fetch, t, p, i});
       order.push_back({b.start, Step::train, t, -1, i});
+      if (shares_relations) order.push_back({b.end, Step::sync, t, -1, i});
     }
     if (mine.empty()) continue;
     const auto last = static_cast<int>(mine.size());  // "position" one past: after the last
@@ -64,6 +70,9 @@ class EpochPlanner {
         config_(config),
         epoch_(epoch),
         num_ranks_(strategy.num_ranks()),
+        num_relations_(strategy.shared_relations()),
+        relations_(static_cast<std::size_t>(num_ranks_), -1),
+        server_relations_(1, -1),
         tensors_(static_cast<std::size_t>(num_ranks_),
                  std::vector<int>(static_cast<std::size_t>(partitioning.num_partitions()), -1)),
         release_marker_(static_cast<std::size_t>(partitioning.num_partitions())),
@@ -94,6 +103,9 @@ class EpochPlanner {
         case Step::train:
           train(e);
           break;
+        case Step::sync:
+          sync(e);
+          break;
       }
     }
     std::vector<Plan> plans;
@@ -120,10 +132,26 @@ class EpochPlanner {
     return id;
   }
 
-  // A send on `from` and the matching receive on `to`, of partition `partition`'s table or (-1)
-  // of a control message with code `code`. Returns the two ops.
-  std::pair<int, int> message(int from, Stream from_stream, int to, Stream to_stream, int partition,
-                              std::int64_t code, const std::string& what,
+  // What a message carries: a tensor of the sender's into one of the receiver's, or (no tensor) a
+  // control message naming `code`.
+  struct Payload {
+    int from_tensor = -1;
+    int to_tensor = -1;
+    Traffic traffic = Traffic::control;
+    std::uint64_t code = 0;
+    bool changes = false;
+    double throttle_seconds = 0;
+  };
+  Payload partition(int from, int to, int p) {
+    return {table(from, p), table(to, p), Traffic::embeddings};
+  }
+  static Payload control(int code) {
+    return {-1, -1, Traffic::control, static_cast<std::uint64_t>(code)};
+  }
+
+  // A send on `from` and the matching receive on `to`. Returns the two ops.
+  std::pair<int, int> message(int from, Stream from_stream, int to, Stream to_stream,
+                              const Payload& payload, const std::string& what,
                               std::vector<int> send_deps = {}, std::vector<int> receive_deps = {}) {
     PlanBuilder& sender = builders_[static_cast<std::size_t>(from)];
     PlanBuilder& receiver = builders_[static_cast<std::size_t>(to)];
@@ -133,21 +161,22 @@ class EpochPlanner {
     send.label = what + " to rank " + std::to_string(to);
     send.peer = to;
     send.deps = std::move(send_deps);
+    send.throttle_seconds = payload.throttle_seconds;
     Op receive;
     receive.kind = OpKind::receive;
     receive.stream = to_stream;
     receive.label = what + " from rank " + std::to_string(from);
     receive.peer = from;
     receive.deps = std::move(receive_deps);
+    send.changes = receive.changes = payload.changes;
+    send.traffic = receive.traffic = payload.traffic;
     std::int64_t bytes = kControlMessageBytes;
-    if (partition >= 0) {
-      send.inputs = {table(from, partition)};
-      receive.outputs = {table(to, partition)};
-      bytes = sender.tensor(send.inputs[0]).bytes();
-      send.traffic = receive.traffic = Traffic::embeddings;
+    if (payload.from_tensor >= 0) {
+      send.inputs = {payload.from_tensor};
+      receive.outputs = {payload.to_tensor};
+      bytes = sender.tensor(payload.from_tensor).bytes();
     } else {
-      send.key = receive.key = static_cast<std::uint64_t>(code);
-      send.traffic = receive.traffic = Traffic::control;
+      send.key = receive.key = payload.code;
     }
     send.bytes_to.assign(static_cast<std::size_t>(num_ranks_), 0);
     send.bytes_from = send.bytes_to;
@@ -158,6 +187,29 @@ class EpochPlanner {
     return {sender.add_op(std::move(send)), receiver.add_op(std::move(receive))};
   }
 
+  // Relation parameters: each trainer's copy, and on rank 0 the parameter server's.
+  int relations(int rank) { return shared(relations_, rank, kPbgRelationsTensor); }
+  int server_relations() { return shared(server_relations_, 0, kPbgServerRelationsTensor); }
+  int shared(std::vector<int>& ids, int rank, const char* name) {
+    int& id = ids[static_cast<std::size_t>(rank)];
+    if (id < 0) {
+      id = builders_[static_cast<std::size_t>(rank)].add_persistent(name, num_relations_,
+                                                                    config_.model.dimension);
+    }
+    return id;
+  }
+
+  // After a bucket, the trainer pushes its changes to the parameter server and pulls its values
+  // (rank 0's trainer too: PBG's server is a process of its own beside it).
+  void sync(const Exchange& e) {
+    Payload changes{relations(e.trainer), server_relations(), Traffic::weights, 0, true};
+    const double bytes = static_cast<double>(builders_[0].tensor(server_relations()).bytes());
+    changes.throttle_seconds = std::max(kSyncIntervalSeconds, bytes / kSyncBytesPerSecond);
+    message(e.trainer, Stream::network, 0, Stream::server, changes, "relation changes");
+    message(0, Stream::server, e.trainer, Stream::network,
+            {server_relations(), relations(e.trainer), Traffic::weights}, "relation values");
+  }
+
   // Partition e.item goes back from trainer e.trainer to its server.
   void give_back(const Exchange& e) {
     const int server = pbg_partition_server(e.item, num_ranks_);
@@ -166,9 +218,10 @@ class EpochPlanner {
       given_back_[static_cast<std::size_t>(e.trainer)].push_back(trained.back());
       return;
     }
-    const auto [send, receive] = message(e.trainer, Stream::network, server, Stream::server, e.item,
-                                         0, "partition " + std::to_string(e.item));
-    static_cast<void>(receive);
+    const int send =
+        message(e.trainer, Stream::network, server, Stream::server,
+                partition(e.trainer, server, e.item), "partition " + std::to_string(e.item))
+            .first;
     given_back_[static_cast<std::size_t>(e.trainer)].push_back(send);
   }
 
@@ -188,9 +241,9 @@ class EpochPlanner {
       if (!trains_[t].empty()) deps.push_back(trains_[t].back());
       const int code = done ? done_code() : bucket_code(scheduled(e.trainer, e.position).bucket);
       const std::string what = done ? "done" : "request bucket " + std::to_string(code);
-      marker = {
-          message(e.trainer, Stream::network, 0, Stream::server, -1, code, what, std::move(deps))
-              .second};
+      marker = {message(e.trainer, Stream::network, 0, Stream::server, control(code), what,
+                        std::move(deps))
+                    .second};
     }
     given.clear();
     if (e.position > 0) {
@@ -219,7 +272,7 @@ class EpochPlanner {
     }
     deps.insert(deps.end(), request_of_[t].begin(), request_of_[t].end());
     const int code = bucket_code(bucket);
-    grants_[t] = {message(0, Stream::server, e.trainer, Stream::network, -1, code,
+    grants_[t] = {message(0, Stream::server, e.trainer, Stream::network, control(code),
                           "grant bucket " + std::to_string(code), std::move(deps))
                       .second};
   }
@@ -228,9 +281,8 @@ class EpochPlanner {
   void fetch(const Exchange& e) {
     const int server = pbg_partition_server(e.item, num_ranks_);
     if (server == e.trainer) return;  // at home: training reads the table where it is
-    static_cast<void>(table(e.trainer, e.item));
-    message(server, Stream::server, e.trainer, Stream::network, e.item, 0,
-            "partition " + std::to_string(e.item), {},
+    message(server, Stream::server, e.trainer, Stream::network,
+            partition(server, e.trainer, e.item), "partition " + std::to_string(e.item), {},
             grants_[static_cast<std::size_t>(e.trainer)]);
   }
 
@@ -250,6 +302,11 @@ class EpochPlanner {
     op.set_input(Input::rhs, table(e.trainer, bucket.rhs));
     op.outputs = bucket.partitions();
     for (int& p : op.outputs) p = table(e.trainer, p);
+    if (num_relations_ > 0) {
+      const int shared = relations(e.trainer);
+      op.set_input(Input::relations, shared);
+      op.outputs.push_back(shared);
+    }
     op.deps = grants_[static_cast<std::size_t>(e.trainer)];
     op.key = bucket_seed(config_.training, epoch_, code);
     op.flops = bucket_flops(static_cast<std::int64_t>(edges->size() / 3), config_.model.dimension,
@@ -263,6 +320,9 @@ class EpochPlanner {
   const EmbeddingExperimentConfig& config_;
   int epoch_;
   int num_ranks_;
+  int num_relations_;                  // shared relation parameters' rows, 0 for none
+  std::vector<int> relations_;         // [rank]: the trainer's copy's id, -1 until used
+  std::vector<int> server_relations_;  // [0]: the parameter server's on rank 0
   std::vector<PlanBuilder> builders_;
   std::vector<std::vector<int>> tensors_;  // [rank][partition]: its table's id, -1 until used
   // On rank 0: what marks the last release of each partition, and each trainer's last request.
@@ -306,8 +366,11 @@ double bucket_flops(std::int64_t edges, int dimension, const EmbeddingTrainingCo
 }
 
 PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
-                         const EmbeddingExperimentConfig& config, int num_ranks)
-    : partitioning_(partitioning), config_(config), num_ranks_(num_ranks) {
+                         int num_relations, const EmbeddingExperimentConfig& config, int num_ranks)
+    : partitioning_(partitioning),
+      config_(config),
+      shared_relations_(config.model.scoring == "translation" ? num_relations : 0),
+      num_ranks_(num_ranks) {
   check(config, num_ranks);
   const int partitions = partitioning.num_partitions();
   schedule_ = schedule_epoch(partitions, num_ranks, [&](const Bucket& b) {
@@ -328,12 +391,6 @@ PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBucke
 
 void PbgStrategy::check(const EmbeddingExperimentConfig& config, int num_ranks) {
   if (num_ranks < 1) throw ConfigError("ranks", "must be at least 1");
-  if (config.model.scoring != "dot") {
-    throw ConfigError("model.scoring",
-                      "'" + config.model.scoring +
-                          "' has relation parameters, which distributed training would share "
-                          "through PBG's parameter server; the pbg strategy takes 'dot' only");
-  }
   if (!config.training.swap_directory.empty()) {
     throw ConfigError("training.swap_directory",
                       "is for one machine: the pbg strategy's trainers hold only their bucket's "
@@ -343,7 +400,7 @@ void PbgStrategy::check(const EmbeddingExperimentConfig& config, int num_ranks) 
 
 std::vector<Plan> PbgStrategy::epoch_plans(int epoch) const {
   EpochPlanner planner(*this, partitioning_, edges_, config_, epoch);
-  std::vector<Plan> plans = planner.plans(epoch_order(schedule_));
+  std::vector<Plan> plans = planner.plans(epoch_order(schedule_, shared_relations_ > 0));
   for (const Plan& plan : plans) plan.validate();
   return plans;
 }

@@ -16,8 +16,11 @@
 // in order, each op after its dependencies" never wait on each other in a cycle. The servers' side
 // is on the server stream, which runs beside the rank's own training.
 //
-// Relation parameters (translation scoring) would need PBG's parameter server; these plans are for
-// dot scoring, which has none, and the strategy refuses the rest.
+// Relation parameters (translation scoring) are shared through PBG's parameter server on rank 0:
+// after each bucket a trainer pushes its changes since its last pull and pulls the server's values
+// (at most 100 updates/s and 1 GB/s), rank 0's trainer included, through messages to itself. PBG's
+// client does this in the background as training goes on; here it happens between buckets, so
+// that runs are deterministic.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +43,11 @@ bool asks_for_pbg(int argc, char** argv);
 // The rank that serves partition p between buckets.
 inline int pbg_partition_server(int partition, int num_ranks) { return partition % num_ranks; }
 
+// The relation parameters in every plan (persistent: relations x dimension): a trainer's copy, and
+// the parameter server's on rank 0.
+inline constexpr const char* kPbgRelationsTensor = "relations";
+inline constexpr const char* kPbgServerRelationsTensor = "relations (parameter server)";
+
 // The name of partition p's table in every plan (persistent: rows x (dimension + 1)).
 std::string pbg_partition_tensor(int partition);
 // The partition whose table `tensor_name` is; nothing for any other name.
@@ -53,13 +61,13 @@ double bucket_flops(std::int64_t edges, int dimension, const EmbeddingTrainingCo
 
 class PbgStrategy {
  public:
-  // Throws ConfigError when the run does not fit (check()).
-  PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
+  // `num_relations`: the relation parameters trainers share with translation scoring. Throws
+  // ConfigError when the run does not fit (check()).
+  PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets, int num_relations,
               const EmbeddingExperimentConfig& config, int num_ranks);
 
   // Throws ConfigError naming the field when `config` on `num_ranks` ranks is not a run the
-  // strategy plans: scoring other than dot (its relation parameters would need PBG's parameter
-  // server), a swap directory (trainers hold only their bucket's partitions already).
+  // strategy plans: a swap directory (its trainers hold only their bucket's partitions already).
   static void check(const EmbeddingExperimentConfig& config, int num_ranks);
 
   int num_ranks() const { return num_ranks_; }
@@ -68,10 +76,13 @@ class PbgStrategy {
   const BucketSchedule& schedule() const { return schedule_; }
   // Every rank's plan of `epoch`, rank order.
   std::vector<Plan> epoch_plans(int epoch) const;
+  // Rows of the relation parameters trainers share (0 with dot scoring, which has none).
+  int shared_relations() const { return shared_relations_; }
 
  private:
   const EntityPartitioning& partitioning_;
   EmbeddingExperimentConfig config_;
+  int shared_relations_;  // relation parameters on the parameter server (0: dot scoring)
   int num_ranks_;
   BucketSchedule schedule_;
   // Each bucket's edges as (lhs offset, relation, rhs offset) triples, by EdgeBuckets::index:

@@ -145,8 +145,9 @@ DistributedEmbeddingReport train_embeddings_distributed(
   const EntityPartitioning partitioning(data.num_entities, config.training.partitions,
                                         partition_seed(config.training));
   const EdgeBuckets buckets(data.train, partitioning);
-  const PbgStrategy strategy(partitioning, buckets, config, transport.size());
-  EmbeddingPlanRunner runner(partitioning, config, transport, stall_timeout_seconds);
+  const PbgStrategy strategy(partitioning, buckets, data.num_relations(), config, transport.size());
+  EmbeddingPlanRunner runner(partitioning, data.num_relations(), config, transport,
+                             stall_timeout_seconds);
   const KnownEdgeLists known{data.train, data.test};
   DistributedEmbeddingReport report;
   report.num_ranks = transport.size();
@@ -179,8 +180,7 @@ DistributedEmbeddingReport train_embeddings_distributed(
           gather_tables(runner, transport, partitioning.num_partitions());
       if (transport.rank() == 0) {
         MemoryPartitionStore store(std::move(tables));
-        const RelationParameters relations(Scoring::dot, data.num_relations(),
-                                           config.model.dimension);
+        const RelationParameters relations = runner.server_relations();
         record.test = evaluate_held_out(data.test, known, partitioning, store, relations, config);
         if (last && final_state != nullptr) {
           for (int p = 0; p < partitioning.num_partitions(); ++p)

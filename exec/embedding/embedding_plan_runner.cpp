@@ -117,7 +117,7 @@ class EmbeddingPlanRunner::Interpreter {
         if (!is_communication(op.kind)) break;
         Transfer& transfer = transfers_[static_cast<std::size_t>(i)];
         if (!transfer.pending) {
-          if (!deps_done(op)) break;
+          if (!deps_done(op) || throttled(op)) break;
           start(op, numbers_[static_cast<std::size_t>(i)], transfer);
         }
         if (!transfer.pending->test()) break;
@@ -127,6 +127,13 @@ class EmbeddingPlanRunner::Interpreter {
         ++finished_;
       }
     }
+  }
+
+  // A throttled send waits until its interval since the rank's previous throttled send has passed.
+  bool throttled(const Op& op) const {
+    const auto& last = runner_.last_throttled_send_seconds_;
+    return op.kind == OpKind::send && op.throttle_seconds > 0 && last &&
+           runner_.clock_.seconds() < *last + op.throttle_seconds;
   }
 
   // Trains the buckets at the heads of the streams whose dependencies are done.
@@ -149,9 +156,12 @@ class EmbeddingPlanRunner::Interpreter {
       if (op.inputs.empty()) {
         transfer.payload.resize(sizeof(op.key));
         std::memcpy(transfer.payload.data(), &op.key, sizeof(op.key));
-      } else {
+      } else if (pbg_partition_of(name_of(op.inputs[0]))) {
         transfer.payload = table_bytes(runner_.table(plan_, op.inputs[0]));
+      } else {
+        transfer.payload = runner_.relation_payload(name_of(op.inputs[0]), op.changes);
       }
+      if (op.throttle_seconds > 0) runner_.last_throttled_send_seconds_ = runner_.clock_.seconds();
       transfer.pending = transport.start_send(op.peer, number, transfer.payload, op.traffic);
       return;
     }
@@ -166,8 +176,9 @@ class EmbeddingPlanRunner::Interpreter {
 
   void finish(const Op& op, Transfer& transfer) {
     if (op.kind == OpKind::send) {
-      // The table has moved: the peer holds it now.
-      if (!op.inputs.empty()) runner_.tables_.erase(partition_of(op.inputs[0]));
+      // A table has moved: the peer holds it now.
+      if (!op.inputs.empty() && pbg_partition_of(name_of(op.inputs[0])))
+        runner_.tables_.erase(partition_of(op.inputs[0]));
       transfer = Transfer{};
       return;
     }
@@ -182,10 +193,12 @@ class EmbeddingPlanRunner::Interpreter {
                     bucket_name(op.key, partitions) + ", rank " + std::to_string(op.peer) +
                     " sent " + bucket_name(code, partitions));
       }
-    } else {
+    } else if (pbg_partition_of(name_of(op.outputs[0]))) {
       const TensorSpec& spec = plan_.tensors[static_cast<std::size_t>(op.outputs[0])];
       runner_.tables_[partition_of(op.outputs[0])] =
           table_from_bytes(bytes, spec.rows, static_cast<int>(spec.cols) - 1);
+    } else {
+      runner_.receive_relations(name_of(op.outputs[0]), bytes, op.changes);
     }
     transfer = Transfer{};
   }
@@ -206,11 +219,20 @@ class EmbeddingPlanRunner::Interpreter {
     PartitionTable& lhs = runner_.table(plan_, op.input(Input::lhs));
     PartitionTable& rhs = runner_.table(plan_, op.input(Input::rhs));
     const Stopwatch clock;
+    if (op.has_input(Input::relations) == runner_.relations_.empty()) {
+      throw Error(op.label + ": relation parameters " +
+                  (runner_.relations_.empty() ? "given to dot scoring, which has none"
+                                              : "missing for translation scoring"));
+    }
     const BucketStats stats = train_bucket(triples, lhs, rhs, runner_.relations_, runner_.hyper_,
                                            op.key, [&] { advance_transfers(); });
     outcome_.train_seconds += clock.seconds();
     outcome_.loss += stats.loss;
     outcome_.edges += stats.edges;
+  }
+
+  const std::string& name_of(int tensor) const {
+    return plan_.tensors[static_cast<std::size_t>(tensor)].name;
   }
 
   int partition_of(int tensor) const {
@@ -244,7 +266,7 @@ class EmbeddingPlanRunner::Interpreter {
   EmbeddingPlanOutcome outcome_;
 };
 
-EmbeddingPlanRunner::EmbeddingPlanRunner(const EntityPartitioning& partitioning,
+EmbeddingPlanRunner::EmbeddingPlanRunner(const EntityPartitioning& partitioning, int num_relations,
                                          const EmbeddingExperimentConfig& config,
                                          Transport& transport, double stall_timeout_seconds)
     : partitioning_(partitioning),
@@ -252,7 +274,9 @@ EmbeddingPlanRunner::EmbeddingPlanRunner(const EntityPartitioning& partitioning,
       hyper_(bucket_hyperparameters(config)),
       transport_(transport),
       stall_timeout_seconds_(stall_timeout_seconds),
-      relations_(hyper_.scoring, 1, config.model.dimension) {
+      relations_(hyper_.scoring, num_relations, config.model.dimension),
+      relations_base_(relations_.translation.size(), 0.0f),
+      server_relations_(relations_.translation.size(), 0.0f) {
   const std::uint64_t seed = embedding_init_seed(config.training);
   for (int p = 0; p < partitioning.num_partitions(); ++p) {
     if (pbg_partition_server(p, transport.size()) != transport.rank()) continue;
@@ -270,6 +294,47 @@ PartitionTable& EmbeddingPlanRunner::table(const Plan& plan, int tensor) {
                 "', which it does not hold");
   }
   return it->second;
+}
+
+std::vector<float>& EmbeddingPlanRunner::relation_values(const std::string& name) {
+  if (name == kPbgRelationsTensor && !relations_.empty()) return relations_.translation;
+  if (name == kPbgServerRelationsTensor && !server_relations_.empty()) return server_relations_;
+  throw Error("'" + name + "' is neither a partition's table nor relation parameters this run has");
+}
+
+std::vector<std::byte> EmbeddingPlanRunner::relation_payload(const std::string& name,
+                                                             bool changes) {
+  std::vector<float> values = relation_values(name);
+  if (changes) {
+    if (name != kPbgRelationsTensor) throw Error("only a trainer pushes changes ('" + name + "')");
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] -= relations_base_[i];
+  }
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+void EmbeddingPlanRunner::receive_relations(const std::string& name,
+                                            const std::vector<std::byte>& bytes, bool changes) {
+  std::vector<float>& values = relation_values(name);
+  if (bytes.size() != values.size() * sizeof(float)) {
+    throw Error("'" + name + "' arrived with " + std::to_string(bytes.size()) + " bytes");
+  }
+  std::vector<float> received(values.size());
+  std::memcpy(received.data(), bytes.data(), bytes.size());
+  if (changes) {
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] += received[i];
+    return;
+  }
+  // Pulled values: what the next push's changes are counted from.
+  values = received;
+  if (name == kPbgRelationsTensor) relations_base_ = received;
+}
+
+RelationParameters EmbeddingPlanRunner::server_relations() const {
+  RelationParameters shared = relations_;
+  shared.translation = server_relations_;
+  return shared;
 }
 
 EmbeddingPlanOutcome EmbeddingPlanRunner::run(const Plan& plan) {

@@ -14,12 +14,15 @@
 // differs from the one the plan expects.
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "exec/embedding/bucket_training.hpp"
 #include "exec/transport.hpp"
 #include "strategies/config/embedding_config.hpp"
 #include "strategies/plan/plan.hpp"
+#include "workloads/common/stopwatch.hpp"
 #include "workloads/link_prediction/entity_buckets.hpp"
 
 namespace gnnbed {
@@ -35,7 +38,7 @@ class EmbeddingPlanRunner {
  public:
   // The rank's transfers must make progress within `stall_timeout_seconds` (0: no limit), or run()
   // throws Error naming the ops it waits for (a peer that died or a plan that does not match).
-  EmbeddingPlanRunner(const EntityPartitioning& partitioning,
+  EmbeddingPlanRunner(const EntityPartitioning& partitioning, int num_relations,
                       const EmbeddingExperimentConfig& config, Transport& transport,
                       double stall_timeout_seconds);
 
@@ -43,12 +46,21 @@ class EmbeddingPlanRunner {
 
   // The tables the rank holds, by partition.
   const std::map<int, PartitionTable>& tables() const { return tables_; }
+  // Rank 0: the relation parameters as the parameter server holds them (empty for dot scoring).
+  RelationParameters server_relations() const;
 
  private:
   struct Transfer;
   class Interpreter;
 
   PartitionTable& table(const Plan& plan, int tensor);
+  // Relation parameters by tensor name: the trainer's copy, or the parameter server's.
+  std::vector<float>& relation_values(const std::string& name);
+  // A send's payload: values, or (a trainer's push) the change since its last pull.
+  std::vector<std::byte> relation_payload(const std::string& name, bool changes);
+  // A receive: changes added (the server), or values pulled (a trainer: the base of its changes).
+  void receive_relations(const std::string& name, const std::vector<std::byte>& bytes,
+                         bool changes);
 
   const EntityPartitioning& partitioning_;
   EmbeddingExperimentConfig config_;
@@ -56,7 +68,11 @@ class EmbeddingPlanRunner {
   Transport& transport_;
   double stall_timeout_seconds_;
   std::map<int, PartitionTable> tables_;
-  RelationParameters relations_;  // none for dot scoring, the only one the strategy plans
+  RelationParameters relations_;         // the trainer's (none for dot scoring), with its Adagrad
+  std::vector<float> relations_base_;    // their values at the last pull
+  std::vector<float> server_relations_;  // rank 0: the parameter server's
+  Stopwatch clock_;
+  std::optional<double> last_throttled_send_seconds_;  // on clock_
 };
 
 }  // namespace gnnbed

@@ -606,7 +606,7 @@ class MpiPendingPointToPoint final : public PendingTransfer {
                          bool sending, Traffic kind)
       : transport_(transport), peer_(peer), kind_(kind), sending_(sending) {
     const char* call = sending ? "start_send" : "start_receive";
-    if (peer < 0 || peer >= transport.size_ || peer == transport.rank_) {
+    if (peer < 0 || peer >= transport.size_) {
       throw Error(std::string(call) + ": rank " + std::to_string(transport.rank_) +
                   " cannot exchange with rank " + std::to_string(peer) + " (of " +
                   std::to_string(transport.size_) + ")");

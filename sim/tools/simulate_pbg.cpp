@@ -108,7 +108,8 @@ int simulate_pbg(int argc, char** argv) {
   const EntityPartitioning partitioning(data.num_entities, simulation->config.training.partitions,
                                         partition_seed(simulation->config.training));
   const EdgeBuckets buckets(data.train, partitioning);
-  const PbgStrategy strategy(partitioning, buckets, simulation->config, cluster.num_ranks());
+  const PbgStrategy strategy(partitioning, buckets, data.num_relations(), simulation->config,
+                             cluster.num_ranks());
   std::vector<Plan> plans = strategy.epoch_plans(1);
   for (Plan& plan : plans) drop_index_data(plan);
   if (!simulation->quiet) {

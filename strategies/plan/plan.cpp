@@ -27,9 +27,10 @@ constexpr std::array<std::string_view, kNumOpKinds> kOpNames = {
     "transform",        "aggregate_transformed",
     "concat_columns",   "send",
     "receive",          "train_bucket"};
-constexpr std::array<std::string_view, 14> kInputNames = {
-    "tensor",   "block",       "ids",      "positions",     "source", "logits", "seeds",
-    "gradient", "relu_output", "products", "self_products", "edges",  "lhs",    "rhs"};
+constexpr std::array<std::string_view, 15> kInputNames = {
+    "tensor",        "block", "ids",      "positions",   "source",
+    "logits",        "seeds", "gradient", "relu_output", "products",
+    "self_products", "edges", "lhs",      "rhs",         "relations"};
 
 // A kind's named inputs in the order the plan stores them, and how many must be there; `fixed`
 // false for kinds whose inputs are a list.
@@ -61,7 +62,7 @@ const Signature& signature(OpKind kind) {
     set(OpKind::aggregate_transformed, {block, products, self_products}, 2);
     set(OpKind::optimizer_step, {}, 0);
     set(OpKind::all_reduce, {}, 0);
-    set(OpKind::train_bucket, {edges, lhs, rhs}, 3);
+    set(OpKind::train_bucket, {edges, lhs, rhs, relations}, 3);
     return table;
   }();
   return signatures[static_cast<std::size_t>(kind)];
@@ -252,6 +253,8 @@ Op op_from_json(const nlohmann::json& object, const std::string& origin) {
   for (const auto& hop : object.at("sampling_hops")) op.sampling_hops.push_back(hop_from_json(hop));
   op.ranks_per_machine = json_integer_or<int>(object, "ranks_per_machine", 0);
   op.peer = json_integer_or<int>(object, "peer", -1);
+  op.changes = object.value("changes", false);
+  op.throttle_seconds = object.value("throttle_seconds", 0.0);
   op.flops = object.at("flops").get<double>();
   op.sparse_flops = object.at("sparse_flops").get<double>();
   // Plans recorded before entries were counted have none.
@@ -294,10 +297,14 @@ TensorSpec dense_tensor(std::string name, std::int64_t rows, std::int64_t cols) 
 // or from that peer only, as many as its tensors hold (kControlMessageBytes without tensors).
 std::string point_to_point_problem(const Plan& plan, const Op& op) {
   if (op.kind != OpKind::send && op.kind != OpKind::receive) {
-    return op.peer == -1 ? std::string() : "has a peer, which only send and receive take";
+    return op.peer == -1 && !op.changes && op.throttle_seconds == 0
+               ? std::string()
+               : "has a peer, changes or a throttle, which only send and receive take";
   }
-  if (op.peer < 0 || op.peer >= plan.num_ranks || op.peer == plan.rank) {
-    return "peer " + std::to_string(op.peer) + " is not another of the " +
+  if (!(op.throttle_seconds >= 0) || (op.kind == OpKind::receive && op.throttle_seconds != 0))
+    return "throttle_seconds " + std::to_string(op.throttle_seconds) + ": sends only, >= 0";
+  if (op.peer < 0 || op.peer >= plan.num_ranks) {
+    return "peer " + std::to_string(op.peer) + " is not one of the " +
            std::to_string(plan.num_ranks) + " ranks";
   }
   const bool sends = op.kind == OpKind::send;
@@ -648,6 +655,8 @@ nlohmann::json Plan::to_json() const {
       object["iteration_deps"] = std::move(iteration_deps);
     }
     if (op.peer >= 0) object["peer"] = op.peer;
+    if (op.changes) object["changes"] = true;
+    if (op.throttle_seconds != 0) object["throttle_seconds"] = op.throttle_seconds;
     nlohmann::json hops = nlohmann::json::array();
     for (const SamplingHop& hop : op.sampling_hops) hops.push_back(hop_to_json(hop));
     object["sampling_hops"] = std::move(hops);

@@ -60,17 +60,19 @@ enum class OpKind : std::uint8_t {
                           // transformed source rows inputs[1], plus (GraphSAGE) the destinations'
                           // transformed self rows inputs[2], plus the bias `parameters` if any
   concat_columns,         // outputs[0] = the dense inputs side by side, in order
-  // Point to point with one rank, `peer` (PyTorch-BigGraph's lock, partition and parameter
-  // servers): a send's payload is its input tensors' bytes in order, a receive's is written into
-  // its output tensors; one without tensors carries its `key` (8 bytes), which the receiver checks
-  // against its own (a lock request or grant names its bucket). Messages between two ranks match
-  // in the order each side's plans start them.
+  // Point to point with one rank, `peer`, possibly the rank itself (PyTorch-BigGraph's lock,
+  // partition and parameter servers, which run beside a trainer as processes of their own): a
+  // send's payload is its input tensors' bytes in order, a receive's is written into its output
+  // tensors; one without tensors carries its `key` (8 bytes), which the receiver checks against its
+  // own (a lock request or grant names its bucket). Messages between two ranks match in the order
+  // each side's plans start them.
   send,
   receive,
-  // One pass of PBG's training over a bucket: the edges inputs[0] (index: pairs of offsets in
-  // the lhs and rhs partitions), the partitions' tables inputs[1] and inputs[2] (one tensor for a
-  // bucket on the diagonal; rows x (dimension + 1): each row's embedding and its row-wise Adagrad
-  // state), updated in place; `key` seeds the edge order and negatives.
+  // One pass of PBG's training over a bucket: the edges inputs[0] (index: (lhs offset, relation,
+  // rhs offset) triples), the partitions' tables inputs[1] and inputs[2] (one tensor for a bucket
+  // on the diagonal; rows x (dimension + 1): each row's embedding and its row-wise Adagrad
+  // state) and, with translation scoring, the relation parameters inputs[3] (relations x
+  // dimension), updated in place; `key` seeds the edge order and negatives.
   train_bucket,
 };
 inline constexpr std::size_t kNumOpKinds = 24;
@@ -114,7 +116,8 @@ bool touches_parameters(const Op& op);
 //   loss {logits, seeds}                  bias_backward {gradient}
 //   gather_rows {positions, source}       transform {tensor}
 //   aggregate_transformed {block, products, self_products (GraphSAGE only)}
-//   train_bucket {edges, lhs, rhs}        send {tensors sent}, receive (outputs: tensors received)
+//   train_bucket {edges, lhs, rhs, relations (translation scoring only)}
+//   send {tensors sent}, receive (outputs: tensors received)
 enum class Input : std::uint8_t {
   tensor,         // the dense tensor the op works on (in place for dropout, relu, copies)
   block,          // the block a layer computes on
@@ -130,6 +133,7 @@ enum class Input : std::uint8_t {
   edges,          // a bucket's edges: (lhs offset, rhs offset) pairs (index)
   lhs,            // the table of a bucket's source partition (dense)
   rhs,            // ... of its target partition (dense)
+  relations,      // relation parameters shared through a parameter server (dense)
 };
 std::string_view to_string(Input name);
 
@@ -218,6 +222,13 @@ struct Op {
   std::vector<std::int64_t> bytes_from;    // per peer, payload bytes this rank receives
   std::vector<SamplingHop> sampling_hops;  // `sample` over partitioned structure
   int peer = -1;                           // send, receive: the other rank
+  // send: the tensor's change since this rank last received it, not its values; receive: added to
+  // the tensor, not replacing it (a parameter server's exchange: trainers push changes and pull
+  // values).
+  bool changes = false;
+  // send: starts no sooner than this after the rank's previous send with a throttle started (PBG's
+  // parameter client: at most 100 updates/s and 1 GB/s).
+  double throttle_seconds = 0;
   // all_reduce: machines of this many consecutive ranks reduce within, then across, then gather
   // within (collective_schedule.hpp's hierarchical all-reduce); 0: one ring over every rank.
   int ranks_per_machine = 0;

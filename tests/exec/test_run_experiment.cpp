@@ -557,15 +557,14 @@ TEST(RunExperiment, PbgTrainsEmbeddingsMovingThePlannedBytes) {
   EXPECT_GT(json["test"]["filtered"]["mrr"].get<double>(), 0);
 }
 
-TEST(RunExperiment, PbgRefusesRelationParametersNamingTheField) {
+TEST(RunExperiment, PbgRefusesASwapDirectoryNamingTheField) {
   const TemporaryDirectory dir;
-  const CommandResult run =
-      run_command(mpiexec(2) + run_experiment() +
-                  " --strategy pbg --dataset planted --entities 100 --scoring translation"
-                  " --output " +
-                  (dir.path() / "pbg.json").string());
+  const CommandResult run = run_command(
+      mpiexec(2) + run_experiment() +
+      " --strategy pbg --dataset planted --entities 100 --swap-dir " +
+      (dir.path() / "swap").string() + " --output " + (dir.path() / "pbg.json").string());
   EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find("configuration field 'model.scoring'"), std::string::npos)
+  EXPECT_NE(run.output.find("configuration field 'training.swap_directory'"), std::string::npos)
       << run.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "pbg.json"));
 }

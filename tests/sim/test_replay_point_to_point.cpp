@@ -295,8 +295,8 @@ struct PbgWorkload {
 // plan's bytes, trains for the cost model's time, and repeats bit for bit.
 void expect_pbg_epoch_replays(const ClusterSpec& spec) {
   const PbgWorkload workload;
-  const PbgStrategy strategy(workload.partitioning, workload.buckets, workload.config,
-                             spec.num_ranks());
+  const PbgStrategy strategy(workload.partitioning, workload.buckets,
+                             workload.data.num_relations(), workload.config, spec.num_ranks());
   const std::vector<Plan> plans = strategy.epoch_plans(0);
   std::size_t ops = 0;
   std::int64_t messages = 0;
