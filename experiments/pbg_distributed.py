@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch-BigGraph's distributed training (run_experiment and simulate --strategy pbg,
 docs/embeddings.md): real runs on this machine beside the simulator's prediction of them, then
-the simulator at the size of PBG's LiveJournal run: epoch time against machines and partitions
-(machines = partitions / 2, PBG's default) and the trainers' share of time not training (waiting
-for partition swaps and lock grants) against the network's bandwidth.
+the simulator on planted graphs of the sizes of PBG's LiveJournal and Twitter runs: epoch time
+against machines and partitions (machines = partitions / 2, PBG's default) and the trainers'
+share of time not training (waiting for partition swaps and lock grants) against the network's
+bandwidth.
 
 Usage: experiments/pbg_distributed.py [--quick] [--output DIR]
 Prints two tables; writes DIR/pbg_distributed.json (every run's command and result), .csv and a
@@ -60,22 +61,33 @@ def real_beside_simulated(build, out, options):
     return rows
 
 
-def at_pbg_size(build, out, options):
-    """LiveJournal's size on a CPU cluster: machines = partitions / 2, then bandwidths."""
+# PBG's published graphs as planted ones of their size: (entities, group size, degree).
+GRAPHS = {"livejournal": (4850000, 20, 14),  # 4.85 M entities, 68 M edges
+          "twitter": (41650000, 50, 35),     # 41.65 M entities, 1.46 B edges
+          "quick": (242500, 20, 14)}
+
+
+def at_pbg_size(build, out, options, name):
+    """A graph of PBG's size on a CPU cluster: machines = partitions / 2, then bandwidths."""
     rows = []
-    graph = lambda p: graph_options(options.entities, options.degree, 100, p)  # noqa: E731
+    entities, group, degree = GRAPHS[name]
+
+    def graph(partitions):
+        return graph_options(entities, degree, 100, partitions) + ["--group-size", group]
+
     points = [(p, p // 2, options.bandwidths[-1]) for p in options.partitions]
     points += [(options.partitions[-1], options.partitions[-1] // 2, b)
                for b in options.bandwidths[:-1]]
     for partitions, machines, gbps in points:
-        sim_out = out / f"sim-{partitions}p-{machines}m-{gbps}gbps.json"
+        sim_out = out / f"sim-{name}-{partitions}p-{machines}m-{gbps}gbps.json"
         result = run_json([build / "sim/simulate", "--strategy", "pbg", *graph(partitions),
                            "--cluster", options.cluster, "--cluster-set", f"machines={machines}",
                            "--cluster-set", "ranks_per_machine=1",
                            "--cluster-set", f"nic.bandwidth_gbps={gbps}", "--quiet",
                            "--output", sim_out], sim_out)
         sent = sum(r["bytes_sent"]["embeddings"] for r in result["ranks"]) / machines
-        rows.append({"partitions": partitions, "machines": machines, "bandwidth_gbps": gbps,
+        rows.append({"graph": name, "edges": result["dataset"]["train_edges"],
+                     "partitions": partitions, "machines": machines, "bandwidth_gbps": gbps,
                      "simulated_epoch_s": round(result["epoch_seconds"], 2),
                      "not_training_share": round(result["not_training_share"], 3),
                      "swapped_gib_per_machine": round(sent / 2**30, 2)})
@@ -98,18 +110,22 @@ def plot(real_rows, scale_rows, out):
     here.set_title(f"this machine, {real_rows[0]['partitions']} partitions")
     here.legend()
     top = max(r["bandwidth_gbps"] for r in scale_rows)
-    by_machines = [r for r in scale_rows if r["bandwidth_gbps"] == top]
-    left.plot([r["machines"] for r in by_machines], [r["simulated_epoch_s"] for r in by_machines],
-              "o-")
+    most = max(r["partitions"] for r in scale_rows)
+    for name in dict.fromkeys(r["graph"] for r in scale_rows):
+        mine = [r for r in scale_rows if r["graph"] == name]
+        by_machines = [r for r in mine if r["bandwidth_gbps"] == top]
+        left.plot([r["machines"] for r in by_machines],
+                  [r["simulated_epoch_s"] for r in by_machines], "o-", label=name)
+        by_bandwidth = sorted((r for r in mine if r["partitions"] == most),
+                              key=lambda r: r["bandwidth_gbps"])
+        right.plot([r["bandwidth_gbps"] for r in by_bandwidth],
+                   [100 * r["not_training_share"] for r in by_bandwidth], "s-", label=name)
     left.set_xscale("log", base=2)
+    left.set_yscale("log")
+    left.legend()
     left.set_xlabel("machines (partitions = 2 x machines)")
     left.set_ylabel("simulated epoch (s)")
     left.set_title(f"{top} Gbps")
-    most = max(r["partitions"] for r in scale_rows)
-    by_bandwidth = sorted((r for r in scale_rows if r["partitions"] == most),
-                          key=lambda r: r["bandwidth_gbps"])
-    right.plot([r["bandwidth_gbps"] for r in by_bandwidth],
-               [100 * r["not_training_share"] for r in by_bandwidth], "s-")
     right.set_xscale("log")
     right.set_xlabel("network bandwidth (Gbps)")
     right.set_ylabel("trainers not training (%)")
@@ -133,8 +149,7 @@ def main():
     parser.add_argument("--output", default=str(ROOT / "results" / "pbg_distributed"))
     parser.add_argument("--build", default=os.environ.get("GNNBED_BUILD_DIR", str(ROOT / "build")))
     options = parser.parse_args()
-    # LiveJournal, PBG's single-machine benchmark: 4.85 M entities, 68 M edges.
-    options.entities, options.degree = (242500, 14) if options.quick else (4850000, 14)
+    graphs = ["quick"] if options.quick else ["livejournal", "twitter"]
     options.partitions = [4, 8] if options.quick else [4, 8, 16, 32]
     options.bandwidths = [1, 100] if options.quick else [1, 10, 25, 100]
     options.real_ranks = [1, 2]
@@ -147,13 +162,14 @@ def main():
     out = pathlib.Path(options.output)
     out.mkdir(parents=True, exist_ok=True)
     real_rows = real_beside_simulated(build, out, options)
-    scale_rows = at_pbg_size(build, out, options)
+    scale_rows = [row for name in graphs for row in at_pbg_size(build, out, options, name)]
     write_csv(real_rows, out / "pbg_distributed_this_machine.csv")
     write_csv(scale_rows, out / "pbg_distributed.csv")
     figure = plot(real_rows, scale_rows, out)
     (out / "pbg_distributed.json").write_text(json.dumps(
         {"this_machine": real_rows, "at_pbg_size": scale_rows,
-         "graph": {"entities": options.entities, "edges": options.entities * options.degree}},
+         "graphs": {name: dict(zip(("entities", "group_size", "degree"), GRAPHS[name]))
+                    for name in graphs}},
         indent=2))
     print("this machine, measured beside simulated (this-machine preset):")
     print(f"{'ranks':>5} {'measured s':>10} {'simulated s':>11} {'not training':>12} {'bytes':>6}")
@@ -161,12 +177,12 @@ def main():
         print(f"{r['ranks']:>5} {r['measured_epoch_s']:>10.3f} {r['simulated_epoch_s']:>11.3f}"
               f" {100 * r['simulated_not_training_share']:>11.1f}%"
               f" {'equal' if r['bytes_match_plans'] else 'DIFFER':>6}")
-    print(f"simulated at {options.entities} entities, {options.entities * options.degree} edges,"
-          f" dimension 100, on {options.cluster}'s hosts:")
-    print(f"{'partitions':>10} {'machines':>8} {'Gbps':>5} {'epoch s':>8} {'not training':>12}"
-          f" {'GiB swapped/machine':>20}")
+    print(f"simulated, planted graphs of PBG's sizes, dimension 100, on {options.cluster}'s hosts:")
+    print(f"{'graph':>11} {'edges':>13} {'partitions':>10} {'machines':>8} {'Gbps':>5}"
+          f" {'epoch s':>8} {'not training':>12} {'GiB swapped/machine':>20}")
     for r in scale_rows:
-        print(f"{r['partitions']:>10} {r['machines']:>8} {r['bandwidth_gbps']:>5}"
+        print(f"{r['graph']:>11} {r['edges']:>13} {r['partitions']:>10} {r['machines']:>8}"
+              f" {r['bandwidth_gbps']:>5}"
               f" {r['simulated_epoch_s']:>8.2f} {100 * r['not_training_share']:>11.1f}%"
               f" {r['swapped_gib_per_machine']:>20.2f}")
     print(f"figure: {figure[0]}")

@@ -59,6 +59,22 @@ std::vector<Exchange> epoch_order(const BucketSchedule& schedule, bool shares_re
   return order;
 }
 
+// Edges per bucket, by EdgeBuckets::index.
+std::vector<std::int64_t> bucket_sizes(const EdgeBuckets& buckets) {
+  const int partitions = buckets.num_partitions();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(partitions) * partitions);
+  for (int l = 0; l < partitions; ++l) {
+    for (int r = 0; r < partitions; ++r)
+      counts[static_cast<std::size_t>(buckets.index({l, r}))] = buckets.count({l, r});
+  }
+  return counts;
+}
+
+std::shared_ptr<const std::vector<std::int32_t>> no_edges() {
+  static const auto none = std::make_shared<const std::vector<std::int32_t>>();
+  return none;
+}
+
 class EpochPlanner {
  public:
   EpochPlanner(const PbgStrategy& strategy, const EntityPartitioning& partitioning,
@@ -290,14 +306,20 @@ class EpochPlanner {
     const Bucket bucket = scheduled(e.trainer, e.position).bucket;
     const int code = bucket_code(bucket);
     PlanBuilder& builder = builders_[static_cast<std::size_t>(e.trainer)];
-    const std::shared_ptr<const std::vector<std::int32_t>>& edges =
-        edges_[static_cast<std::size_t>(code)];
+    const std::int64_t count = strategy_.bucket_counts()[static_cast<std::size_t>(code)];
     Op op;
     op.kind = OpKind::train_bucket;
     op.stream = Stream::compute;
     op.label =
         "train bucket (" + std::to_string(bucket.lhs) + ", " + std::to_string(bucket.rhs) + ")";
-    op.set_input(Input::edges, builder.add_index("edges " + op.label.substr(13), edges));
+    TensorSpec edges;
+    edges.name = "edges " + op.label.substr(13);
+    edges.kind = TensorKind::index;
+    edges.rows = 3 * count;
+    edges.cols = 1;
+    // Planned from bucket sizes alone (the simulator's), the plan carries none of its edges.
+    edges.index = edges_.empty() ? no_edges() : edges_[static_cast<std::size_t>(code)];
+    op.set_input(Input::edges, builder.add_tensor(std::move(edges)));
     op.set_input(Input::lhs, table(e.trainer, bucket.lhs));
     op.set_input(Input::rhs, table(e.trainer, bucket.rhs));
     op.outputs = bucket.partitions();
@@ -309,8 +331,7 @@ class EpochPlanner {
     }
     op.deps = grants_[static_cast<std::size_t>(e.trainer)];
     op.key = bucket_seed(config_.training, epoch_, code);
-    op.flops = bucket_flops(static_cast<std::int64_t>(edges->size() / 3), config_.model.dimension,
-                            config_.training);
+    op.flops = bucket_flops(count, config_.model.dimension, config_.training);
     trains_[static_cast<std::size_t>(e.trainer)].push_back(builder.add_op(std::move(op)));
   }
 
@@ -365,17 +386,31 @@ double bucket_flops(std::int64_t edges, int dimension, const EmbeddingTrainingCo
   return static_cast<double>(edges) * (1.0 + candidates) * dimension * 2.0 * 3.0;
 }
 
-PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
-                         int num_relations, const EmbeddingExperimentConfig& config, int num_ranks)
+PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning,
+                         std::vector<std::int64_t> bucket_counts, int num_relations,
+                         const EmbeddingExperimentConfig& config, int num_ranks)
     : partitioning_(partitioning),
       config_(config),
       shared_relations_(config.model.scoring == "translation" ? num_relations : 0),
-      num_ranks_(num_ranks) {
+      num_ranks_(num_ranks),
+      bucket_counts_(std::move(bucket_counts)) {
   check(config, num_ranks);
   const int partitions = partitioning.num_partitions();
+  if (bucket_counts_.size() != static_cast<std::size_t>(partitions) * partitions) {
+    throw Error("PBG plans: " + std::to_string(bucket_counts_.size()) + " bucket sizes for " +
+                std::to_string(partitions) + " partitions");
+  }
   schedule_ = schedule_epoch(partitions, num_ranks, [&](const Bucket& b) {
-    return static_cast<double>(buckets.count(b)) + kLockRoundTripEdges;
+    return static_cast<double>(
+               bucket_counts_[static_cast<std::size_t>(b.lhs * partitions + b.rhs)]) +
+           kLockRoundTripEdges;
   });
+}
+
+PbgStrategy::PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets,
+                         int num_relations, const EmbeddingExperimentConfig& config, int num_ranks)
+    : PbgStrategy(partitioning, bucket_sizes(buckets), num_relations, config, num_ranks) {
+  const int partitions = partitioning.num_partitions();
   edges_.resize(static_cast<std::size_t>(partitions) * static_cast<std::size_t>(partitions));
   for (int l = 0; l < partitions; ++l) {
     for (int r = 0; r < partitions; ++r) {

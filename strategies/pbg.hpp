@@ -65,6 +65,11 @@ class PbgStrategy {
   // ConfigError when the run does not fit (check()).
   PbgStrategy(const EntityPartitioning& partitioning, const EdgeBuckets& buckets, int num_relations,
               const EmbeddingExperimentConfig& config, int num_ranks);
+  // Plans from the buckets' sizes alone (edges per bucket, by EdgeBuckets::index), carrying none
+  // of their edges: for the simulator, on graphs too large to hold (planted_bucket_counts). The
+  // engine that trains for real refuses them.
+  PbgStrategy(const EntityPartitioning& partitioning, std::vector<std::int64_t> bucket_counts,
+              int num_relations, const EmbeddingExperimentConfig& config, int num_ranks);
 
   // Throws ConfigError naming the field when `config` on `num_ranks` ranks is not a run the
   // strategy plans: a swap directory (its trainers hold only their bucket's partitions already).
@@ -76,6 +81,7 @@ class PbgStrategy {
   const BucketSchedule& schedule() const { return schedule_; }
   // Every rank's plan of `epoch`, rank order.
   std::vector<Plan> epoch_plans(int epoch) const;
+  const std::vector<std::int64_t>& bucket_counts() const { return bucket_counts_; }
   // Rows of the relation parameters trainers share (0 with dot scoring, which has none).
   int shared_relations() const { return shared_relations_; }
 
@@ -85,8 +91,9 @@ class PbgStrategy {
   int shared_relations_;  // relation parameters on the parameter server (0: dot scoring)
   int num_ranks_;
   BucketSchedule schedule_;
+  std::vector<std::int64_t> bucket_counts_;  // by EdgeBuckets::index
   // Each bucket's edges as (lhs offset, relation, rhs offset) triples, by EdgeBuckets::index:
-  // built once, shared by every epoch's plans.
+  // built once, shared by every epoch's plans (empty: plans from sizes alone).
   std::vector<std::shared_ptr<const std::vector<std::int32_t>>> edges_;
 };
 

@@ -210,8 +210,11 @@ class EmbeddingPlanRunner::Interpreter {
                   "train_bucket)");
     }
     const TensorSpec& edges = plan_.tensors[static_cast<std::size_t>(op.input(Input::edges))];
-    if (!edges.index || edges.index->size() % 3 != 0) {
-      throw Error(op.label + ": its edges are not carried as (lhs, relation, rhs) triples");
+    if (!edges.index || edges.index->size() % 3 != 0 ||
+        static_cast<std::int64_t>(edges.index->size()) != edges.rows) {
+      throw Error(op.label +
+                  ": the plan does not carry its edges as (lhs, relation, rhs) triples (a plan "
+                  "from bucket sizes alone is for the simulator)");
     }
     static_assert(sizeof(Triple) == 3 * sizeof(std::int32_t));
     const std::span<const Triple> triples(reinterpret_cast<const Triple*>(edges.index->data()),

@@ -4,6 +4,7 @@
 #include "sim/tools/simulate_pbg.hpp"
 
 #include <cstdio>
+#include <memory>
 #include <string_view>
 
 #include "sim/cluster.hpp"
@@ -51,6 +52,37 @@ std::optional<PbgSimulation> parse(int argc, char** argv) {
   simulation.quiet = vm.count("quiet") != 0;
   check_output_path(simulation.output, "--output");
   return simulation;
+}
+
+// What the simulator needs of the graph: its partitioning and bucket sizes. A planted graph is
+// counted as it is generated, never held, so that graphs of PBG's published sizes fit.
+struct BucketedGraph {
+  std::unique_ptr<EntityPartitioning> partitioning;
+  std::vector<std::int64_t> counts;
+  int num_relations = 1;
+  nlohmann::json summary;
+};
+
+BucketedGraph bucketed_graph(const EmbeddingExperimentConfig& config) {
+  const LinkPredictionSource& source = config.workload;
+  const int partitions = config.training.partitions;
+  BucketedGraph graph;
+  if (source.source == "planted") {
+    graph.partitioning = std::make_unique<EntityPartitioning>(source.entities, partitions,
+                                                              partition_seed(config.training));
+    graph.counts = planted_bucket_counts(source, *graph.partitioning);
+    std::int64_t edges = 0;
+    for (const std::int64_t count : graph.counts) edges += count;
+    graph.summary = {{"name", "planted"}, {"entities", source.entities}, {"train_edges", edges}};
+    return graph;
+  }
+  const LinkPredictionData data = load_link_prediction(source);
+  graph.partitioning = std::make_unique<EntityPartitioning>(data.num_entities, partitions,
+                                                            partition_seed(config.training));
+  graph.counts = bucket_counts(data.train, *graph.partitioning);
+  graph.num_relations = data.num_relations();
+  graph.summary = data.summary();
+  return graph;
 }
 
 nlohmann::json rank_json(int rank, const SimulatedRank& simulated, const Plan& plan) {
@@ -104,28 +136,24 @@ int simulate_pbg(int argc, char** argv) {
       load_cluster(simulation->cluster_source, simulation->cluster_settings);
   PbgStrategy::check(simulation->config, cluster.num_ranks());
   const Stopwatch clock;
-  const LinkPredictionData data = load_link_prediction(simulation->config.workload);
-  const EntityPartitioning partitioning(data.num_entities, simulation->config.training.partitions,
-                                        partition_seed(simulation->config.training));
-  const EdgeBuckets buckets(data.train, partitioning);
-  const PbgStrategy strategy(partitioning, buckets, data.num_relations(), simulation->config,
-                             cluster.num_ranks());
-  std::vector<Plan> plans = strategy.epoch_plans(1);
-  for (Plan& plan : plans) drop_index_data(plan);
+  const BucketedGraph graph = bucketed_graph(simulation->config);
+  const PbgStrategy strategy(*graph.partitioning, graph.counts, graph.num_relations,
+                             simulation->config, cluster.num_ranks());
+  const std::vector<Plan> plans = strategy.epoch_plans(1);
+  const std::string name = graph.summary.at("name").get<std::string>();
   if (!simulation->quiet) {
-    std::fprintf(stderr, "simulate: %s, %lld entities, %zu edges, planned in %.1f s\n",
-                 data.name.c_str(), static_cast<long long>(data.num_entities), data.train.size(),
-                 clock.seconds());
+    std::fprintf(stderr, "simulate: %s, %s, planned in %.1f s\n", name.c_str(),
+                 graph.summary.dump().c_str(), clock.seconds());
   }
   const ReplayResult replay = replay_plans(cluster, {plans}, ReplayOptions{});
   nlohmann::json result = result_json(*simulation, cluster, plans, replay);
-  result["dataset"] = data.summary();
+  result["dataset"] = graph.summary;
   result["provenance"] = provenance_json(argc, argv);
   write_text_file_atomically(simulation->output, result.dump(2) + "\n");
   std::printf(
       "pbg on %s, %s, %d ranks, %d partitions: epoch %.3f s simulated, trainers not "
       "training %.1f %% of it; bytes by kind %s the plans'\n",
-      data.name.c_str(), cluster.name.c_str(), cluster.num_ranks(),
+      name.c_str(), cluster.name.c_str(), cluster.num_ranks(),
       simulation->config.training.partitions, result["epoch_seconds"].get<double>(),
       100 * result["not_training_share"].get<double>(),
       result["bytes_match_plans"].get<bool>() ? "equal" : "DIFFER FROM");

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "exec/embedding/distributed_embeddings.hpp"
+#include "exec/embedding/embedding_plan_runner.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "strategies/pbg.hpp"
 #include "workloads/common/errors.hpp"
@@ -141,6 +142,20 @@ TEST(PbgTraining, SharesRelationParametersThroughTheParameterServer) {
   }
   if (transport.rank() != 0) return;
   EXPECT_NEAR(distributed, single, 0.01) << transport.size() << " ranks";
+}
+
+// The simulator's plans (from bucket sizes alone) carry no edges: training them is an error, not
+// an epoch over nothing. One rank, whose first bucket trains without waiting for a peer.
+TEST(PbgTraining, RefusesPlansWithoutTheirEdges) {
+  MpiTransport transport;
+  if (transport.size() != 1) GTEST_SKIP() << "one rank";
+  const EmbeddingExperimentConfig config = planted(200, 4, 2, 1);
+  const LinkPredictionData data = load_link_prediction(config.workload);
+  const EntityPartitioning partitioning(data.num_entities, 2, partition_seed(config.training));
+  const PbgStrategy sized(partitioning, bucket_counts(data.train, partitioning),
+                          data.num_relations(), config, 1);
+  EmbeddingPlanRunner runner(partitioning, data.num_relations(), config, transport, 10);
+  EXPECT_THROW(runner.run(sized.epoch_plans(1)[0]), Error);
 }
 
 }  // namespace

@@ -193,5 +193,32 @@ TEST(PbgPlans, RunToTheEndTrainingTheLatestVersionOfEveryPartition) {
   }
 }
 
+// The simulator's plans, from bucket sizes alone, are the engines' plans without the edges.
+TEST(PbgPlans, FromBucketSizesAloneMatchThoseCarryingTheEdges) {
+  EmbeddingExperimentConfig config = planted(1200, 6);
+  config.model.scoring = "translation";
+  const LinkPredictionData data = load_link_prediction(config.workload);
+  const EntityPartitioning partitioning(data.num_entities, 6, 3);
+  const EdgeBuckets buckets(data.train, partitioning);
+  const std::vector<Plan> carried =
+      PbgStrategy(partitioning, buckets, data.num_relations(), config, 3).epoch_plans(2);
+  const std::vector<Plan> sized = PbgStrategy(partitioning, bucket_counts(data.train, partitioning),
+                                              data.num_relations(), config, 3)
+                                      .epoch_plans(2);
+  ASSERT_EQ(carried.size(), sized.size());
+  for (std::size_t r = 0; r < carried.size(); ++r) {
+    EXPECT_EQ(carried[r].bytes_sent(), sized[r].bytes_sent());
+    EXPECT_EQ(carried[r].total_flops(), sized[r].total_flops());
+    ASSERT_EQ(carried[r].ops.size(), sized[r].ops.size());
+    for (std::size_t i = 0; i < carried[r].ops.size(); ++i) {
+      EXPECT_EQ(carried[r].ops[i].label, sized[r].ops[i].label);
+      EXPECT_EQ(carried[r].ops[i].deps, sized[r].ops[i].deps);
+    }
+    for (const TensorSpec& tensor : sized[r].tensors) {
+      if (tensor.kind == TensorKind::index) EXPECT_TRUE(tensor.index->empty()) << tensor.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gnnbed

@@ -119,5 +119,25 @@ TEST(EdgeBuckets, PutEveryEdgeInTheBucketOfItsEndsPartitionsAsOffsets) {
   EXPECT_EQ(total, 200);
 }
 
+TEST(BucketCounts, OfAPlantedGraphCountedAsGeneratedEqualThoseOfItsEdgesHeld) {
+  LinkPredictionSource source;
+  source.source = "planted";
+  source.entities = 3000;
+  source.group_size = 30;
+  source.degree = 7;
+  source.test_fraction = 0.2;
+  const LinkPredictionData data = load_link_prediction(source);
+  const EntityPartitioning partitioning(source.entities, 5, 11);
+  const std::vector<std::int64_t> counted = planted_bucket_counts(source, partitioning);
+  EXPECT_EQ(counted, bucket_counts(data.train, partitioning));
+  const EdgeBuckets buckets(data.train, partitioning);
+  for (int l = 0; l < 5; ++l) {
+    for (int r = 0; r < 5; ++r)
+      EXPECT_EQ(counted[static_cast<std::size_t>(buckets.index({l, r}))], buckets.count({l, r}));
+  }
+  source.source = "cora";
+  EXPECT_THROW(planted_bucket_counts(source, partitioning), ConfigError);
+}
+
 }  // namespace
 }  // namespace gnnbed

@@ -58,4 +58,37 @@ EdgeBuckets::EdgeBuckets(std::span<const Triple> edges, const EntityPartitioning
   }
 }
 
+std::vector<std::int64_t> bucket_counts(std::span<const Triple> edges,
+                                        const EntityPartitioning& partitioning) {
+  const auto p = static_cast<std::size_t>(partitioning.num_partitions());
+  std::vector<std::int64_t> counts(p * p, 0);
+  for (const Triple& edge : edges) {
+    ++counts[static_cast<std::size_t>(partitioning.partition_of(edge.source)) * p +
+             static_cast<std::size_t>(partitioning.partition_of(edge.target))];
+  }
+  return counts;
+}
+
+std::vector<std::int64_t> planted_bucket_counts(const LinkPredictionSource& source,
+                                                const EntityPartitioning& partitioning) {
+  require(source.source == "planted", "workload.source",
+          "bucket counts without the edges are for planted graphs, not '" + source.source + "'");
+  require(partitioning.num_entities() == source.entities, "workload.entities",
+          "the partitioning is of another graph");
+  const auto p = static_cast<std::size_t>(partitioning.num_partitions());
+  std::vector<std::int64_t> counts(p * p, 0);
+  std::size_t position = 0;
+  for_each_planted_edge(source.entities, source.group_size, source.degree, source.graph_seed,
+                        [&](const Triple& edge) {
+                          if (!is_held_out(position++, source.test_fraction, source.split_seed)) {
+                            ++counts[static_cast<std::size_t>(partitioning.partition_of(
+                                         edge.source)) *
+                                         p +
+                                     static_cast<std::size_t>(
+                                         partitioning.partition_of(edge.target))];
+                          }
+                        });
+  return counts;
+}
+
 }  // namespace gnnbed

@@ -72,4 +72,12 @@ class EdgeBuckets {
   std::vector<std::vector<Triple>> edges_;  // by index()
 };
 
+// Edges per bucket, by EdgeBuckets::index: of `edges`, or of a planted graph's training edges
+// (`source.source` "planted", split as load_link_prediction splits it) counted as they are
+// generated, without holding them: the bucket sizes of a graph too large for memory.
+std::vector<std::int64_t> bucket_counts(std::span<const Triple> edges,
+                                        const EntityPartitioning& partitioning);
+std::vector<std::int64_t> planted_bucket_counts(const LinkPredictionSource& source,
+                                                const EntityPartitioning& partitioning);
+
 }  // namespace gnnbed

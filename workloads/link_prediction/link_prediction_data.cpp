@@ -112,6 +112,13 @@ LinkPredictionData planted_communities(std::int64_t entities, int group_size, in
   data.num_entities = entities;
   data.relation_names = {"edge"};
   data.train.reserve(static_cast<std::size_t>(entities) * static_cast<std::size_t>(degree));
+  for_each_planted_edge(entities, group_size, degree, seed,
+                        [&](const Triple& edge) { data.train.push_back(edge); });
+  return data;
+}
+
+void for_each_planted_edge(std::int64_t entities, int group_size, int degree, std::uint64_t seed,
+                           const std::function<void(const Triple&)>& edge) {
   std::vector<std::int32_t> others;
   for (std::int64_t group = 0; group < entities; group += group_size) {
     const std::int64_t end = std::min<std::int64_t>(group + group_size, entities);
@@ -124,11 +131,10 @@ LinkPredictionData planted_communities(std::int64_t entities, int group_size, in
       const auto picks = std::min<std::size_t>(static_cast<std::size_t>(degree), others.size());
       for (std::size_t k = 0; k < picks; ++k) {  // the first `picks` of a partial shuffle
         std::swap(others[k], others[k + rng.below(others.size() - k)]);
-        data.train.push_back({static_cast<std::int32_t>(u), 0, others[k]});
+        edge({static_cast<std::int32_t>(u), 0, others[k]});
       }
     }
   }
-  return data;
 }
 
 LinkPredictionData load_triples_tsv(const std::string& file) {
@@ -159,9 +165,12 @@ void split_held_out(std::span<const Triple> triples, double test_fraction, std::
   data.train.clear();
   data.test.clear();
   for (std::size_t i = 0; i < triples.size(); ++i) {
-    const bool held_out = unit_double(hash_mix(seed, i)) < test_fraction;
-    (held_out ? data.test : data.train).push_back(triples[i]);
+    (is_held_out(i, test_fraction, seed) ? data.test : data.train).push_back(triples[i]);
   }
+}
+
+bool is_held_out(std::size_t position, double test_fraction, std::uint64_t seed) {
+  return unit_double(hash_mix(seed, position)) < test_fraction;
 }
 
 LinkPredictionData load_link_prediction(const LinkPredictionSource& source) {

@@ -3,6 +3,7 @@
 // target) triples over a set of entities, split into the edges trained on and the held-out edges
 // ranked to measure quality. A social graph is one relation; a knowledge graph has many.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -69,10 +70,16 @@ LinkPredictionData load_triples_tsv(const std::string& file);
 // uniformly among the group's entities that have no known edge with its other end.
 LinkPredictionData planted_communities(std::int64_t entities, int group_size, int degree,
                                        std::uint64_t seed);
+// The edges planted_communities generates, in its order, one call each, without holding them (a
+// graph too large for memory, counted into buckets).
+void for_each_planted_edge(std::int64_t entities, int group_size, int degree, std::uint64_t seed,
+                           const std::function<void(const Triple&)>& edge);
 
 // Holds out each of `triples` with chance `test_fraction`, a pure function of `seed` and the
 // triple's position, so the split does not depend on how the file was read.
 void split_held_out(std::span<const Triple> triples, double test_fraction, std::uint64_t seed,
                     LinkPredictionData& data);
+// Whether split_held_out holds out the triple at `position`.
+bool is_held_out(std::size_t position, double test_fraction, std::uint64_t seed);
 
 }  // namespace gnnbed
