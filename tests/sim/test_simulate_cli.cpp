@@ -458,5 +458,36 @@ TEST(SimulateCli, AFieldSweptTwiceIsRejected) {
   EXPECT_FALSE(std::filesystem::exists(output));
 }
 
+TEST(SimulateCli, PbgEpochIsRepeatableWithThePlansBytes) {
+  const TemporaryDirectory dir;
+  const std::string command = simulate() +
+                              " --strategy pbg --dataset planted --entities 4000 --degree 6"
+                              " --dimension 32 --partitions 4 --cluster this-machine"
+                              " --cluster-set ranks_per_machine=2 --quiet --output ";
+  for (const char* name : {"a.json", "b.json"}) {
+    const CommandResult run = run_command(command + (dir.path() / name).string());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+  }
+  const nlohmann::json a = read_json(dir.path() / "a.json");
+  const nlohmann::json b = read_json(dir.path() / "b.json");
+  EXPECT_EQ(a["strategy"], "pbg");
+  EXPECT_EQ(a["num_ranks"], 2);
+  EXPECT_EQ(a["bytes_match_plans"], true);
+  EXPECT_GT(a["epoch_seconds"].get<double>(), 0);
+  EXPECT_GT(a["ranks"][1]["bytes_sent"]["embeddings"].get<std::int64_t>(), 0);
+  EXPECT_EQ(a["epoch_seconds"], b["epoch_seconds"]);
+  EXPECT_EQ(a["ranks"], b["ranks"]);
+}
+
+TEST(SimulateCli, PbgRefusesASwapDirectoryNamingTheField) {
+  const TemporaryDirectory dir;
+  const CommandResult run = run_command(
+      simulate() + " --strategy pbg --dataset planted --entities 400 --swap-dir " +
+      (dir.path() / "swap").string() + " --output " + (dir.path() / "pbg.json").string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("training.swap_directory"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "pbg.json"));
+}
+
 }  // namespace
 }  // namespace gnnbed
