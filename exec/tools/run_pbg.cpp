@@ -144,6 +144,7 @@ int run_pbg_experiment(int argc, char** argv, MpiTransport& transport) {
     try {
       PbgStrategy::check(setup.config, transport.size());
       data = load_link_prediction(setup.config.workload);
+      EntityPartitioning::check(data->num_entities, setup.config.training.partitions);
     } catch (const ConfigError& error) {
       problem = error.what();
       exit_code = 2;

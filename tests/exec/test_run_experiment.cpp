@@ -557,7 +557,7 @@ TEST(RunExperiment, PbgTrainsEmbeddingsMovingThePlannedBytes) {
   EXPECT_GT(json["test"]["filtered"]["mrr"].get<double>(), 0);
 }
 
-TEST(RunExperiment, PbgRefusesASwapDirectoryNamingTheField) {
+TEST(RunExperiment, PbgRefusesBadSettingsNamingTheField) {
   const TemporaryDirectory dir;
   const CommandResult run = run_command(
       mpiexec(2) + run_experiment() +
@@ -566,6 +566,15 @@ TEST(RunExperiment, PbgRefusesASwapDirectoryNamingTheField) {
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("configuration field 'training.swap_directory'"), std::string::npos)
       << run.output;
+  // More partitions than entities: every rank stops before training, naming the field.
+  const CommandResult more = run_command(
+      mpiexec(2) + run_experiment() +
+      " --strategy pbg --dataset planted --entities 10 --degree 3 --group-size 5 --partitions 20"
+      " --output " +
+      (dir.path() / "pbg.json").string());
+  EXPECT_EQ(more.exit_code, 2) << more.output;
+  EXPECT_NE(more.output.find("configuration field 'training.partitions'"), std::string::npos)
+      << more.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "pbg.json"));
 }
 

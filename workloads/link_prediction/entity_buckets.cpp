@@ -17,11 +17,15 @@ int Bucket::shared_partitions(const Bucket& other) const {
          static_cast<int>(rhs == other.lhs || rhs == other.rhs);
 }
 
-EntityPartitioning::EntityPartitioning(std::int64_t num_entities, int num_partitions,
-                                       std::uint64_t seed) {
+void EntityPartitioning::check(std::int64_t num_entities, int num_partitions) {
   require(num_partitions >= 1 && num_partitions <= num_entities, "training.partitions",
           "must be in [1, " + std::to_string(num_entities) + "] (the entities), got " +
               std::to_string(num_partitions));
+}
+
+EntityPartitioning::EntityPartitioning(std::int64_t num_entities, int num_partitions,
+                                       std::uint64_t seed) {
+  check(num_entities, num_partitions);
   std::vector<std::int32_t> order(static_cast<std::size_t>(num_entities));
   std::iota(order.begin(), order.end(), 0);
   Rng rng(hash_mix(seed, 0x7061727469ULL));
@@ -78,16 +82,14 @@ std::vector<std::int64_t> planted_bucket_counts(const LinkPredictionSource& sour
   const auto p = static_cast<std::size_t>(partitioning.num_partitions());
   std::vector<std::int64_t> counts(p * p, 0);
   std::size_t position = 0;
-  for_each_planted_edge(source.entities, source.group_size, source.degree, source.graph_seed,
-                        [&](const Triple& edge) {
-                          if (!is_held_out(position++, source.test_fraction, source.split_seed)) {
-                            ++counts[static_cast<std::size_t>(partitioning.partition_of(
-                                         edge.source)) *
-                                         p +
-                                     static_cast<std::size_t>(
-                                         partitioning.partition_of(edge.target))];
-                          }
-                        });
+  for_each_planted_edge(
+      source.entities, source.group_size, source.degree, source.graph_seed,
+      [&](const Triple& edge) {
+        if (!is_held_out(position++, source.test_fraction, source.split_seed)) {
+          ++counts[static_cast<std::size_t>(partitioning.partition_of(edge.source)) * p +
+                   static_cast<std::size_t>(partitioning.partition_of(edge.target))];
+        }
+      });
   return counts;
 }
 

@@ -31,6 +31,8 @@ class EntityPartitioning {
   // into num_partitions contiguous runs whose sizes differ by at most one. 1 <= num_partitions
   // <= num_entities.
   EntityPartitioning(std::int64_t num_entities, int num_partitions, std::uint64_t seed);
+  // Throws ConfigError naming training.partitions unless 1 <= num_partitions <= num_entities.
+  static void check(std::int64_t num_entities, int num_partitions);
 
   int num_partitions() const { return static_cast<int>(members_.size()); }
   std::int64_t num_entities() const { return static_cast<std::int64_t>(partition_of_.size()); }
