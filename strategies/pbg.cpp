@@ -88,7 +88,6 @@ class EpochPlanner {
         num_ranks_(strategy.num_ranks()),
         num_relations_(strategy.shared_relations()),
         relations_(static_cast<std::size_t>(num_ranks_), -1),
-        server_relations_(1, -1),
         tensors_(static_cast<std::size_t>(num_ranks_),
                  std::vector<int>(static_cast<std::size_t>(partitioning.num_partitions()), -1)),
         release_marker_(static_cast<std::size_t>(partitioning.num_partitions())),
@@ -204,10 +203,12 @@ class EpochPlanner {
   }
 
   // Relation parameters: each trainer's copy, and on rank 0 the parameter server's.
-  int relations(int rank) { return shared(relations_, rank, kPbgRelationsTensor); }
+  int relations(int rank) {
+    return shared(relations_[static_cast<std::size_t>(rank)], rank, kPbgRelationsTensor);
+  }
   int server_relations() { return shared(server_relations_, 0, kPbgServerRelationsTensor); }
-  int shared(std::vector<int>& ids, int rank, const char* name) {
-    int& id = ids[static_cast<std::size_t>(rank)];
+  // `id`, the tensor's id in `rank`'s plan, declaring it first (-1: not yet).
+  int shared(int& id, int rank, const char* name) {
     if (id < 0) {
       id = builders_[static_cast<std::size_t>(rank)].add_persistent(name, num_relations_,
                                                                     config_.model.dimension);
@@ -341,9 +342,9 @@ class EpochPlanner {
   const EmbeddingExperimentConfig& config_;
   int epoch_;
   int num_ranks_;
-  int num_relations_;                  // shared relation parameters' rows, 0 for none
-  std::vector<int> relations_;         // [rank]: the trainer's copy's id, -1 until used
-  std::vector<int> server_relations_;  // [0]: the parameter server's on rank 0
+  int num_relations_;           // shared relation parameters' rows, 0 for none
+  std::vector<int> relations_;  // [rank]: the trainer's copy's id, -1 until used
+  int server_relations_ = -1;   // the parameter server's, on rank 0
   std::vector<PlanBuilder> builders_;
   std::vector<std::vector<int>> tensors_;  // [rank][partition]: its table's id, -1 until used
   // On rank 0: what marks the last release of each partition, and each trainer's last request.

@@ -32,6 +32,12 @@ Matrix side_by_side(const std::vector<const Matrix*>& parts, std::int64_t first_
   return out;
 }
 
+// The error for an op of PyTorch-BigGraph's plans, which exec/embedding runs.
+Error embedding_engine_op(const Op& op) {
+  return Error("a " + std::string(to_string(op.kind)) +
+               " op is PyTorch-BigGraph's, which the embedding engine runs (exec/embedding)");
+}
+
 }  // namespace
 
 PlanExecutor::PlanExecutor(const StrategyContext& context, std::vector<ParameterSpec> parameters,
@@ -319,8 +325,7 @@ void PlanExecutor::run_op(const Plan& plan, const Op& op) {
     case OpKind::send:
     case OpKind::receive:
     case OpKind::train_bucket:
-      throw Error("a " + std::string(to_string(op.kind)) +
-                  " op is PyTorch-BigGraph's, which the embedding engine runs (exec/embedding)");
+      throw embedding_engine_op(op);
     case OpKind::gather_features:
       gather_features(plan, op);
       return;
@@ -832,10 +837,7 @@ void PlanExecutor::start_transfer(const Plan& plan, const Op& op, int index, InF
   Pending pending;
   pending.op = index;
   pending.record = outcome_.records.size();  // the record run_stage adds next
-  if (op.kind == OpKind::send || op.kind == OpKind::receive) {
-    throw Error("a " + std::string(to_string(op.kind)) +
-                " op is PyTorch-BigGraph's, which the embedding engine runs (exec/embedding)");
-  }
+  if (op.kind == OpKind::send || op.kind == OpKind::receive) throw embedding_engine_op(op);
   if (op.kind == OpKind::all_to_all) {
     pending.transfer = transport_.start_all_to_all(send_views(plan, op), op.bytes_from, op.traffic,
                                                    context_.all_to_all_block_steps);

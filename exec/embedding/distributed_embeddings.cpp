@@ -174,8 +174,7 @@ DistributedEmbeddingReport train_embeddings_distributed(
     record.waiting_seconds =
         transport.sum_over_ranks(outcome.seconds - outcome.train_seconds) / ranks;
     const bool last = epoch == config.training.epochs;
-    const int every = config.training.eval_every;
-    if (last || (every > 0 && epoch % every == 0)) {
+    if (evaluated_epoch(config.training, epoch)) {
       std::vector<PartitionTable> tables =
           gather_tables(runner, transport, partitioning.num_partitions());
       if (transport.rank() == 0) {

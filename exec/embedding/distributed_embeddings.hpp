@@ -33,6 +33,8 @@ struct DistributedEmbeddingReport {
   std::vector<TrafficBytes> planned_sent;
   std::vector<TrafficBytes> planned_received;
   std::int64_t peak_memory_bytes = 0;  // the largest rank's peak resident memory
+  // Whether every rank moved exactly the bytes its plans said, by kind.
+  bool bytes_match_plans() const { return sent == planned_sent && received == planned_received; }
   // The schedule the plans follow, in its modelled units (edges): epoch makespan, and the share of
   // trainers' time spent waiting for a grant.
   double schedule_makespan = 0;

@@ -76,6 +76,13 @@ class EmbeddingPlanRunner::Interpreter {
     std::vector<int> received(sent.size(), 0);
     for (std::size_t i = 0; i < plan.ops.size(); ++i) {
       const Op& op = plan.ops[i];
+      // Checked before anything runs, so that no transfer is left half-done.
+      if (op.kind != OpKind::send && op.kind != OpKind::receive &&
+          op.kind != OpKind::train_bucket) {
+        throw Error(op.label + ": a " + std::string(to_string(op.kind)) +
+                    " op is not PyTorch-BigGraph's (the embedding engine runs send, receive and "
+                    "train_bucket)");
+      }
       streams_[static_cast<std::size_t>(op.stream)].push_back(static_cast<int>(i));
       if (op.kind == OpKind::send) numbers_[i] = sent[static_cast<std::size_t>(op.peer)]++;
       if (op.kind == OpKind::receive) numbers_[i] = received[static_cast<std::size_t>(op.peer)]++;
@@ -165,11 +172,6 @@ class EmbeddingPlanRunner::Interpreter {
       transfer.pending = transport.start_send(op.peer, number, transfer.payload, op.traffic);
       return;
     }
-    if (op.kind != OpKind::receive) {
-      throw Error(op.label + ": a " + std::string(to_string(op.kind)) +
-                  " op is not PyTorch-BigGraph's (the embedding engine runs send, receive and "
-                  "train_bucket)");
-    }
     transfer.pending = transport.start_receive(
         op.peer, number, op.bytes_from[static_cast<std::size_t>(op.peer)], op.traffic);
   }
@@ -204,11 +206,6 @@ class EmbeddingPlanRunner::Interpreter {
   }
 
   void train(const Op& op) {
-    if (op.kind != OpKind::train_bucket) {
-      throw Error(op.label + ": a " + std::string(to_string(op.kind)) +
-                  " op is not PyTorch-BigGraph's (the embedding engine runs send, receive and "
-                  "train_bucket)");
-    }
     const TensorSpec& edges = plan_.tensors[static_cast<std::size_t>(op.input(Input::edges))];
     if (!edges.index || edges.index->size() % 3 != 0 ||
         static_cast<std::int64_t>(edges.index->size()) != edges.rows) {
@@ -346,8 +343,8 @@ EmbeddingPlanOutcome EmbeddingPlanRunner::run(const Plan& plan) {
                 std::to_string(plan.num_ranks) + " given to rank " +
                 std::to_string(transport_.rank()) + " of " + std::to_string(transport_.size()));
   }
-  Interpreter interpreter(*this, plan);
   try {
+    Interpreter interpreter(*this, plan);
     return interpreter.run();
   } catch (const Error& error) {
     throw Error("rank " + std::to_string(plan.rank) + ", epoch " + std::to_string(plan.epoch) +

@@ -117,9 +117,7 @@ EmbeddingReport train_embeddings(const LinkPredictionData& data,
   EmbeddingReport report;
   for (int epoch = 1; epoch <= config.training.epochs; ++epoch) {
     EmbeddingEpochRecord record = train_epoch(t, epoch);
-    const bool last = epoch == config.training.epochs;
-    const int every = config.training.eval_every;
-    if (last || (every > 0 && epoch % every == 0)) {
+    if (evaluated_epoch(config.training, epoch)) {
       record.test = evaluate_held_out(data.test, known, partitioning, *store, relations, config);
     }
     on_epoch(record);

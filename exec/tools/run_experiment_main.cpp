@@ -20,6 +20,7 @@
 #include "exec/distributed/rank_workload.hpp"
 #include "exec/mpi/mpi_transport.hpp"
 #include "exec/tools/run_pbg.hpp"
+#include "exec/tools/setup_agreement.hpp"
 #include "strategies/config/experiment_cli.hpp"
 #include "strategies/pbg.hpp"
 #include "strategies/roc_partition.hpp"
@@ -155,99 +156,64 @@ po::options_description run_experiment_options() {
   return options;
 }
 
-std::string prepare(int argc, char** argv, int num_ranks, int rank, int local_rank,
-                    int ranks_per_host, Setup& setup, int& exit_code) {
-  try {
-    const po::options_description options = run_experiment_options();
-    const auto command_line = parse_command_line(argc, argv, options);
-    if (!command_line) {
-      setup.help = true;
-      return "";
-    }
-    const po::variables_map& vm = command_line->values;
-    // The P3 paper's setting: GraphSAGE, mini-batches of 1000 seeds, fanouts (25, 10).
-    setup.config = experiment_from_options(
-        command_line->parsed,
-        {"model.kind=sage", "training.batch_size=1000", "training.fanouts=25,10"});
-    // Unless the configuration names the machines, they are MPI's hosts (0 when those are not
-    // equal blocks of consecutive ranks: the strategy then asks for the field).
-    if (setup.config.distribution.ranks_per_machine == 0) {
-      setup.config.distribution.ranks_per_machine = ranks_per_host;
-    }
-    const ExperimentConfig& config = setup.config;
-    setup.outputs.result = vm.count("output") != 0 ? vm["output"].as<std::string>()
-                                                   : "results/run-" + config.distribution.strategy +
-                                                         "-" + config.workload.source + "-" +
-                                                         std::to_string(num_ranks) + "ranks.json";
-    setup.outputs.csv =
-        vm.count("csv") != 0
-            ? vm["csv"].as<std::string>()
-            : std::filesystem::path(setup.outputs.result).replace_extension(".csv").string();
-    if (vm.count("trace") != 0) setup.outputs.trace = vm["trace"].as<std::string>();
-    if (vm.count("plans") != 0) setup.outputs.plans = vm["plans"].as<std::string>();
-    setup.outputs.quiet = vm.count("quiet") != 0;
-    if (rank == 0) {  // the rank that writes them
-      check_output_path(setup.outputs.result, "--output");
-      check_output_path(setup.outputs.csv, "--csv");
-      if (!setup.outputs.trace.empty()) check_output_path(setup.outputs.trace, "--trace");
-      if (!setup.outputs.plans.empty()) check_output_path(setup.outputs.plans, "--plans");
-    }
-    setup.transport = vm["transport"].as<std::string>();
-    const std::string device = vm["device"].as<std::string>();
-    if (setup.transport != "mpi" && setup.transport != "nccl") {
-      throw ConfigError("--transport", "'" + setup.transport + "' is not one of: mpi, nccl");
-    }
-    if (setup.transport == "nccl" && device != "cuda") {
-      throw ConfigError("--transport", "nccl moves data between GPUs: it needs --device cuda");
-    }
-    if (setup.transport == "nccl" && config.distribution.all_reduce == "hierarchical") {
-      throw ConfigError("distribution.all_reduce",
-                        "'hierarchical' follows gnnbed's schedule on --transport mpi; NCCL picks "
-                        "its own all-reduce for the machines' topology");
-    }
-    const std::string device_features = vm["device-features"].as<std::string>();
-    if (device_features != "auto" && device_features != "host") {
-      throw ConfigError("--device-features", "'" + device_features + "' is not one of: auto, host");
-    }
-    setup.backend = make_compute_backend(device, local_rank);
-    setup.backend->allow_feature_tables(device_features == "auto");
-    const Stopwatch load;
-    setup.workload = load_rank_workload(config, num_ranks, rank);
-    setup.load_seconds = load.seconds();
-    return "";
-  } catch (const po::error& error) {
-    exit_code = 2;
-    return std::string(error.what()) + " (see --help)";
-  } catch (const ConfigError& error) {
-    exit_code = 2;
-    return error.what();
-  } catch (const std::exception& error) {
-    exit_code = 1;
-    return error.what();
+void prepare(int argc, char** argv, int num_ranks, int rank, int local_rank, int ranks_per_host,
+             Setup& setup) {
+  const po::options_description options = run_experiment_options();
+  const auto command_line = parse_command_line(argc, argv, options);
+  if (!command_line) {
+    setup.help = true;
+    return;
   }
-}
-
-// Agrees before any data-plane traffic: if one rank failed to set up, every rank stops with the
-// same code, and rank 0 says why (the first failed rank's problem). Collective.
-std::optional<int> setup_failure_code(MpiTransport& transport, const std::string& problem,
-                                      int exit_code) {
-  const auto problems =
-      transport.gather_to_root(problem.empty() ? "" : std::to_string(exit_code) + " " + problem);
-  const std::int64_t failures =
-      transport.sum_over_ranks(static_cast<std::int64_t>(problem.empty() ? 0 : 1));
-  if (failures == 0) return std::nullopt;
-  int code = 1;
-  if (transport.rank() == 0) {
-    for (std::size_t r = 0; r < problems.size(); ++r) {
-      if (problems[r].empty()) continue;
-      const auto space = problems[r].find(' ');
-      code = std::stoi(problems[r].substr(0, space));
-      std::fprintf(stderr, "run_experiment: rank %zu: %s\n", r,
-                   problems[r].substr(space + 1).c_str());
-      break;
-    }
+  const po::variables_map& vm = command_line->values;
+  // The P3 paper's setting: GraphSAGE, mini-batches of 1000 seeds, fanouts (25, 10).
+  setup.config = experiment_from_options(
+      command_line->parsed,
+      {"model.kind=sage", "training.batch_size=1000", "training.fanouts=25,10"});
+  // Unless the configuration names the machines, they are MPI's hosts (0 when those are not
+  // equal blocks of consecutive ranks: the strategy then asks for the field).
+  if (setup.config.distribution.ranks_per_machine == 0) {
+    setup.config.distribution.ranks_per_machine = ranks_per_host;
   }
-  return static_cast<int>(transport.max_over_ranks(static_cast<double>(code)));
+  const ExperimentConfig& config = setup.config;
+  setup.outputs.result = vm.count("output") != 0 ? vm["output"].as<std::string>()
+                                                 : "results/run-" + config.distribution.strategy +
+                                                       "-" + config.workload.source + "-" +
+                                                       std::to_string(num_ranks) + "ranks.json";
+  setup.outputs.csv =
+      vm.count("csv") != 0
+          ? vm["csv"].as<std::string>()
+          : std::filesystem::path(setup.outputs.result).replace_extension(".csv").string();
+  if (vm.count("trace") != 0) setup.outputs.trace = vm["trace"].as<std::string>();
+  if (vm.count("plans") != 0) setup.outputs.plans = vm["plans"].as<std::string>();
+  setup.outputs.quiet = vm.count("quiet") != 0;
+  if (rank == 0) {  // the rank that writes them
+    check_output_path(setup.outputs.result, "--output");
+    check_output_path(setup.outputs.csv, "--csv");
+    if (!setup.outputs.trace.empty()) check_output_path(setup.outputs.trace, "--trace");
+    if (!setup.outputs.plans.empty()) check_output_path(setup.outputs.plans, "--plans");
+  }
+  setup.transport = vm["transport"].as<std::string>();
+  const std::string device = vm["device"].as<std::string>();
+  if (setup.transport != "mpi" && setup.transport != "nccl") {
+    throw ConfigError("--transport", "'" + setup.transport + "' is not one of: mpi, nccl");
+  }
+  if (setup.transport == "nccl" && device != "cuda") {
+    throw ConfigError("--transport", "nccl moves data between GPUs: it needs --device cuda");
+  }
+  if (setup.transport == "nccl" && config.distribution.all_reduce == "hierarchical") {
+    throw ConfigError("distribution.all_reduce",
+                      "'hierarchical' follows gnnbed's schedule on --transport mpi; NCCL picks "
+                      "its own all-reduce for the machines' topology");
+  }
+  const std::string device_features = vm["device-features"].as<std::string>();
+  if (device_features != "auto" && device_features != "host") {
+    throw ConfigError("--device-features", "'" + device_features + "' is not one of: auto, host");
+  }
+  setup.backend = make_compute_backend(device, local_rank);
+  setup.backend->allow_feature_tables(device_features == "auto");
+  const Stopwatch load;
+  setup.workload = load_rank_workload(config, num_ranks, rank);
+  setup.load_seconds = load.seconds();
 }
 
 // The data plane: NCCL on every rank's GPU (collective), or nothing where the MPI transport itself
@@ -371,8 +337,11 @@ int run(int argc, char** argv, MpiTransport& transport) {
   Setup setup;
   int exit_code = 0;
   const int host_rank = local_rank(MPI_COMM_WORLD);
-  const std::string problem = prepare(argc, argv, num_ranks, rank, host_rank,
-                                      ranks_per_host(MPI_COMM_WORLD), setup, exit_code);
+  const std::string problem = setup_problem(
+      [&] {
+        prepare(argc, argv, num_ranks, rank, host_rank, ranks_per_host(MPI_COMM_WORLD), setup);
+      },
+      exit_code);
   transport.set_progress_timeout(setup.config.distribution.progress_timeout_seconds);
   if (const std::optional<int> code = setup_failure_code(transport, problem, exit_code)) {
     return *code;

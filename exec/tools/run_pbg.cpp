@@ -3,12 +3,11 @@
 #include "exec/tools/run_pbg.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <optional>
-#include <string_view>
 
 #include "exec/embedding/distributed_embeddings.hpp"
+#include "exec/tools/setup_agreement.hpp"
 #include "strategies/pbg.hpp"
 #include "workloads/common/command_line.hpp"
 #include "workloads/common/files.hpp"
@@ -21,85 +20,44 @@ namespace {
 
 struct PbgSetup {
   EmbeddingExperimentConfig config;
+  std::optional<LinkPredictionData> data;
   std::string output;
   bool quiet = false;
   double stall_timeout_seconds = 0;
   bool help = false;
 };
 
-// The command line without --strategy pbg, which chose this path.
-std::vector<char*> without_strategy(int argc, char** argv) {
-  std::vector<char*> kept;
-  for (int i = 0; i < argc; ++i) {
-    const std::string_view argument = argv[i];
-    if (argument == "--strategy" && i + 1 < argc) {
-      ++i;
-      continue;
-    }
-    if (argument.starts_with("--strategy=")) continue;
-    kept.push_back(argv[i]);
+// The command line, the strategy's checks and the workload; throws what stops the rank.
+void prepare(int argc, char** argv, int num_ranks, int rank, PbgSetup& setup) {
+  po::options_description options("mpirun -np N run_experiment --strategy pbg [options]");
+  options.add_options()("help,h", "show this help")("strategy", po::value<std::string>(),
+                                                    "pbg (PyTorch-BigGraph's embedding training)")(
+      "output,o", po::value<std::string>(),
+      "result file (JSON); default results/run-pbg-<dataset>-<N>ranks.json")(
+      "stall-timeout", po::value<double>()->default_value(600),
+      "seconds a rank may wait for its peers without progress before the run stops (0: never)")(
+      "quiet,q", "no per-epoch progress");
+  add_config_options(options, embedding_config_options());
+  const auto command_line = parse_command_line(argc, argv, options);
+  if (!command_line) {
+    setup.help = true;
+    return;
   }
-  return kept;
-}
-
-// The setup, or the problem (and its exit code) that stops every rank.
-std::string prepare(int argc, char** argv, int num_ranks, int rank, PbgSetup& setup,
-                    int& exit_code) {
-  try {
-    po::options_description options("mpirun -np N run_experiment --strategy pbg [options]");
-    options.add_options()("help,h", "show this help")(
-        "output,o", po::value<std::string>(),
-        "result file (JSON); default results/run-pbg-<dataset>-<N>ranks.json")(
-        "stall-timeout", po::value<double>()->default_value(600),
-        "seconds a rank may wait for its peers without progress before the run stops (0: never)")(
-        "quiet,q", "no per-epoch progress");
-    add_config_options(options, embedding_config_options());
-    std::vector<char*> arguments = without_strategy(argc, argv);
-    const auto command_line =
-        parse_command_line(static_cast<int>(arguments.size()), arguments.data(), options);
-    if (!command_line) {
-      setup.help = true;
-      return "";
-    }
-    const ConfigSources sources = config_sources(command_line->parsed, embedding_config_options());
-    setup.config =
-        embedding_experiment_from_json(resolve_config_document(sources.file, sources.assignments));
-    const po::variables_map& vm = command_line->values;
-    setup.output = vm.count("output") != 0
-                       ? vm["output"].as<std::string>()
-                       : "results/run-pbg-" +
-                             std::filesystem::path(setup.config.workload.source).stem().string() +
-                             "-" + std::to_string(num_ranks) + "ranks.json";
-    setup.quiet = vm.count("quiet") != 0;
-    setup.stall_timeout_seconds = vm["stall-timeout"].as<double>();
-    if (rank == 0) check_output_path(setup.output, "--output");
-    return "";
-  } catch (const po::error& error) {
-    exit_code = 2;
-    return std::string(error.what()) + " (see --help)";
-  } catch (const ConfigError& error) {
-    exit_code = 2;
-    return error.what();
-  } catch (const std::exception& error) {
-    exit_code = 1;
-    return error.what();
-  }
-}
-
-// Every rank learns whether any failed; rank 0 says why. Collective.
-std::optional<int> agreed_failure(MpiTransport& transport, const std::string& problem,
-                                  int exit_code) {
-  const std::vector<std::string> problems = transport.gather_to_root(problem);
-  const double code = transport.max_over_ranks(problem.empty() ? 0.0 : exit_code);
-  if (code == 0) return std::nullopt;
-  if (transport.rank() == 0) {
-    for (std::size_t r = 0; r < problems.size(); ++r) {
-      if (problems[r].empty()) continue;
-      std::fprintf(stderr, "run_experiment: rank %zu: %s\n", r, problems[r].c_str());
-      break;
-    }
-  }
-  return static_cast<int>(code);
+  const ConfigSources sources = config_sources(command_line->parsed, embedding_config_options());
+  setup.config =
+      embedding_experiment_from_json(resolve_config_document(sources.file, sources.assignments));
+  const po::variables_map& vm = command_line->values;
+  setup.output = vm.count("output") != 0
+                     ? vm["output"].as<std::string>()
+                     : "results/run-pbg-" +
+                           std::filesystem::path(setup.config.workload.source).stem().string() +
+                           "-" + std::to_string(num_ranks) + "ranks.json";
+  setup.quiet = vm.count("quiet") != 0;
+  setup.stall_timeout_seconds = vm["stall-timeout"].as<double>();
+  if (rank == 0) check_output_path(setup.output, "--output");
+  PbgStrategy::check(setup.config, num_ranks);
+  setup.data = load_link_prediction(setup.config.workload);
+  EntityPartitioning::check(setup.data->num_entities, setup.config.training.partitions);
 }
 
 void print_epoch(const DistributedEmbeddingEpoch& e, int epochs) {
@@ -127,9 +85,8 @@ void print_summary(const PbgSetup& setup, const LinkPredictionData& data,
                 static_cast<double>(report.sent[r][Traffic::embeddings]) / (1 << 20),
                 static_cast<long long>(report.sent[r][Traffic::control]));
   }
-  const bool as_planned =
-      report.sent == report.planned_sent && report.received == report.planned_received;
-  std::printf("  bytes by kind %s the plans'\n", as_planned ? "equal" : "DIFFER FROM");
+  std::printf("  bytes by kind %s the plans'\n",
+              report.bytes_match_plans() ? "equal" : "DIFFER FROM");
   std::printf("  result written to %s\n", setup.output.c_str());
 }
 
@@ -138,27 +95,16 @@ void print_summary(const PbgSetup& setup, const LinkPredictionData& data,
 int run_pbg_experiment(int argc, char** argv, MpiTransport& transport) {
   PbgSetup setup;
   int exit_code = 0;
-  std::string problem = prepare(argc, argv, transport.size(), transport.rank(), setup, exit_code);
-  std::optional<LinkPredictionData> data;
-  if (problem.empty() && !setup.help) {
-    try {
-      PbgStrategy::check(setup.config, transport.size());
-      data = load_link_prediction(setup.config.workload);
-      EntityPartitioning::check(data->num_entities, setup.config.training.partitions);
-    } catch (const ConfigError& error) {
-      problem = error.what();
-      exit_code = 2;
-    } catch (const std::exception& error) {
-      problem = error.what();
-      exit_code = 1;
-    }
+  const std::string problem = setup_problem(
+      [&] { prepare(argc, argv, transport.size(), transport.rank(), setup); }, exit_code);
+  if (const std::optional<int> code = setup_failure_code(transport, problem, exit_code)) {
+    return *code;
   }
-  if (const std::optional<int> code = agreed_failure(transport, problem, exit_code)) return *code;
   if (setup.help) return 0;
   const int epochs = setup.config.training.epochs;
   const bool quiet = setup.quiet;
   const DistributedEmbeddingReport report = train_embeddings_distributed(
-      *data, setup.config, transport,
+      *setup.data, setup.config, transport,
       [&](const DistributedEmbeddingEpoch& e) {
         if (!quiet) print_epoch(e, epochs);
       },
@@ -166,13 +112,12 @@ int run_pbg_experiment(int argc, char** argv, MpiTransport& transport) {
   if (transport.rank() != 0) return 0;
   nlohmann::json result = report.to_json();
   result["strategy"] = kPbgStrategyName;
-  result["bytes_match_plans"] =
-      report.sent == report.planned_sent && report.received == report.planned_received;
+  result["bytes_match_plans"] = report.bytes_match_plans();
   result["provenance"] = provenance_json(argc, argv);
   result["config"] = to_json(setup.config);
-  result["dataset"] = data->summary();
+  result["dataset"] = setup.data->summary();
   write_text_file_atomically(setup.output, result.dump(2) + "\n");
-  print_summary(setup, *data, report);
+  print_summary(setup, *setup.data, report);
   return 0;
 }
 

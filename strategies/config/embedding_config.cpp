@@ -136,6 +136,10 @@ std::uint64_t partition_seed(const EmbeddingTrainingConfig& config) {
 std::uint64_t negative_seed(const EmbeddingTrainingConfig& config) {
   return hash_mix(config.seed, 0x4e6);
 }
+bool evaluated_epoch(const EmbeddingTrainingConfig& config, int epoch) {
+  return epoch == config.epochs || (config.eval_every > 0 && epoch % config.eval_every == 0);
+}
+
 std::uint64_t bucket_seed(const EmbeddingTrainingConfig& config, int epoch, int bucket_index) {
   return hash_mix(negative_seed(config), static_cast<std::uint64_t>(epoch),
                   static_cast<std::uint64_t>(bucket_index));

@@ -63,6 +63,9 @@ nlohmann::json to_json(const EmbeddingExperimentConfig& config);
 std::uint64_t embedding_init_seed(const EmbeddingTrainingConfig& config);
 std::uint64_t partition_seed(const EmbeddingTrainingConfig& config);
 std::uint64_t negative_seed(const EmbeddingTrainingConfig& config);
+// Whether the held-out edges are ranked after `epoch` (counted from 1): every eval_every epochs,
+// and after the last.
+bool evaluated_epoch(const EmbeddingTrainingConfig& config, int epoch);
 // What trains bucket `bucket_index` (lhs * P + rhs) in `epoch`: its edge order and negatives, the
 // same on whichever machine or rank trains it.
 std::uint64_t bucket_seed(const EmbeddingTrainingConfig& config, int epoch, int bucket_index);

@@ -15,6 +15,7 @@
 #include "exec/embedding/embedding_trainer.hpp"
 #include "exec/embedding/link_ranking.hpp"
 #include "exec/embedding/sampled_ranking.hpp"
+#include "tests/support/planted_embeddings.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
 #include "workloads/common/random.hpp"
@@ -267,25 +268,14 @@ double planted_ceiling(const LinkPredictionData& data, int size) {
   return sum / static_cast<double>(2 * data.test.size());
 }
 
-EmbeddingExperimentConfig planted_config(std::int64_t entities, int degree, int partitions) {
-  EmbeddingExperimentConfig config;
-  config.workload.source = "planted";
-  config.workload.entities = entities;
-  config.workload.group_size = 20;
-  config.workload.degree = degree;
-  config.model.dimension = 32;
-  config.training.epochs = 50;
-  config.training.partitions = partitions;
-  return config;
-}
-
 TEST(EmbeddingTraining, LearnsPlantedCommunitiesNearlyAsWellAsTheyAllow) {
-  const LinkPredictionData data = load_link_prediction(planted_config(800, 8, 1).workload);
+  const LinkPredictionData data =
+      load_link_prediction(testing::planted_embedding_config(800, 8, 1).workload);
   const double ceiling = planted_ceiling(data, 20);
   std::vector<double> mrr;
   for (const int partitions : {1, 4}) {
-    const EmbeddingReport report =
-        train_embeddings(data, planted_config(800, 8, partitions), [](const auto&) {});
+    const EmbeddingReport report = train_embeddings(
+        data, testing::planted_embedding_config(800, 8, partitions), [](const auto&) {});
     EXPECT_GT(report.test.filtered.mrr, 0.85 * ceiling) << partitions << " partitions";
     EXPECT_LT(report.test.filtered.mrr, 1.1 * ceiling) << partitions << " partitions";
     mrr.push_back(report.test.filtered.mrr);
@@ -295,7 +285,7 @@ TEST(EmbeddingTraining, LearnsPlantedCommunitiesNearlyAsWellAsTheyAllow) {
 
 TEST(EmbeddingTraining, SwappingPartitionsToDiskComputesExactlyWhatMemoryDoes) {
   const testing::TemporaryDirectory dir;
-  EmbeddingExperimentConfig config = planted_config(200, 6, 3);
+  EmbeddingExperimentConfig config = testing::planted_embedding_config(200, 6, 3);
   config.model.scoring = "translation";
   config.training.epochs = 3;
   config.training.bucket_order = "affinity";
@@ -323,7 +313,7 @@ TEST(EmbeddingTraining, SwappingPartitionsToDiskComputesExactlyWhatMemoryDoes) {
 TEST(EmbeddingTraining, RefusesASwapDirectoryHoldingAnotherRunsPartitions) {
   const testing::TemporaryDirectory dir;
   dir.write("swap/partition-1.bin", "someone else's");
-  EmbeddingExperimentConfig config = planted_config(40, 3, 2);
+  EmbeddingExperimentConfig config = testing::planted_embedding_config(40, 3, 2);
   config.training.swap_directory = (dir.path() / "swap").string();
   const LinkPredictionData data = load_link_prediction(config.workload);
   EXPECT_THROW(train_embeddings(data, config, [](const auto&) {}), ConfigError);
@@ -370,7 +360,7 @@ TEST(LinkRanking, RanksCountEntitiesScoringHigherLeavingKnownEdgesAndTheQueryOut
 }
 
 TEST(EmbeddingTraining, ComputesTheSameModelOnAnyNumberOfThreads) {
-  EmbeddingExperimentConfig config = planted_config(300, 5, 2);
+  EmbeddingExperimentConfig config = testing::planted_embedding_config(300, 5, 2);
   config.training.epochs = 2;
   config.training.batch_size = 200;  // several chunks per batch, so threads share batches
   const LinkPredictionData data = load_link_prediction(config.workload);
@@ -408,7 +398,7 @@ TEST(SampledRanking, RanksAgainstTheChunksOtherEndsLeavingKnownEdgesOutWhenFilte
 }
 
 TEST(SampledRanking, RanksAnEdgeNoLowerThanRankingAgainstEveryEntity) {
-  EmbeddingExperimentConfig config = planted_config(2000, 6, 2);
+  EmbeddingExperimentConfig config = testing::planted_embedding_config(2000, 6, 2);
   config.training.epochs = 5;
   const LinkPredictionData data = load_link_prediction(config.workload);
   const EmbeddingReport full = train_embeddings(data, config, [](const auto&) {});

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "strategies/pbg.hpp"
+#include "tests/support/planted_embeddings.hpp"
 #include "workloads/link_prediction/link_prediction_data.hpp"
 
 namespace gnnbed {
@@ -157,14 +158,7 @@ class TokenRun {
 };
 
 EmbeddingExperimentConfig planted(std::int64_t entities, int partitions) {
-  EmbeddingExperimentConfig config;
-  config.workload.source = "planted";
-  config.workload.entities = entities;
-  config.workload.group_size = 20;
-  config.workload.degree = 5;
-  config.model.dimension = 8;
-  config.training.partitions = partitions;
-  return config;
+  return testing::planted_embedding_config(entities, 5, partitions);
 }
 
 TEST(PbgPlans, RunToTheEndTrainingTheLatestVersionOfEveryPartition) {
@@ -215,7 +209,9 @@ TEST(PbgPlans, FromBucketSizesAloneMatchThoseCarryingTheEdges) {
       EXPECT_EQ(carried[r].ops[i].deps, sized[r].ops[i].deps);
     }
     for (const TensorSpec& tensor : sized[r].tensors) {
-      if (tensor.kind == TensorKind::index) EXPECT_TRUE(tensor.index->empty()) << tensor.name;
+      if (tensor.kind == TensorKind::index) {
+        EXPECT_TRUE(tensor.index->empty()) << tensor.name;
+      }
     }
   }
 }
