@@ -2,16 +2,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <limits>
+#include <new>
 #include <numeric>
 
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
 
-void check_node_count(std::int64_t num_nodes, const std::string& origin) {
+void check_node_count(std::int64_t num_nodes, const std::string& origin, const std::string& field) {
   if (num_nodes < 0 || num_nodes > std::numeric_limits<NodeId>::max()) {
-    throw InputError(origin, 0, "num_nodes",
+    throw InputError(origin, 0, field,
                      std::to_string(num_nodes) + " nodes do not fit 32-bit node ids (at most " +
                          std::to_string(std::numeric_limits<NodeId>::max()) + ")");
   }
@@ -140,13 +142,140 @@ bool Graph::is_symmetric() const {
   return symmetric;
 }
 
+namespace {
+
+// Calls add(row, source) for every in-edge a chunk contributes: u -> v joins v's row and, when
+// symmetrizing, v -> u joins u's (a self loop once). In parallel: `add` must be thread-safe.
+template <typename Add>
+void for_each_in_edge(std::span<const NodeId> src, std::span<const NodeId> dst,
+                      const EdgeListOptions& options, const Add& add) {
+  const auto m = static_cast<std::int64_t>(src.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < m; ++e) {
+    const NodeId u = src[static_cast<std::size_t>(e)];
+    const NodeId v = dst[static_cast<std::size_t>(e)];
+    if (options.drop_self_loops && u == v) continue;
+    add(v, u);
+    if (options.symmetrize && u != v) add(u, v);
+  }
+}
+
+// Pass 1: every row's length, returned as the rows' offsets (duplicates included).
+std::vector<EdgeIndex> count_rows(std::size_t num_nodes, const EdgeStream& edges,
+                                  const EdgeListOptions& options) {
+  std::vector<std::atomic<EdgeIndex>> lengths(num_nodes);
+  edges([&](std::span<const NodeId> src, std::span<const NodeId> dst) {
+    for_each_in_edge(src, dst, options, [&](NodeId row, NodeId) {
+      lengths[static_cast<std::size_t>(row)].fetch_add(1, std::memory_order_relaxed);
+    });
+  });
+  std::vector<EdgeIndex> offsets(num_nodes + 1, 0);
+  for (std::size_t v = 0; v < num_nodes; ++v) {
+    offsets[v + 1] = offsets[v] + lengths[v].load(std::memory_order_relaxed);
+  }
+  return offsets;
+}
+
+// Pass 2: every source into its row. Slots are claimed with atomics, so the order inside a row is
+// arbitrary until the rows are sorted. A slot past its row's end (a stream that yields more edges
+// the second time) is refused, not written.
+void place_sources(std::span<const EdgeIndex> offsets, const EdgeStream& edges,
+                   const EdgeListOptions& options, NodeId* sources, const std::string& origin) {
+  const std::size_t num_nodes = offsets.size() - 1;
+  std::vector<std::atomic<EdgeIndex>> cursor(num_nodes);
+  for (std::size_t v = 0; v < num_nodes; ++v) cursor[v].store(offsets[v]);
+  std::atomic<bool> overflow{false};
+  auto refuse = [&] {
+    throw InputError(origin, 0, "edges",
+                     "yielded other edges on the second pass of the build than on the first");
+  };
+  edges([&](std::span<const NodeId> src, std::span<const NodeId> dst) {
+    for_each_in_edge(src, dst, options, [&](NodeId row, NodeId source) {
+      const auto r = static_cast<std::size_t>(row);
+      const EdgeIndex slot = cursor[r].fetch_add(1, std::memory_order_relaxed);
+      if (slot < offsets[r + 1]) {
+        sources[slot] = source;
+      } else {
+        overflow.store(true, std::memory_order_relaxed);
+      }
+    });
+    if (overflow.load()) refuse();
+  });
+  for (std::size_t v = 0; v < num_nodes; ++v) {
+    if (cursor[v].load() != offsets[v + 1]) refuse();
+  }
+}
+
+// Sorts every row and, deduplicating, drops the repeats and moves the rows together in place;
+// returns the rows' offsets after that.
+std::vector<EdgeIndex> sort_rows(std::vector<EdgeIndex> offsets, NodeId* sources,
+                                 bool deduplicate) {
+  const std::size_t num_nodes = offsets.size() - 1;
+  std::vector<EdgeIndex> kept(num_nodes + 1, 0);
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (std::int64_t v = 0; v < static_cast<std::int64_t>(num_nodes); ++v) {
+    const auto row = static_cast<std::size_t>(v);
+    NodeId* first = sources + offsets[row];
+    NodeId* last = sources + offsets[row + 1];
+    std::sort(first, last);
+    if (deduplicate) last = std::unique(first, last);
+    kept[row + 1] = last - first;
+  }
+  if (!deduplicate) return offsets;
+  std::inclusive_scan(kept.begin(), kept.end(), kept.begin());
+  // In order: a row moves left, possibly onto where earlier rows were before they moved.
+  for (std::size_t row = 0; row < num_nodes; ++row) {
+    if (kept[row] == offsets[row]) continue;
+    std::copy_n(sources + offsets[row], kept[row + 1] - kept[row], sources + kept[row]);
+  }
+  return kept;
+}
+
+// The sources' storage is malloc's, not a vector's: realloc gives back what deduplication freed
+// without copying the rows into a smaller array (which would hold the edges twice), and no page is
+// zero-filled before the placement pass writes it.
+struct FreeStorage {
+  void operator()(void* storage) const { std::free(storage); }
+};
+using SourceStorage = std::unique_ptr<NodeId[], FreeStorage>;
+
+SourceStorage allocate_sources(EdgeIndex count) {
+  void* storage =
+      std::malloc(static_cast<std::size_t>(std::max<EdgeIndex>(count, 1)) * sizeof(NodeId));
+  if (storage == nullptr) throw std::bad_alloc();
+  return SourceStorage(static_cast<NodeId*>(storage));
+}
+
+SharedArray<NodeId> shrink_sources(SourceStorage storage, EdgeIndex count) {
+  const auto bytes = static_cast<std::size_t>(std::max<EdgeIndex>(count, 1)) * sizeof(NodeId);
+  // A failed realloc leaves the block as it was: keep it whole.
+  NodeId* sources = static_cast<NodeId*>(std::realloc(storage.get(), bytes));
+  if (sources == nullptr) sources = storage.get();
+  storage.release();
+  const std::shared_ptr<const void> owner(sources, FreeStorage{});
+  return SharedArray<NodeId>(std::span<const NodeId>(sources, static_cast<std::size_t>(count)),
+                             owner);
+}
+
+}  // namespace
+
+Graph build_graph(std::int64_t num_nodes, const EdgeStream& edges, const EdgeListOptions& options,
+                  const std::string& origin) {
+  check_node_count(num_nodes, origin);
+  std::vector<EdgeIndex> offsets = count_rows(static_cast<std::size_t>(num_nodes), edges, options);
+  SourceStorage sources = allocate_sources(offsets.back());
+  place_sources(offsets, edges, options, sources.get(), origin);
+  offsets = sort_rows(std::move(offsets), sources.get(), options.deduplicate);
+  const EdgeIndex count = offsets.back();
+  return Graph(SharedArray(std::move(offsets)), shrink_sources(std::move(sources), count), origin);
+}
+
 Graph build_graph(std::int64_t num_nodes, std::span<const NodeId> src, std::span<const NodeId> dst,
                   const EdgeListOptions& options, const std::string& origin) {
   check_node_count(num_nodes, origin);
   if (src.size() != dst.size()) {
     throw InputError(origin, 0, "edges", "source and destination lists differ in length");
   }
-  const auto n = static_cast<std::size_t>(num_nodes);
   const auto m = static_cast<std::int64_t>(src.size());
   std::int64_t bad_edge = -1;
 #pragma omp parallel for reduction(max : bad_edge) schedule(static)
@@ -163,62 +292,8 @@ Graph build_graph(std::int64_t num_nodes, std::span<const NodeId> src, std::span
                          std::to_string(dst[i]) + ") has an id outside [0, " +
                          std::to_string(num_nodes) + ")");
   }
-
-  auto keep = [&](std::size_t i) { return !(options.drop_self_loops && src[i] == dst[i]); };
-  // Counting sort by destination. Slots are claimed with atomics, so the order inside a row is
-  // arbitrary; sorting every row afterwards makes the result deterministic.
-  std::vector<std::atomic<EdgeIndex>> cursor(n + 1);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t e = 0; e < m; ++e) {
-    const auto i = static_cast<std::size_t>(e);
-    if (!keep(i)) continue;
-    cursor[static_cast<std::size_t>(dst[i]) + 1].fetch_add(1, std::memory_order_relaxed);
-    if (options.symmetrize && src[i] != dst[i]) {
-      cursor[static_cast<std::size_t>(src[i]) + 1].fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  std::vector<EdgeIndex> offsets(n + 1, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    offsets[v + 1] = offsets[v] + cursor[v + 1].load(std::memory_order_relaxed);
-  }
-  for (std::size_t v = 0; v <= n; ++v) cursor[v].store(offsets[v], std::memory_order_relaxed);
-  std::vector<NodeId> sources(static_cast<std::size_t>(offsets[n]));
-#pragma omp parallel for schedule(static)
-  for (std::int64_t e = 0; e < m; ++e) {
-    const auto i = static_cast<std::size_t>(e);
-    if (!keep(i)) continue;
-    sources[static_cast<std::size_t>(
-        cursor[static_cast<std::size_t>(dst[i])].fetch_add(1, std::memory_order_relaxed))] = src[i];
-    if (options.symmetrize && src[i] != dst[i]) {
-      sources[static_cast<std::size_t>(cursor[static_cast<std::size_t>(src[i])].fetch_add(
-          1, std::memory_order_relaxed))] = dst[i];
-    }
-  }
-  std::vector<std::atomic<EdgeIndex>>().swap(cursor);
-
-  std::vector<EdgeIndex> kept(n + 1, 0);
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (std::int64_t v = 0; v < num_nodes; ++v) {
-    const auto row = static_cast<std::size_t>(v);
-    auto first = sources.begin() + offsets[row];
-    auto last = sources.begin() + offsets[row + 1];
-    std::sort(first, last);
-    if (options.deduplicate) last = std::unique(first, last);
-    kept[row + 1] = last - first;
-  }
-  if (!options.deduplicate) {
-    return Graph(SharedArray(std::move(offsets)), SharedArray(std::move(sources)), origin);
-  }
-
-  std::inclusive_scan(kept.begin(), kept.end(), kept.begin());
-  std::vector<NodeId> compact(static_cast<std::size_t>(kept[n]));
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (std::int64_t v = 0; v < num_nodes; ++v) {
-    const auto row = static_cast<std::size_t>(v);
-    std::copy_n(sources.begin() + offsets[row], kept[row + 1] - kept[row],
-                compact.begin() + kept[row]);
-  }
-  return Graph(SharedArray(std::move(kept)), SharedArray(std::move(compact)), origin);
+  return build_graph(
+      num_nodes, [&](const EdgeChunkVisitor& visit) { visit(src, dst); }, options, origin);
 }
 
 }  // namespace gnnbed

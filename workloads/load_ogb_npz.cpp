@@ -25,14 +25,24 @@ std::int64_t read_num_nodes(NpzArchive& archive) {
         where, 0, "num_nodes_list",
         std::to_string(counts.size()) + " graphs; only single-graph datasets are supported");
   }
-  check_node_count(counts.front(), where);
+  check_node_count(counts.front(), where, "num_nodes_list");
   require_memory_for(counts.front() * kLeastBytesPerNode,
                      std::to_string(counts.front()) + " nodes would", where, 0, "num_nodes_list");
   return counts.front();
 }
 
+// count * unit_bytes, saturated at the int64 maximum rather than overflowing: an array's element
+// count is bounded only by the size its member declares, which a deflated member can overstate.
+std::int64_t bytes_for(std::int64_t count, std::int64_t unit_bytes) {
+  const std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  return count > most / unit_bytes ? most : count * unit_bytes;
+}
+
 // edge_index is 2 x E: in C order every source, then every destination; in Fortran order the
-// pairs one after the other.
+// pairs one after the other. It is streamed into the CSR twice (build_graph's two passes: count
+// the rows, then fill them), so the edges are never held as a list. Edge counts and element
+// positions are 64-bit (5.5 B edges are 11 B elements); ids are checked before they narrow to
+// NodeId, on both passes.
 Graph read_edges(NpzArchive& archive, std::int64_t num_nodes, bool symmetrize) {
   const std::string where = npz_location(archive.file(), "edge_index");
   const NpyHeader header = archive.header("edge_index");
@@ -41,28 +51,51 @@ Graph read_edges(NpzArchive& archive, std::int64_t num_nodes, bool symmetrize) {
   }
   const std::int64_t edges = header.shape[1];
   if (edges == 0) throw InputError(where, 0, "shape", "holds no edges");
-  require_memory_for(2 * edges * static_cast<std::int64_t>(sizeof(NodeId)),
+  // The CSR's sources: an entry per edge, two when symmetrizing (less the self loops and, once
+  // built, the duplicates); nothing else grows with the edges.
+  const std::int64_t entries_per_edge = symmetrize ? 2 : 1;
+  require_memory_for(bytes_for(edges, entries_per_edge * static_cast<std::int64_t>(sizeof(NodeId))),
                      std::to_string(edges) + " edges would", where, 0, "edge_index");
-  std::vector<NodeId> src(static_cast<std::size_t>(edges));
-  std::vector<NodeId> dst(static_cast<std::size_t>(edges));
-  std::int64_t position = 0;
-  archive.read_integers("edge_index", [&](std::span<const std::int64_t> ids) {
-    for (const std::int64_t id : ids) {
-      if (id < 0 || id >= num_nodes) {
-        throw InputError(where, 0, "edge_index",
-                         "node id " + std::to_string(id) + " at element " +
-                             std::to_string(position) + " is outside [0, " +
-                             std::to_string(num_nodes) + ") (num_nodes_list)");
-      }
-      const bool source = header.fortran_order ? position % 2 == 0 : position < edges;
-      const std::int64_t edge = header.fortran_order ? position / 2 : position % edges;
-      (source ? src : dst)[static_cast<std::size_t>(edge)] = static_cast<NodeId>(id);
-      ++position;
+  // The element of edge `edge`'s source (row 0) or destination (row 1), for errors.
+  auto element = [&](std::int64_t edge, std::int64_t row) {
+    return header.fortran_order ? 2 * edge + row : row * edges + edge;
+  };
+  auto node_id = [&](std::int64_t id, std::int64_t edge, std::int64_t row) {
+    if (id < 0 || id >= num_nodes) {
+      throw InputError(where, 0, "edge_index",
+                       "node id " + std::to_string(id) + " at element " +
+                           std::to_string(element(edge, row)) + " is outside [0, " +
+                           std::to_string(num_nodes) + ") (num_nodes_list)");
     }
-  });
+    return static_cast<NodeId>(id);
+  };
+  // The build gets the edges in batches far larger than the reader's chunks, so that its parallel
+  // loops run long enough to repay starting their threads.
+  constexpr std::size_t kBatchEdges = std::size_t{1} << 20;
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+  src.reserve(kBatchEdges);
+  dst.reserve(kBatchEdges);
+  const EdgeStream stream = [&](const EdgeChunkVisitor& visit) {
+    auto hand_over = [&] {
+      visit(src, dst);
+      src.clear();
+      dst.clear();
+    };
+    std::int64_t edge = 0;
+    archive.read_integer_columns("edge_index", [&](std::span<const std::int64_t> sources,
+                                                   std::span<const std::int64_t> targets) {
+      for (std::size_t i = 0; i < sources.size(); ++i, ++edge) {
+        src.push_back(node_id(sources[i], edge, 0));
+        dst.push_back(node_id(targets[i], edge, 1));
+      }
+      if (src.size() >= kBatchEdges) hand_over();
+    });
+    hand_over();
+  };
   EdgeListOptions options;
   options.symmetrize = symmetrize;
-  return build_graph(num_nodes, src, dst, options, where);
+  return build_graph(num_nodes, stream, options, where);
 }
 
 std::vector<std::int32_t> read_labels(NpzArchive& archive, std::int64_t num_nodes) {
@@ -101,7 +134,7 @@ std::shared_ptr<const FeatureStore> read_features(NpzArchive& archive, std::int6
   if (header.fortran_order) {
     throw InputError(where, 0, "fortran_order", "is True; save the features in C (row) order");
   }
-  require_memory_for(header.elements() * static_cast<std::int64_t>(sizeof(float)),
+  require_memory_for(bytes_for(header.elements(), static_cast<std::int64_t>(sizeof(float))),
                      std::to_string(num_nodes) + " nodes of " + std::to_string(header.shape[1]) +
                          " features would",
                      where, 0, "node_feat");

@@ -107,9 +107,19 @@ Value element_value(NpyType type, const unsigned char* bytes) {
   return Value{};
 }
 
-bool is_integer(NpyType type) {
-  return type != NpyType::float16 && type != NpyType::float32 && type != NpyType::float64 &&
-         type != NpyType::boolean;
+// `count` elements, one every `stride` bytes from `raw`, as Value.
+template <typename Value>
+void convert_elements(NpyType type, const unsigned char* raw, std::size_t stride, std::size_t count,
+                      Value* out) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = element_value<Value>(type, raw + i * stride);
+}
+
+void require_integers(const NpyHeader& header, const std::string& where) {
+  const NpyType type = header.type;
+  if (type == NpyType::float16 || type == NpyType::float32 || type == NpyType::float64 ||
+      type == NpyType::boolean) {
+    throw InputError(where, 0, "descr", "holds no integers (ids must be an integer array)");
+  }
 }
 
 // The text after `key` in the header dictionary, up to the next top-level ',' or '}'.
@@ -228,11 +238,10 @@ class NpzArchive::MemberStream {
     if (little_endian(local.data(), 4) != kLocalHeader) {
       throw InputError(where, 0, "", "the member's local header is corrupt");
     }
-    const std::uint64_t data = member.local_header + kLocalHeaderBytes +
-                               little_endian(local.data() + 26, 2) +
-                               little_endian(local.data() + 28, 2);
+    data_begin_ = member.local_header + kLocalHeaderBytes + little_endian(local.data() + 26, 2) +
+                  little_endian(local.data() + 28, 2);
     in_.clear();
-    in_.seekg(static_cast<std::streamoff>(data));
+    in_.seekg(static_cast<std::streamoff>(data_begin_));
     if (member.method == 8) {
       if (inflateInit2(&zip_, -MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
       inflating_ = true;
@@ -263,10 +272,38 @@ class NpzArchive::MemberStream {
   }
 
   std::uint64_t left() const { return member_.bytes - produced_; }
+  std::uint64_t position() const { return produced_; }
+
+  // Moves on to byte `byte` of the member (at or after position()) without checksumming what it
+  // passes: the checksum restarts there, for finish_with. A stored member is entered by seeking;
+  // a deflated one has to be inflated up to there, and what is inflated is discarded.
+  void skip_to(std::uint64_t byte) {
+    if (byte < produced_ || byte > member_.bytes) fail("ends before its data does");
+    if (inflating_) {
+      std::vector<unsigned char> discarded(kChunkBytes);
+      while (produced_ < byte) {
+        const auto count =
+            static_cast<std::size_t>(std::min<std::uint64_t>(byte - produced_, kChunkBytes));
+        inflate_into(discarded.data(), count);
+        produced_ += count;
+      }
+    } else {
+      in_.clear();
+      in_.seekg(static_cast<std::streamoff>(data_begin_ + byte));
+      produced_ = byte;
+    }
+    checksummed_from_ = byte;
+    crc_ = crc32_z(0, nullptr, 0);
+  }
+
   // Every byte read and the checksum right.
-  void finish() {
-    if (produced_ != member_.bytes) fail("has data after the array's elements");
-    if (crc_ != member_.crc) fail("fails its CRC-32 check (the archive is damaged)");
+  void finish() const { check_whole(produced_, crc_); }
+  // The same for a member read in two parts: this stream from its start up to where `rest` was
+  // moved (skip_to), `rest` from there on.
+  void finish_with(const MemberStream& rest) const {
+    if (produced_ != rest.checksummed_from_) fail("has data between the parts read");
+    const auto rest_bytes = static_cast<z_off_t>(rest.produced_ - rest.checksummed_from_);
+    check_whole(rest.produced_, crc32_combine(crc_, rest.crc_, rest_bytes));
   }
 
  private:
@@ -289,6 +326,10 @@ class NpzArchive::MemberStream {
       if (status != Z_OK && status != Z_STREAM_END) fail("is not valid deflate data");
     }
   }
+  void check_whole(std::uint64_t produced, uLong crc) const {
+    if (produced != member_.bytes) fail("has data after the array's elements");
+    if (crc != member_.crc) fail("fails its CRC-32 check (the archive is damaged)");
+  }
   [[noreturn]] void fail(const std::string& problem) const {
     throw InputError(where_, 0, "", "the member " + problem);
   }
@@ -299,8 +340,10 @@ class NpzArchive::MemberStream {
   z_stream zip_{};
   bool inflating_ = false;
   std::vector<unsigned char> input_;
+  std::uint64_t data_begin_ = 0;  // where the member's bytes start in the archive
   std::uint64_t consumed_ = 0;
   std::uint64_t produced_ = 0;
+  std::uint64_t checksummed_from_ = 0;
   uLong crc_ = crc32_z(0, nullptr, 0);
 };
 
@@ -479,9 +522,7 @@ void NpzArchive::read_elements(const std::string& array, const CheckHeader& chec
   for (std::int64_t left = header.elements(); left > 0;) {
     const auto count = static_cast<std::size_t>(std::min<std::int64_t>(left, per_chunk));
     stream->read(raw.data(), count * element);
-    for (std::size_t i = 0; i < count; ++i) {
-      values[i] = element_value<Value>(header.type, raw.data() + i * element);
-    }
+    convert_elements(header.type, raw.data(), element, count, values.data());
     consume(std::span<const Value>(values.data(), count));
     left -= static_cast<std::int64_t>(count);
   }
@@ -498,13 +539,56 @@ void NpzArchive::read_integers(const std::string& array,
                                const std::function<void(std::span<const std::int64_t>)>& consume) {
   const std::string where = npz_location(file_, array);
   read_elements<std::int64_t>(
-      array,
-      [&](const NpyHeader& header) {
-        if (!is_integer(header.type)) {
-          throw InputError(where, 0, "descr", "holds no integers (ids must be an integer array)");
-        }
-      },
-      consume);
+      array, [&](const NpyHeader& header) { require_integers(header, where); }, consume);
+}
+
+void NpzArchive::read_integer_columns(
+    const std::string& array,
+    const std::function<void(std::span<const std::int64_t>, std::span<const std::int64_t>)>&
+        consume) {
+  const std::string where = npz_location(file_, array);
+  std::unique_ptr<MemberStream> first_row;
+  const NpyHeader header = open(array, first_row);
+  require_integers(header, where);
+  if (header.shape.size() != 2 || header.shape[0] != 2) {
+    throw InputError(where, 0, "shape", "must be (2, n): two rows");
+  }
+  // open() checked that the shape's bytes fit the member, so no product here overflows.
+  const auto element = static_cast<std::uint64_t>(header.element_bytes);
+  const std::int64_t columns = header.shape[1];
+  std::unique_ptr<MemberStream> second_row;
+  if (!header.fortran_order) {
+    open(array, second_row);
+    second_row->skip_to(second_row->position() + static_cast<std::uint64_t>(columns) * element);
+  }
+  // A chunk holds `per_chunk` columns: in C order a run of each row, in Fortran order the pairs.
+  const std::size_t per_chunk = kChunkBytes / (2 * element);
+  std::vector<unsigned char> raw(2 * per_chunk * element);
+  std::vector<std::int64_t> values(2 * per_chunk);
+  for (std::int64_t left = columns; left > 0;) {
+    const auto count = static_cast<std::size_t>(std::min<std::int64_t>(left, per_chunk));
+    const std::size_t row_bytes = count * element;
+    std::size_t stride = element;
+    std::size_t second_at = row_bytes;
+    if (second_row) {
+      first_row->read(raw.data(), row_bytes);
+      second_row->read(raw.data() + row_bytes, row_bytes);
+    } else {
+      first_row->read(raw.data(), 2 * row_bytes);
+      stride = 2 * element;
+      second_at = element;
+    }
+    convert_elements(header.type, raw.data(), stride, count, values.data());
+    convert_elements(header.type, raw.data() + second_at, stride, count, values.data() + count);
+    consume(std::span<const std::int64_t>(values.data(), count),
+            std::span<const std::int64_t>(values.data() + count, count));
+    left -= static_cast<std::int64_t>(count);
+  }
+  if (second_row) {
+    first_row->finish_with(*second_row);
+  } else {
+    first_row->finish();
+  }
 }
 
 }  // namespace gnnbed

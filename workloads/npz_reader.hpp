@@ -61,6 +61,14 @@ class NpzArchive {
   // The same for integer arrays (a floating-point or boolean array is refused).
   void read_integers(const std::string& array,
                      const std::function<void(std::span<const std::int64_t>)>& consume);
+  // Streams a (2, n) integer array column by column, whatever its storage order: `consume` gets
+  // the next elements of the first row and, as many, the same columns of the second. In C order
+  // the rows lie n elements apart in the member and two streams read them in lockstep; a deflated
+  // member cannot be entered in the middle, so the second inflates the first row and discards it
+  // on its way to the second (the first row is inflated twice, nothing is held).
+  void read_integer_columns(const std::string& array,
+                            const std::function<void(std::span<const std::int64_t>,
+                                                     std::span<const std::int64_t>)>& consume);
 
  private:
   struct Member;

@@ -132,6 +132,57 @@ TEST(BuildGraph, IdsOutOfRangeNameTheOrigin) {
                      std::to_string(too_many));
 }
 
+// Yields the edges in chunks of 7, the last chunk first: a stream need not keep the lists' order.
+EdgeStream chunked_backwards(const Edges& edges) {
+  return [&edges](const EdgeChunkVisitor& visit) {
+    const std::span<const NodeId> src(edges.src);
+    const std::span<const NodeId> dst(edges.dst);
+    constexpr std::size_t kChunk = 7;
+    for (std::size_t end = src.size(); end > 0;) {
+      const std::size_t begin = end > kChunk ? end - kChunk : 0;
+      visit(src.subspan(begin, end - begin), dst.subspan(begin, end - begin));
+      end = begin;
+    }
+  };
+}
+
+TEST(BuildGraph, FromAStreamGivesTheListsCsr) {
+  Edges edges;
+  for (NodeId e = 0; e < 600; ++e) {  // repeats, and a self loop every fifth edge
+    edges.src.push_back((e * 37) % 40);
+    edges.dst.push_back(e % 5 == 0 ? edges.src.back() : (e * 11 + 3) % 40);
+  }
+  for (const bool symmetrize : {false, true}) {
+    for (const bool drop_self_loops : {false, true}) {
+      for (const bool deduplicate : {false, true}) {
+        const EdgeListOptions chosen = options(symmetrize, drop_self_loops, deduplicate);
+        const Graph lists = build_graph(40, edges.src, edges.dst, chosen, "lists");
+        const Graph streamed = build_graph(40, chunked_backwards(edges), chosen, "stream");
+        EXPECT_EQ(std::vector<EdgeIndex>(streamed.offsets().begin(), streamed.offsets().end()),
+                  std::vector<EdgeIndex>(lists.offsets().begin(), lists.offsets().end()));
+        EXPECT_EQ(rows(streamed), rows(lists));
+      }
+    }
+  }
+}
+
+// The second pass places what the first counted: more or fewer edges then are refused, not written.
+TEST(BuildGraph, AStreamThatChangesBetweenPassesIsRefused) {
+  const Edges edges = small_edges();
+  for (const std::size_t second_pass_edges : {std::size_t{4}, std::size_t{6}}) {
+    Edges second = edges;
+    second.src.resize(second_pass_edges, 2);
+    second.dst.resize(second_pass_edges, 2);
+    int pass = 0;
+    const EdgeStream changing = [&](const EdgeChunkVisitor& visit) {
+      const Edges& yielded = ++pass == 1 ? edges : second;
+      visit(yielded.src, yielded.dst);
+    };
+    expect_input_error([&] { build_graph(3, changing, EdgeListOptions{}, "stream"); }, "stream",
+                       "edges", "second pass");
+  }
+}
+
 Graph from_arrays(std::vector<EdgeIndex> offsets, std::vector<NodeId> sources) {
   return Graph(SharedArray(std::move(offsets)), SharedArray(std::move(sources)), "csr.bin");
 }

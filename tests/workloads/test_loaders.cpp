@@ -2,14 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "tests/support/expect_input_error.hpp"
+#include "tests/support/npz_writer.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/common/errors.hpp"
+#include "workloads/load_ogb_npz.hpp"
 #include "workloads/loaders.hpp"
 #include "workloads/npz_reader.hpp"
 #include "workloads/sparse_features.hpp"
@@ -18,8 +24,11 @@ namespace gnnbed {
 namespace {
 
 using testing::bundled_dataset;
+using testing::npy_float64;
+using testing::npy_int64;
 using testing::TemporaryDirectory;
 using testing::write_gzip;
+using testing::write_npz;
 
 std::vector<EdgeIndex> offsets_of(const Graph& graph) {
   return {graph.offsets().begin(), graph.offsets().end()};
@@ -442,6 +451,133 @@ TEST(LoadOgbNpz, BadArchivesAreRefusedSayingWhereAndWhy) {
   const auto root = write_ogb_npz(e, "deflated-data.npz", "deflated-node-label.npz");
   std::filesystem::remove(root / "raw/node-label.npz");
   expect_refused(root, "no such file");
+}
+
+// ---------------------------------------------------------------- edge_index streamed into the CSR
+
+// Edges over `num_nodes` ids with repeats and every seventh a self loop, the same on every
+// platform (mt19937's raw output).
+struct RandomEdges {
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+};
+RandomEdges random_edges(std::uint32_t num_nodes, std::size_t count, std::uint32_t seed) {
+  std::mt19937 random(seed);
+  RandomEdges edges;
+  for (std::size_t e = 0; e < count; ++e) {
+    edges.src.push_back(static_cast<NodeId>(random() % num_nodes));
+    edges.dst.push_back(e % 7 == 0 ? edges.src.back() : static_cast<NodeId>(random() % num_nodes));
+  }
+  return edges;
+}
+
+// raw/data.npz with `edges` as edge_index, in C or Fortran order, and raw/node-label.npz with a
+// label per node, every member stored or deflated.
+std::filesystem::path write_npz_edges(const TemporaryDirectory& dir, std::int64_t num_nodes,
+                                      const RandomEdges& edges, bool fortran_order, bool deflated) {
+  std::vector<std::int64_t> ids;
+  if (fortran_order) {
+    for (std::size_t e = 0; e < edges.src.size(); ++e) {
+      ids.push_back(edges.src[e]);
+      ids.push_back(edges.dst[e]);
+    }
+  } else {
+    ids.assign(edges.src.begin(), edges.src.end());
+    ids.insert(ids.end(), edges.dst.begin(), edges.dst.end());
+  }
+  const std::vector<std::int64_t> count{num_nodes};
+  const auto num_edges = static_cast<std::int64_t>(edges.src.size());
+  write_npz(dir.path() / "raw/data.npz",
+            {{"num_nodes_list", npy_int64({1}, false, count)},
+             {"edge_index", npy_int64({2, num_edges}, fortran_order, ids)}},
+            deflated);
+  const std::vector<double> labels(static_cast<std::size_t>(num_nodes), 0.0);
+  write_npz(dir.path() / "raw/node-label.npz", {{"node_label", npy_float64({num_nodes}, labels)}},
+            deflated);
+  return dir.path() / "raw";
+}
+
+TEST(LoadOgbNpz, StreamedEdgeIndexGivesBuildGraphsCsr) {
+  // 150,000 edges: three of the reader's chunks (65,536 int64 columns), the last one partial.
+  constexpr std::uint32_t kNodes = 500;
+  const RandomEdges edges = random_edges(kNodes, 150'000, 28);
+  for (const bool fortran_order : {false, true}) {
+    for (const bool deflated : {false, true}) {
+      TemporaryDirectory dir;
+      const auto raw = write_npz_edges(dir, kNodes, edges, fortran_order, deflated);
+      for (const bool symmetrize : {false, true}) {
+        SCOPED_TRACE(std::string(fortran_order ? "Fortran" : "C") + " order, " +
+                     (deflated ? "deflated" : "stored") + (symmetrize ? ", symmetrized" : ""));
+        EdgeListOptions options;
+        options.symmetrize = symmetrize;
+        const Graph expected = build_graph(kNodes, edges.src, edges.dst, options, "lists");
+        const Graph graph = read_ogb_npz(raw, symmetrize).graph;
+        EXPECT_EQ(offsets_of(graph), offsets_of(expected));
+        EXPECT_EQ(sources_of(graph), sources_of(expected));
+      }
+    }
+  }
+}
+
+// The tiny tree with raw/data.npz replaced by a stored archive of `members`.
+std::filesystem::path write_ogb_data_npz(
+    const TemporaryDirectory& dir,
+    const std::vector<std::pair<std::string, std::string>>& members) {
+  const auto root = write_ogb_npz(dir, "deflated-data.npz", "deflated-node-label.npz");
+  write_npz(root / "raw/data.npz", members, false);
+  return root;
+}
+
+// The tiny tree's edges as edge_index in C order.
+const std::vector<std::int64_t> kTinyEdgeIndex{0, 1, 3, 4, 1, 2, 4, 0};
+
+TEST(LoadOgbNpz, MoreNodesThan32BitIdsHoldAreRefusedNamingNumNodesList) {
+  const std::vector<std::int64_t> too_many{std::int64_t{std::numeric_limits<NodeId>::max()} + 1};
+  TemporaryDirectory dir;
+  const auto root =
+      write_ogb_data_npz(dir, {{"num_nodes_list", npy_int64({1}, false, too_many)},
+                               {"edge_index", npy_int64({2, 4}, false, kTinyEdgeIndex)}});
+  testing::expect_input_error([&] { load_ogb(root, {}); }, "data.npz:num_nodes_list", 0,
+                              "num_nodes_list", "2147483648 nodes do not fit 32-bit node ids");
+}
+
+TEST(LoadOgbNpz, AnEdgeIndexShapeBeyondItsBytesIsRefusedNamingTheShape) {
+  const std::vector<std::int64_t> six{6};
+  // 2 x 2^62 int64 ids overflow a 64-bit byte count; 2 x 2^59 make 2^63 bytes, past int64; 2 x 100
+  // are more than the member's 4 edges.
+  for (const std::int64_t edges :
+       {std::int64_t{1} << 62, std::int64_t{1} << 59, std::int64_t{100}}) {
+    SCOPED_TRACE(edges);
+    TemporaryDirectory dir;
+    const auto root =
+        write_ogb_data_npz(dir, {{"num_nodes_list", npy_int64({1}, false, six)},
+                                 {"edge_index", npy_int64({2, edges}, false, kTinyEdgeIndex)}});
+    testing::expect_input_error([&] { load_ogb(root, {}); }, "data.npz:edge_index", 0, "shape",
+                                "but the member holds 64");
+  }
+}
+
+// An id changed within range: only the checksum, combined over the streams that read the two rows,
+// can tell.
+TEST(LoadOgbNpz, ADamagedIdInEitherRowFailsTheChecksum) {
+  const std::vector<std::int64_t> six{6};
+  const std::string edge_index = npy_int64({2, 4}, false, kTinyEdgeIndex);
+  for (const std::size_t element : {1, 5}) {  // a source 1 -> 0, a destination 2 -> 3
+    SCOPED_TRACE(element);
+    TemporaryDirectory dir;
+    const auto root = write_ogb_data_npz(
+        dir, {{"num_nodes_list", npy_int64({1}, false, six)}, {"edge_index", edge_index}});
+    const auto path = root / "raw/data.npz";
+    std::string archive;
+    {
+      std::ifstream in(path, std::ios::binary);
+      archive.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const std::size_t data = archive.find(edge_index) + edge_index.size() - 64;
+    archive[data + 8 * element] = static_cast<char>(archive[data + 8 * element] ^ 1);
+    std::ofstream(path, std::ios::binary) << archive;
+    expect_refused(root, "CRC-32");
+  }
 }
 
 }  // namespace
