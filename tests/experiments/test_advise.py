@@ -16,6 +16,8 @@ loader = importlib.machinery.SourceFileLoader("advise", ADVISE)
 spec = importlib.util.spec_from_loader("advise", loader)
 advise = importlib.util.module_from_spec(spec)
 loader.exec_module(advise)
+sys.path.insert(0, os.path.dirname(ADVISE))
+import advise_validation_table  # noqa: E402  (experiments/, beside advise)
 
 
 def candidate(name, strategy, seconds, parts, mb):
@@ -111,6 +113,75 @@ class WholeRun(unittest.TestCase):
             self.assertEqual(done.returncode, 2)
             self.assertIn("--batch-sizes", done.stderr)
             self.assertFalse(os.path.exists(output))
+
+
+class AgainstMeasuredRuns(unittest.TestCase):
+    """advise_validation_table: advise's first choice judged against measured epochs."""
+
+    RANKED = [{"name": "p3", "epoch_seconds": 1.0}, {"name": "dgl-pull", "epoch_seconds": 1.2},
+              {"name": "p3 (pipeline)", "epoch_seconds": 1.3}]
+
+    def judge(self, measured, tolerance=0.05):
+        return advise_validation_table.verdict(self.RANKED, measured, tolerance)
+
+    def test_right_when_first_is_fastest_or_within_the_tolerance(self):
+        fastest = self.judge({"p3": 1.0, "dgl-pull": 1.5, "p3 (pipeline)": 1.1})
+        self.assertTrue(fastest["right"])
+        self.assertEqual(fastest["advised_measured_rank"], 1)
+        close = self.judge({"p3": 1.04, "dgl-pull": 1.5, "p3 (pipeline)": 1.0})
+        self.assertTrue(close["right"])
+        self.assertEqual(close["measured_fastest"], "p3 (pipeline)")
+        self.assertAlmostEqual(close["advised_over_fastest"], 0.04)
+        self.assertEqual(close["advised_measured_rank"], 2)
+
+    def test_wrong_when_first_is_slower_by_more_or_did_not_run(self):
+        slower = self.judge({"p3": 1.1, "dgl-pull": 1.0, "p3 (pipeline)": 1.2})
+        self.assertFalse(slower["right"])
+        self.assertTrue(self.judge({"p3": 1.1, "dgl-pull": 1.0, "p3 (pipeline)": 1.2},
+                                   tolerance=0.15)["right"])
+        failed = self.judge({"p3": None, "dgl-pull": 1.0, "p3 (pipeline)": 1.2})
+        self.assertFalse(failed["right"])
+        self.assertIn("no measurement", failed["why"])
+
+    def test_a_failed_other_candidate_is_listed_not_counted(self):
+        result = self.judge({"p3": 1.0, "dgl-pull": None, "p3 (pipeline)": 1.2})
+        self.assertTrue(result["right"])
+        self.assertEqual(result["missing"], ["dgl-pull"])
+        self.assertEqual(result["candidates_measured"], 2)
+
+    def test_the_table_reads_a_validation_folder(self):
+        def run(seconds):  # a run_experiment result: warm-up epoch, then the measured ones
+            return {"config": {"training": {"warmup_epochs": 1}},
+                    "epochs": [{"seconds": 9.0}] + [{"seconds": s} for s in seconds]}
+        with tempfile.TemporaryDirectory() as folder:
+            setting = os.path.join(folder, "settings", "1gbps-r2")
+            os.makedirs(setting)
+            with open(os.path.join(setting, "advise.json"), "w", encoding="utf-8") as f:
+                json.dump({"ranked": self.RANKED}, f)
+            lines = ["setting\trate_gbps\tranks\thidden\tfeature_width\tcandidate\tresult\t"
+                     "exit_code\twall_seconds\tload_average_before"]
+            for i, (name, seconds) in enumerate([("p3", [2.0, 1.9, 2.1]),
+                                                 ("dgl-pull", [1.0, 1.2, 1.1])]):
+                path = f"settings/1gbps-r2/run-c{i}.json"
+                with open(os.path.join(folder, path), "w", encoding="utf-8") as f:
+                    json.dump(run(seconds), f)
+                lines.append(f"1gbps-r2\t1\t2\t16\t64\t{name}\t{path}\t0\t5\t0.1")
+            lines.append("1gbps-r2\t1\t2\t16\t64\tp3 (pipeline)\tnone.json\t1\t5\t0.1")
+            with open(os.path.join(folder, "runs.tsv"), "w", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
+            done = subprocess.run([sys.executable, advise_validation_table.__file__, "--output",
+                                   folder], capture_output=True, text=True, check=False)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("in 0 of 1 settings", done.stdout)
+            with open(os.path.join(folder, "advise_validation.json"), encoding="utf-8") as f:
+                document = json.load(f)
+            verdict = document["settings"][0]
+            self.assertEqual(verdict["measured_fastest"], "dgl-pull")
+            self.assertAlmostEqual(verdict["advised_measured_seconds"], 2.0, msg="the median")
+            self.assertAlmostEqual(verdict["advised_over_fastest"], 2.0 / 1.1 - 1)
+            self.assertEqual(verdict["missing"], ["p3 (pipeline)"])
+            with open(os.path.join(folder, "advise_validation.csv"), encoding="utf-8") as f:
+                self.assertEqual(len(f.read().strip().splitlines()), 4)
 
 
 if __name__ == "__main__":
