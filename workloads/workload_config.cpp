@@ -43,7 +43,7 @@ Dataset with_generated_node_data(std::string name, Graph graph, const WorkloadCo
                                fraction_of(config.val_fraction, n),
                                fraction_of(config.test_fraction, n), part_seed(config, 2));
   dataset.features = std::make_shared<GeneratedFeatures>(
-      config.feature_dim, dataset.labels, config.feature_signal, part_seed(config, 3));
+      config.generated_feature_dim(), dataset.labels, config.feature_signal, part_seed(config, 3));
   dataset.graph = std::move(graph);
   return dataset;
 }
@@ -136,7 +136,7 @@ std::map<std::string, SourceLoader> make_sources() {
          params.average_degree = c.average_degree;
          params.num_classes = c.num_classes;
          params.homophily = c.homophily;
-         params.feature_dim = c.feature_dim;
+         params.feature_dim = c.generated_feature_dim();
          params.feature_signal = c.feature_signal;
          params.train_fraction = c.train_fraction;
          params.val_fraction = c.val_fraction;
@@ -153,6 +153,7 @@ std::map<std::string, SourceLoader> make_sources() {
                       spec.rmat_b = c.rmat_b.value_or(spec.rmat_b);
                       spec.rmat_c = c.rmat_c.value_or(spec.rmat_c);
                       spec.edge_homophily = c.edge_homophily.value_or(spec.edge_homophily);
+                      spec.feature_dim = c.feature_dim.value_or(spec.feature_dim);
                       PresetOptions options;
                       options.storage = storage_of(c);
                       // Files go to the default cache unless told otherwise; an implicit graph's
@@ -210,8 +211,9 @@ void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
       throw ConfigError("workload.features",
                         "generated features need labels, and '" + dataset.name + "' has none");
     }
-    dataset.features = std::make_shared<GeneratedFeatures>(
-        config.feature_dim, dataset.labels, config.feature_signal, part_seed(config, 3));
+    dataset.features =
+        std::make_shared<GeneratedFeatures>(config.generated_feature_dim(), dataset.labels,
+                                            config.feature_signal, part_seed(config, 3));
   }
   const bool computed = dynamic_cast<const GeneratedFeatures*>(dataset.features.get()) != nullptr;
   if (config.features == "stored" && computed) {
@@ -238,7 +240,7 @@ void validate_config(const WorkloadConfig& config) {
   require(config.num_classes >= 2, "workload.num_classes", "must be at least 2");
   require(config.homophily >= 0 && config.homophily <= 1, "workload.homophily",
           "must lie in [0, 1]");
-  require(config.feature_dim >= 1, "workload.feature_dim", "must be at least 1");
+  require(config.feature_dim.value_or(1) >= 1, "workload.feature_dim", "must be at least 1");
   require(config.train_fraction >= 0 && config.val_fraction >= 0 && config.test_fraction >= 0 &&
               config.train_fraction + config.val_fraction + config.test_fraction <= 1,
           "workload.train_fraction", "train, val and test fractions must be >= 0 and sum to <= 1");
@@ -299,7 +301,8 @@ nlohmann::json to_json(const WorkloadConfig& config) {
           {"average_degree", config.average_degree},
           {"num_classes", config.num_classes},
           {"homophily", config.homophily},
-          {"feature_dim", config.feature_dim},
+          {"feature_dim",
+           config.feature_dim ? nlohmann::json(*config.feature_dim) : nlohmann::json(nullptr)},
           {"feature_signal", config.feature_signal},
           {"train_fraction", config.train_fraction},
           {"val_fraction", config.val_fraction},
@@ -369,8 +372,22 @@ Dataset load_workload(const WorkloadConfig& config, const StepProgress& progress
                       "applies to rmat and the presets (their classes as communities); source '" +
                           config.source + "' has its own structure and labels");
   }
+  if (config.feature_dim && config.features == "none") {
+    throw ConfigError("workload.feature_dim",
+                      "sets generated features' width, and features is "
+                      "'none' (structure only)");
+  }
   Dataset dataset = it->second(config, progress);
   apply_feature_options(dataset, config);
+  // A width that the source's own features do not have is refused, not ignored (only the
+  // loaded sources get here: every generating one honours it).
+  if (config.feature_dim && dataset.features && dataset.features->dim() != *config.feature_dim) {
+    throw ConfigError("workload.feature_dim",
+                      std::to_string(*config.feature_dim) + " columns, but source '" +
+                          config.source + "' has " + std::to_string(dataset.features->dim()) +
+                          " feature columns of its own; feature_dim sets generated features' "
+                          "width (workload.features=generated replaces them)");
+  }
   dataset.validate(dataset.name);
   return dataset;
 }

@@ -28,7 +28,12 @@ struct WorkloadConfig {
   double average_degree = 10;
   int num_classes = 8;
   double homophily = 0.8;
-  int feature_dim = 64;
+  // Columns of generated features: rmat, csbm and edge lists, the presets (unset: the preset's
+  // own) and any source with features=generated. Unset elsewhere: a source's stored features
+  // fix their width, and setting it there is refused rather than ignored.
+  std::optional<int> feature_dim;
+  static constexpr int kDefaultFeatureDim = 64;
+  int generated_feature_dim() const { return feature_dim.value_or(kDefaultFeatureDim); }
   float feature_signal = 0.3f;
   double train_fraction = 0.1, val_fraction = 0.1, test_fraction = 0.2;
   // R-MAT quadrant probabilities for "rmat" and the presets; unset = the preset's own (Graph500's

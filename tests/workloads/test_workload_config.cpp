@@ -166,6 +166,28 @@ TEST(LoadWorkload, EdgeHomophilyMakesCommunitiesOfRmatAndThePresetsOnly) {
   }
 }
 
+TEST(LoadWorkload, FeatureDimSetsGeneratedWidthsAndIsRefusedWhereTheSourceFixesThem) {
+  const Dataset preset = load({{"source", "products-like"}, {"scale", 0.001}, {"feature_dim", 12}});
+  EXPECT_EQ(preset.feature_dim(), 12) << "a preset's own width (100) is only its default";
+  EXPECT_EQ(load({{"source", "rmat"}, {"num_nodes", 500}}).feature_dim(),
+            WorkloadConfig::kDefaultFeatureDim);
+  EXPECT_EQ(
+      load({{"source", "cora"}, {"features", "generated"}, {"feature_dim", 16}}).feature_dim(), 16);
+  const auto refused = [](const nlohmann::json& object, const std::string& mentions) {
+    try {
+      load_workload(workload_config_from_json(object, WorkloadConfig{}, "workload"));
+      ADD_FAILURE() << "expected ConfigError for " << object.dump();
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.field(), "workload.feature_dim");
+      EXPECT_NE(std::string(error.what()).find(mentions), std::string::npos) << error.what();
+    }
+  };
+  refused({{"source", "cora"}, {"feature_dim", 16}}, "1433");
+  refused({{"source", "rmat"}, {"num_nodes", 500}, {"features", "none"}, {"feature_dim", 16}},
+          "none");
+  refused({{"source", "rmat"}, {"num_nodes", 500}, {"feature_dim", 0}}, "at least 1");
+}
+
 TEST(LoadWorkload, FileSourcesReadTheirPath) {
   const TemporaryDirectory dir;
   const auto edges = dir.write("tiny.txt", "# a comment\n0 1\n1 2\n2 3\n3 0\n");

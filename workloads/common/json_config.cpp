@@ -112,6 +112,18 @@ void JsonFieldReader::read(std::string_view key, std::optional<double>& field) {
   field = value->get<double>();
 }
 
+void JsonFieldReader::read(std::string_view key, std::optional<int>& field) {
+  const nlohmann::json* value = find(key);
+  if (value == nullptr) return;
+  if (value->is_null()) {
+    field.reset();
+    return;
+  }
+  int set = 0;
+  read(key, set);
+  field = set;
+}
+
 void JsonFieldReader::read(std::string_view key, std::string& field) {
   const nlohmann::json* value = find(key);
   if (value == nullptr) return;

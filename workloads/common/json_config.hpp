@@ -32,6 +32,8 @@ class JsonFieldReader {
   void read(std::string_view key, std::string& field);
   // A number, or null for "unset".
   void read(std::string_view key, std::optional<double>& field);
+  // An integer, or null for "unset".
+  void read(std::string_view key, std::optional<int>& field);
   // Accepts an array of integers or a comma-separated string ("25,10").
   void read(std::string_view key, std::vector<int>& field);
 
