@@ -52,6 +52,8 @@ class Ranking(unittest.TestCase):
         self.assertEqual(advise.label("p3", [("distribution.cache_budget_bytes", "0"),
                                              ("distribution.pipeline", "false")]),
                          "p3 (cache none)")
+        self.assertEqual(advise.label("p3", [("distribution.cache_budget_bytes", "16000000")]),
+                         "p3 (cache 15.3 MiB)")
         self.assertEqual(advise.label("sancus", [("distribution.sancus_staleness_epochs", "1")]),
                          "sancus (SCS-E1)")
         self.assertEqual(advise.label("dgl-pull", [("distribution.partitioner", "metis"),
