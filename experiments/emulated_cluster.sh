@@ -10,6 +10,12 @@
 # Needs root (ip netns, tc). Everything it creates (namespaces, veths, bridge, temporary files,
 # processes in the namespaces) is removed on exit, error or interrupt.
 
+# What the sourcing script sets, checked as it sources this.
+: "${build:?}" "${cores:?}" "${clean_stale:?}" "${ranks_per_machine:?}"
+# What this sets for the sourcing script: stack_cpu_seconds_per_byte, time_slice_seconds.
+stack_cpu_seconds_per_byte=0
+time_slice_seconds=0
+
 # Names: namespaces gnnbed-v<i> with address 10.213.0.<i+1>, veth gv<i>-n inside, gv<i>-h on the
 # bridge gnnbed-vbr (no address: only the namespaces' addresses are used).
 prefix="gnnbed-v"
@@ -187,9 +193,7 @@ measure_stack_cpu_seconds_per_byte() {
     mpirun_in_cluster 2 --per-machine 1 "$link_bench" --sizes-mib 16 --pause-ms 250 --repetitions 21 \
       > "$output/logs/link-unshaped.txt" 2>&1 || fail "unshaped exchange failed: $output/logs/link-unshaped.txt"
     grep '^{' "$output/logs/link-unshaped.txt" > "$output/link-unshaped.json"
-    stack_cpu_seconds_per_byte=$(/usr/bin/python3 -c 'import json, sys
-both = [r for r in json.load(open(sys.argv[1]))["results"] if r["both_ways"]]
-print(1 / (2 * both[0]["median_gbps_per_direction"] * 1e9 / 8))' "$output/link-unshaped.json")
+    stack_cpu_seconds_per_byte=$(stack_cpu_seconds_per_byte_of "$output/link-unshaped.json")
     echo "  $stack_cpu_seconds_per_byte CPU seconds per byte sent or received"
   fi
 }
@@ -210,7 +214,17 @@ measure_time_slice_seconds() {
       fail "shared-core latency benchmark failed: $output/logs/shared-core.txt"
     grep -v '^{' "$output/logs/shared-core.txt" | sed 's/^/  /'
     grep '^{' "$output/logs/shared-core.txt" > "$output/shared-core.json"
-    time_slice_seconds=$(/usr/bin/python3 -c 'import json, sys
-print(max(0.0, json.load(open(sys.argv[1]))["shared_core_time_slice_seconds"]))' "$output/shared-core.json")
+    time_slice_seconds=$(time_slice_seconds_of "$output/shared-core.json")
   fi
+}
+
+# The values the two measurements above wrote (JSON), for a run that reuses them.
+stack_cpu_seconds_per_byte_of() {
+  /usr/bin/python3 -c 'import json, sys
+both = [r for r in json.load(open(sys.argv[1]))["results"] if r["both_ways"]]
+print(1 / (2 * both[0]["median_gbps_per_direction"] * 1e9 / 8))' "$1"
+}
+time_slice_seconds_of() {
+  /usr/bin/python3 -c 'import json, sys
+print(max(0.0, json.load(open(sys.argv[1]))["shared_core_time_slice_seconds"]))' "$1"
 }

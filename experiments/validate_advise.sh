@@ -31,6 +31,9 @@ usage: experiments/validate_advise.sh [options]
   --output DIR          results directory (default results/advise-validation)
   --build DIR           build directory (default $GNNBED_BUILD_DIR or build)
   --clean-stale         delete another run's namespaces and bridge instead of refusing
+  --repredict           run advise again over the measured runs already in --output (with
+                        another --calibration, say), reusing the rig's measurements there;
+                        trains nothing, needs no root
   --quick               smoke run: 1 Gbit/s, 2 ranks, hidden 16, 64 features, 4 epochs
   -h, --help            this help
 EOF
@@ -52,6 +55,7 @@ seed=1
 output="$root/results/advise-validation"
 build="${GNNBED_BUILD_DIR:-$root/build}"
 clean_stale=0
+repredict=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rates) rates="$2"; shift 2 ;;
@@ -68,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --output) output="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --clean-stale) clean_stale=1; shift ;;
+    --repredict) repredict=1; shift ;;
     --quick) rates="1"; ranks_list="2"; hidden_list="16"; widths="64"; epochs=4; warmup_epochs=2; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "validate_advise: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -75,7 +80,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 fail() { echo "validate_advise: $*" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || fail "needs root (ip netns, tc)"
+[[ $repredict -eq 1 || $(id -u) -eq 0 ]] || fail "needs root (ip netns, tc)"
 [[ "$warmup_epochs" =~ ^[0-9]+$ ]] || fail "--warmup-epochs must be a number of epochs"
 [[ "$epochs" =~ ^[0-9]+$ && "$epochs" -gt "$warmup_epochs" ]] ||
   fail "--epochs must be more than --warmup-epochs ($warmup_epochs)"
@@ -115,9 +120,16 @@ fi
 
 # shellcheck source=experiments/emulated_cluster.sh
 source "$root/experiments/emulated_cluster.sh"
-emulated_cluster_open "$(printf '%s\n' "${rank_values[@]}" | sort -n | tail -n 1)"
-measure_stack_cpu_seconds_per_byte "$output"
-measure_time_slice_seconds "$output"
+if [[ $repredict -eq 1 ]]; then
+  [[ -f "$output/runs.tsv" && -f "$output/link-unshaped.json" ]] ||
+    fail "--repredict: $output holds no measured runs (runs.tsv, link-unshaped.json)"
+  stack_cpu_seconds_per_byte=$(stack_cpu_seconds_per_byte_of "$output/link-unshaped.json")
+  [[ -f "$output/shared-core.json" ]] && time_slice_seconds=$(time_slice_seconds_of "$output/shared-core.json")
+else
+  emulated_cluster_open "$(printf '%s\n' "${rank_values[@]}" | sort -n | tail -n 1)"
+  measure_stack_cpu_seconds_per_byte "$output"
+  measure_time_slice_seconds "$output"
+fi
 
 # What every measured run and advise's simulations share: the namespaces share this machine's
 # cores and network stack, and the simulator shares them the same way (as in
@@ -131,7 +143,9 @@ cluster=(--cluster emulated-cluster --cluster-set "shared_cores=$cores"
 [[ -n "$calibration" ]] && cluster+=(--calibration "$calibration")
 
 manifest="$output/runs.tsv"
-printf 'setting\trate_gbps\tranks\thidden\tfeature_width\tcandidate\tresult\texit_code\twall_seconds\tload_average_before\n' > "$manifest"
+if [[ $repredict -eq 0 ]]; then
+  printf 'setting\trate_gbps\tranks\thidden\tfeature_width\tcandidate\tresult\texit_code\twall_seconds\tload_average_before\n' > "$manifest"
+fi
 
 # Advise's candidates at one setting as lines "NAME<TAB>STRATEGY<TAB>FIELD=VALUE ...", the ones
 # that fit, in an order shuffled with the seed and the setting's name (not advise's ranking: the
@@ -170,7 +184,7 @@ measure_candidate() {
 }
 
 for rate in "${rate_values[@]}"; do
-  shape "$rate"
+  [[ $repredict -eq 1 ]] || shape "$rate"
   for ranks in "${rank_values[@]}"; do
     for hidden in "${hidden_values[@]}"; do
       for width in "${width_values[@]}"; do
@@ -183,6 +197,7 @@ for rate in "${rate_values[@]}"; do
           "${advise_words[@]}" -j "$cores" --quiet --output "$output/settings/$setting/advise.json" \
           > "$output/logs/$setting-advise.txt" 2>&1 || fail "advise failed: $output/logs/$setting-advise.txt"
         head -n 2 "$output/logs/$setting-advise.txt" | tail -n 1 | sed 's/^/  first: /'
+        [[ $repredict -eq 0 ]] || continue
         index=0
         while IFS=$'\t' read -r name strategy assignments; do
           measure_candidate "$setting" "$rate" "$ranks" "$hidden" "$width" "$name" "$strategy" "$assignments" "$index"
