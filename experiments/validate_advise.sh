@@ -105,6 +105,10 @@ for value in "${hidden_values[@]}" "${width_values[@]}"; do
 done
 
 # The output folder is checked before anything runs.
+if [[ $repredict -eq 1 ]]; then
+  [[ -f "$output/runs.tsv" && -f "$output/link-unshaped.json" ]] ||
+    fail "--repredict: $output holds no measured runs (runs.tsv, link-unshaped.json)"
+fi
 mkdir -p "$output/settings" "$output/logs" || fail "cannot create $output"
 [[ -w "$output" ]] || fail "cannot write to $output"
 output="$(realpath "$output")"
@@ -121,8 +125,6 @@ fi
 # shellcheck source=experiments/emulated_cluster.sh
 source "$root/experiments/emulated_cluster.sh"
 if [[ $repredict -eq 1 ]]; then
-  [[ -f "$output/runs.tsv" && -f "$output/link-unshaped.json" ]] ||
-    fail "--repredict: $output holds no measured runs (runs.tsv, link-unshaped.json)"
   stack_cpu_seconds_per_byte=$(stack_cpu_seconds_per_byte_of "$output/link-unshaped.json")
   [[ -f "$output/shared-core.json" ]] && time_slice_seconds=$(time_slice_seconds_of "$output/shared-core.json")
 else
