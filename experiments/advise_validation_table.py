@@ -15,11 +15,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from validation_table import git, median_epoch  # noqa: E402  (a sibling script)
 
 
-def verdict(ranked, measured_seconds, tolerance):
+def verdict(ranked, measured_seconds, tolerance, near_ties=None):
     """One setting's verdict. `ranked`: advise's candidates, its first choice first (each with
     name and epoch_seconds); `measured_seconds`: name -> measured epoch (absent where the run
-    failed). Advise is right when its first choice ran and took at most (1 + tolerance) times
-    the measured fastest."""
+    failed); `near_ties`: the candidates advise named as predicted within its tie tolerance of
+    the first, where it names them. Advise is right when its first choice ran and took at most
+    (1 + tolerance) times the measured fastest."""
     if not ranked:
         return {"right": False, "why": "advise ranked no candidate"}
     first = ranked[0]["name"]
@@ -38,13 +39,14 @@ def verdict(ranked, measured_seconds, tolerance):
         "advised_measured_rank": measured_order.index(first) + 1,
         "candidates_measured": len(ran), "missing": missing,
         "right": excess <= tolerance,
+        "fastest_named": None if near_ties is None else fastest in [first, *near_ties],
     }
 
 
 def read_setting(output, setting, runs):
     """advise's ranking and the measured epoch of each candidate run at one setting."""
     with open(os.path.join(output, "settings", setting, "advise.json"), encoding="utf-8") as f:
-        ranked = json.load(f)["ranked"]
+        document = json.load(f)
     measured = {}
     for entry in runs:
         seconds = None
@@ -52,7 +54,7 @@ def read_setting(output, setting, runs):
             with open(os.path.join(output, entry["result"]), encoding="utf-8") as f:
                 seconds = median_epoch(json.load(f))["seconds"]
         measured[entry["candidate"]] = seconds
-    return ranked, measured
+    return document["ranked"], measured, document.get("near_ties")
 
 
 def candidate_rows(setting, entry, ranked, measured):
@@ -92,8 +94,8 @@ def main():
     verdicts, rows = [], []
     for setting in settings:
         runs = [e for e in entries if e["setting"] == setting]
-        ranked, measured = read_setting(args.output, setting, runs)
-        verdicts.append({"setting": setting, **verdict(ranked, measured, args.tolerance)})
+        ranked, measured, ties = read_setting(args.output, setting, runs)
+        verdicts.append({"setting": setting, **verdict(ranked, measured, args.tolerance, ties)})
         rows += candidate_rows(setting, runs[0], ranked, measured)
     write_atomically(os.path.join(args.output, "advise_validation.csv"),
                      lambda f: write_csv(f, rows))
@@ -126,6 +128,10 @@ def print_verdicts(verdicts, tolerance):
     right = sum(v["right"] for v in verdicts)
     print(f"advise's first choice is the measured fastest or within {tolerance:.0%} of it in "
           f"{right} of {len(verdicts)} settings")
+    named = [v for v in verdicts if v.get("fastest_named") is not None]
+    if named:
+        print(f"the measured fastest is advise's first or one of the near ties it named in "
+              f"{sum(v['fastest_named'] for v in named)} of {len(named)}")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,14 @@ class Ranking(unittest.TestCase):
         self.assertIn("communication, 0.4 s against 1.5 s", why)
         self.assertIn("2.50x", why)
 
+    def test_candidates_within_the_tolerance_of_the_first_are_named_as_ties(self):
+        order = [candidate("a", "p3", 1.00, [0.0] * 5, 1), candidate("b", "p3", 1.04, [0.0] * 5, 1),
+                 candidate("c", "dgl-pull", 1.06, [0.0] * 5, 1)]
+        self.assertEqual(advise.near_ties(order, 0.05), ["b"])
+        self.assertEqual(advise.near_ties(order, 0.10), ["b", "c"])
+        self.assertEqual(advise.near_ties(order, 0.0), [])
+        self.assertEqual(advise.near_ties([], 0.05), [])
+
     def test_one_strategy_or_none(self):
         only = candidate("p3", "p3", 1.0, [0.0] * 5, 1)
         self.assertIn("only candidate", advise.why_it_wins([only]))
@@ -90,6 +98,9 @@ class WholeRun(unittest.TestCase):
             self.assertIn(ranked[0]["name"], done.stdout.splitlines()[1])
             self.assertTrue(result["why"].startswith(ranked[0]["name"] + " beats"))
             self.assertEqual(len(result["provenance"]["simulate_commands"]), 2)
+            first = ranked[0]["epoch_seconds"]
+            self.assertEqual(result["near_ties"],
+                             [c["name"] for c in ranked[1:] if c["epoch_seconds"] <= first * 1.05])
 
             # A limit between the smallest and the largest peak prunes some, never those below.
             peaks = sorted(c["max_device_peak_bytes"] for c in ranked)
@@ -111,6 +122,9 @@ class WholeRun(unittest.TestCase):
             done = self.run_advise("--cache-budgets", "0,lots", "--output", output)
             self.assertEqual(done.returncode, 2)
             self.assertIn("--cache-budgets", done.stderr)
+            done = self.run_advise("--tie-tolerance", "-1", "--output", output)
+            self.assertEqual(done.returncode, 2)
+            self.assertIn("--tie-tolerance", done.stderr)
             done = self.run_advise("--full-graph", "--batch-sizes", "100", "--output", output)
             self.assertEqual(done.returncode, 2)
             self.assertIn("--batch-sizes", done.stderr)
@@ -144,6 +158,15 @@ class AgainstMeasuredRuns(unittest.TestCase):
         failed = self.judge({"p3": None, "dgl-pull": 1.0, "p3 (pipeline)": 1.2})
         self.assertFalse(failed["right"])
         self.assertIn("no measurement", failed["why"])
+
+    def test_the_measured_fastest_is_checked_against_the_named_ties(self):
+        measured = {"p3": 1.1, "dgl-pull": 1.0, "p3 (pipeline)": 1.2}
+        self.assertIsNone(self.judge(measured)["fastest_named"], "advise named no ties")
+        named = advise_validation_table.verdict(self.RANKED, measured, 0.05, ["dgl-pull"])
+        self.assertFalse(named["right"])
+        self.assertTrue(named["fastest_named"])
+        self.assertFalse(advise_validation_table.verdict(self.RANKED, measured, 0.05,
+                                                         [])["fastest_named"])
 
     def test_a_failed_other_candidate_is_listed_not_counted(self):
         result = self.judge({"p3": 1.0, "dgl-pull": None, "p3 (pipeline)": 1.2})
