@@ -27,6 +27,13 @@ std::int64_t fraction_of(double fraction, std::int64_t count) {
   return static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(count)));
 }
 
+// Class-conditional features of the configured width, generated for `labels`.
+std::shared_ptr<GeneratedFeatures> generated_features(const WorkloadConfig& config,
+                                                      const SharedArray<std::int32_t>& labels) {
+  return std::make_shared<GeneratedFeatures>(config.generated_feature_dim(), labels,
+                                             config.feature_signal, part_seed(config, 3));
+}
+
 // Labels, a split and generated features for a structure-only graph: labels uniform over the
 // classes unless given (a generator's communities), the split and class-conditional features
 // from the config.
@@ -42,8 +49,7 @@ Dataset with_generated_node_data(std::string name, Graph graph, const WorkloadCo
   dataset.split = random_split(dataset.labels.span(), fraction_of(config.train_fraction, n),
                                fraction_of(config.val_fraction, n),
                                fraction_of(config.test_fraction, n), part_seed(config, 2));
-  dataset.features = std::make_shared<GeneratedFeatures>(
-      config.generated_feature_dim(), dataset.labels, config.feature_signal, part_seed(config, 3));
+  dataset.features = generated_features(config, dataset.labels);
   dataset.graph = std::move(graph);
   return dataset;
 }
@@ -211,9 +217,7 @@ void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
       throw ConfigError("workload.features",
                         "generated features need labels, and '" + dataset.name + "' has none");
     }
-    dataset.features =
-        std::make_shared<GeneratedFeatures>(config.generated_feature_dim(), dataset.labels,
-                                            config.feature_signal, part_seed(config, 3));
+    dataset.features = generated_features(config, dataset.labels);
   }
   const bool computed = dynamic_cast<const GeneratedFeatures*>(dataset.features.get()) != nullptr;
   if (config.features == "stored" && computed) {
