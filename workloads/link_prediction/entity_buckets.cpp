@@ -62,14 +62,27 @@ EdgeBuckets::EdgeBuckets(std::span<const Triple> edges, const EntityPartitioning
   }
 }
 
+namespace {
+
+// No edges yet in any of the partitioning's buckets.
+std::vector<std::int64_t> empty_bucket_counts(const EntityPartitioning& partitioning) {
+  const auto p = static_cast<std::size_t>(partitioning.num_partitions());
+  return std::vector<std::int64_t>(p * p, 0);
+}
+
+// The slot of `edge`'s bucket, as EdgeBuckets::index numbers it.
+std::size_t bucket_slot(const EntityPartitioning& partitioning, const Triple& edge) {
+  return static_cast<std::size_t>(partitioning.partition_of(edge.source)) *
+             static_cast<std::size_t>(partitioning.num_partitions()) +
+         static_cast<std::size_t>(partitioning.partition_of(edge.target));
+}
+
+}  // namespace
+
 std::vector<std::int64_t> bucket_counts(std::span<const Triple> edges,
                                         const EntityPartitioning& partitioning) {
-  const auto p = static_cast<std::size_t>(partitioning.num_partitions());
-  std::vector<std::int64_t> counts(p * p, 0);
-  for (const Triple& edge : edges) {
-    ++counts[static_cast<std::size_t>(partitioning.partition_of(edge.source)) * p +
-             static_cast<std::size_t>(partitioning.partition_of(edge.target))];
-  }
+  std::vector<std::int64_t> counts = empty_bucket_counts(partitioning);
+  for (const Triple& edge : edges) ++counts[bucket_slot(partitioning, edge)];
   return counts;
 }
 
@@ -79,17 +92,13 @@ std::vector<std::int64_t> planted_bucket_counts(const LinkPredictionSource& sour
           "bucket counts without the edges are for planted graphs, not '" + source.source + "'");
   require(partitioning.num_entities() == source.entities, "workload.entities",
           "the partitioning is of another graph");
-  const auto p = static_cast<std::size_t>(partitioning.num_partitions());
-  std::vector<std::int64_t> counts(p * p, 0);
+  std::vector<std::int64_t> counts = empty_bucket_counts(partitioning);
   std::size_t position = 0;
-  for_each_planted_edge(
-      source.entities, source.group_size, source.degree, source.graph_seed,
-      [&](const Triple& edge) {
-        if (!is_held_out(position++, source.test_fraction, source.split_seed)) {
-          ++counts[static_cast<std::size_t>(partitioning.partition_of(edge.source)) * p +
-                   static_cast<std::size_t>(partitioning.partition_of(edge.target))];
-        }
-      });
+  for_each_planted_edge(source.entities, source.group_size, source.degree, source.graph_seed,
+                        [&](const Triple& edge) {
+                          if (!is_held_out(position++, source.test_fraction, source.split_seed))
+                            ++counts[bucket_slot(partitioning, edge)];
+                        });
   return counts;
 }
 
