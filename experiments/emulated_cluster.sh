@@ -12,9 +12,11 @@
 
 # What the sourcing script sets, checked as it sources this.
 : "${build:?}" "${cores:?}" "${clean_stale:?}" "${ranks_per_machine:?}"
-# What this sets for the sourcing script: stack_cpu_seconds_per_byte, time_slice_seconds.
+# What this sets for the sourcing script: stack_cpu_seconds_per_byte, time_slice_seconds,
+# progress_window_bytes.
 stack_cpu_seconds_per_byte=0
 time_slice_seconds=0
+progress_window_bytes=0
 
 # Names: namespaces gnnbed-v<i> with address 10.213.0.<i+1>, veth gv<i>-n inside, gv<i>-h on the
 # bridge gnnbed-vbr (no address: only the namespaces' addresses are used).
@@ -218,7 +220,32 @@ measure_time_slice_seconds() {
   fi
 }
 
-# The values the two measurements above wrote (JSON), for a run that reuses them.
+# Open MPI's TCP transport moves a large message only inside MPI calls (it has no progress
+# thread): after each call a transfer moves about a window of bytes, then stalls while its ranks
+# compute, and the engine calls MPI only between ops. Measured as training overlaps: two ranks
+# post an exchange both ways, compute for 100 or 400 ms testing it every 5 or 20 ms, then wait;
+# the window is the median of the bytes moved per test where not everything moved. On a 1 Gbit/s
+# link, where the window takes longer than a test's interval would leave: the callers shape again.
+# Sets progress_window_bytes (0 without the benchmark, or where every transfer moved in full);
+# logs and JSON under OUTPUT.
+measure_progress_window_bytes() {
+  local output="$1"
+  local overlap_bench="$build/experiments/bench_transfer_overlap"
+  progress_window_bytes=0
+  if [[ -x "$overlap_bench" ]]; then
+    echo "== transport progress: what a transfer moves per MPI call while both ranks compute (1 Gbit/s)"
+    shape 1
+    mpirun_in_cluster 2 --per-machine 1 "$overlap_bench" --sizes-mib 16,64 --compute-ms 100,400 \
+      --test-every-ms 5,20 --repetitions 5 > "$output/logs/transfer-overlap.txt" 2>&1 ||
+      fail "transfer overlap benchmark failed: $output/logs/transfer-overlap.txt"
+    grep -v '^{' "$output/logs/transfer-overlap.txt" | sed 's/^/  /'
+    grep '^{' "$output/logs/transfer-overlap.txt" > "$output/transfer-overlap.json"
+    progress_window_bytes=$(progress_window_bytes_of "$output/transfer-overlap.json")
+    echo "  $progress_window_bytes bytes per MPI call"
+  fi
+}
+
+# The values the measurements above wrote (JSON), for a run that reuses them.
 stack_cpu_seconds_per_byte_of() {
   /usr/bin/python3 -c 'import json, sys
 both = [r for r in json.load(open(sys.argv[1]))["results"] if r["both_ways"]]
@@ -227,4 +254,12 @@ print(1 / (2 * both[0]["median_gbps_per_direction"] * 1e9 / 8))' "$1"
 time_slice_seconds_of() {
   /usr/bin/python3 -c 'import json, sys
 print(max(0.0, json.load(open(sys.argv[1]))["shared_core_time_slice_seconds"]))' "$1"
+}
+progress_window_bytes_of() {
+  /usr/bin/python3 -c 'import json, statistics, sys
+rows = json.load(open(sys.argv[1]))["results"]
+per_call = [r["bytes_moved_while_computing"] * r["test_every_seconds"] / r["compute_seconds"]
+            for r in rows if r["test_every_seconds"] > 0 and r["compute_seconds"] > 0
+            and r["bytes_moved_while_computing"] < 0.95 * r["bytes"]]
+print(int(statistics.median(per_call)) if per_call else 0)' "$1"
 }

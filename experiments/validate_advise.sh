@@ -127,10 +127,13 @@ source "$root/experiments/emulated_cluster.sh"
 if [[ $repredict -eq 1 ]]; then
   stack_cpu_seconds_per_byte=$(stack_cpu_seconds_per_byte_of "$output/link-unshaped.json")
   [[ -f "$output/shared-core.json" ]] && time_slice_seconds=$(time_slice_seconds_of "$output/shared-core.json")
+  [[ -f "$output/transfer-overlap.json" ]] &&
+    progress_window_bytes=$(progress_window_bytes_of "$output/transfer-overlap.json")
 else
   emulated_cluster_open "$(printf '%s\n' "${rank_values[@]}" | sort -n | tail -n 1)"
   measure_stack_cpu_seconds_per_byte "$output"
   measure_time_slice_seconds "$output"
+  measure_progress_window_bytes "$output"
 fi
 
 # What every measured run and advise's simulations share: the namespaces share this machine's
@@ -141,7 +144,8 @@ experiment=("${workload_words[@]}" --epochs "$epochs" --set training.eval_every=
 cluster=(--cluster emulated-cluster --cluster-set "shared_cores=$cores"
   --cluster-set "ranks_per_machine=1"
   --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte"
-  --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds")
+  --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds"
+  --cluster-set "nic.progress_window_bytes=$progress_window_bytes")
 [[ -n "$calibration" ]] && cluster+=(--calibration "$calibration")
 
 manifest="$output/runs.tsv"

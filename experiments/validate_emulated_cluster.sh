@@ -192,6 +192,7 @@ mpirun_host=$(command -v mpirun)
 
 measure_stack_cpu_seconds_per_byte "$output"
 measure_time_slice_seconds "$output"
+measure_progress_window_bytes "$output"
 
 echo "== predictions: simulate over the grid"
 # The namespaces share this machine's cores and its network stack: the simulator shares them the
@@ -201,6 +202,7 @@ simulate_base=("$simulate" --cluster emulated-cluster --cluster-set "shared_core
   --cluster-set "ranks_per_machine=$ranks_per_machine"
   --cluster-set "nic.cpu_seconds_per_byte=$stack_cpu_seconds_per_byte"
   --cluster-set "shared_core_time_slice_seconds=$time_slice_seconds"
+  --cluster-set "nic.progress_window_bytes=$progress_window_bytes"
   "${workload_words[@]}" --epochs "$epochs" --set training.eval_every=-1
   --set "training.warmup_epochs=$warmup_epochs" --quiet)
 [[ -n "$calibration" ]] && simulate_base+=(--calibration "$calibration")

@@ -71,6 +71,7 @@ void read_nic(const nlohmann::json& object, const std::string& where, ClusterSpe
   reader.read("bandwidth_gbps", gbps);
   reader.read("latency_seconds", nic.latency_seconds);
   reader.read("cpu_seconds_per_byte", cluster.nic_cpu_seconds_per_byte);
+  reader.read("progress_window_bytes", cluster.progress_window_bytes);
   reader.read("count", cluster.nics_per_machine);
   reader.read("gpu_direct", cluster.gpu_direct);
   reader.finish();
@@ -78,6 +79,8 @@ void read_nic(const nlohmann::json& object, const std::string& where, ClusterSpe
   require_link_latency(nic.latency_seconds, reader.path("latency_seconds"));
   require(cluster.nic_cpu_seconds_per_byte >= 0, reader.path("cpu_seconds_per_byte"),
           "must not be negative");
+  require(cluster.progress_window_bytes >= 0, reader.path("progress_window_bytes"),
+          "must not be negative (0: transfers progress on their own)");
   nic.bandwidth_bytes_per_second = gbps * kGiga / kBitsPerByte;
 }
 
@@ -506,6 +509,7 @@ nlohmann::json ClusterSpec::to_json() const {
        {{"bandwidth_gbps", nic.bandwidth_bytes_per_second * kBitsPerByte / kGiga},
         {"latency_seconds", nic.latency_seconds},
         {"cpu_seconds_per_byte", nic_cpu_seconds_per_byte},
+        {"progress_window_bytes", progress_window_bytes},
         {"count", nics_per_machine},
         {"gpu_direct", gpu_direct}}},
       {"network",

@@ -127,6 +127,13 @@ struct ClusterSpec {
   // TCP), on the CPU that computes for the rank, so it competes with computation. 0 for
   // offloaded transports (RDMA, NCCL between devices).
   double nic_cpu_seconds_per_byte = 0;
+  // Whether CPU ranks' transfers progress on their own (0: RDMA, a progress thread) or only inside
+  // their transport's calls, as MPI over TCP without a progress thread moves a large message's
+  // fragments: after each call (the engine makes one between ops) a transfer moves at most about
+  // this many bytes, then stalls while an end computes, until that end's next call
+  // (experiments/bench/bench_transfer_overlap.cpp measures it). GPU ranks' transfers (NCCL, the
+  // samplers' and feature stores' own threads) are never held.
+  double progress_window_bytes = 0;
   std::string topology = "switch";  // "switch" or "fat-tree"
   FatTreeSpec fat_tree;
   std::string network_model = "LV08";  // SimGrid's network/model

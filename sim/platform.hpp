@@ -27,12 +27,20 @@ struct Platform {
   // Per machine its NICs, per rank its device link: what a failure of them turns off.
   std::vector<std::vector<simgrid::s4u::Link*>> nics;
   std::vector<simgrid::s4u::Link*> device_links;
+  // Per rank, where CPU ranks' transports progress only in their calls
+  // (ClusterSpec::progress_window_bytes): a link on every route of the rank's transfers, both
+  // directions, unbounded until the replay stalls it while the rank computes. Empty otherwise.
+  std::vector<simgrid::s4u::Link*> transport_gates;
+  double open_gate_bytes_per_second = 0;  // a gate's bandwidth while open: it bounds no transfer
   // A host that never fails, for the actor that applies the cluster's failures (it only sleeps).
   simgrid::s4u::Host* observer = nullptr;
 };
 
 // Turns `link` off in both directions (a split-duplex link is two).
 void turn_off(simgrid::s4u::Link* link);
+// Whether the cluster's ranks have transport gates: CPU ranks whose transport progresses only in
+// its calls (ClusterSpec::progress_window_bytes).
+bool has_transport_gates(const ClusterSpec& cluster);
 
 // Sets the SimGrid configuration the cluster asks for and creates its platform; call once, after
 // the engine exists and before any actor. Returns the settings made (for the result's record).

@@ -91,6 +91,10 @@ struct RankState {
   double last_throttled_send_seconds = -1;
   // A transfer or op of the rank failed (a part it needed failed): its actor stopped there.
   bool aborted = false;
+  // With a progress window: whether the rank's thread computes past it, out of its transport's
+  // calls, so that its transfers stall.
+  bool holding_transfers = false;
+  std::vector<int> gate_waiters;      // ranks waiting for it to stop holding (gates_open_for)
   std::vector<sg4::ActorPtr> actors;  // its streams' actors
   SimulatedRank stats;
 };
@@ -229,7 +233,11 @@ class Replay {
     result.iteration_end_seconds = iteration_end_;
     result.trace = std::move(trace_);
     result.communications = communications_;
-    if (!failed_.empty()) result.failure = failure_ ? *failure_ : failure_outcome();
+    if (!failed_.empty()) {
+      result.failure = failure_ ? *failure_ : failure_outcome();
+    } else {
+      require_completed();
+    }
     return result;
   }
 
@@ -553,6 +561,19 @@ class Replay {
     });
   }
 
+  // Without failures every op of every rank ran: a rank left waiting means the replay's actors
+  // deadlocked (SimGrid then stops), and its times would describe a part of the epoch.
+  void require_completed() const {
+    const ReplayFailure outcome = failure_outcome();
+    if (outcome.completed) return;
+    for (const StoppedRank& rank : outcome.ranks) {
+      if (rank.state == "finished") continue;
+      throw Error("simulate: the replay deadlocked: rank " + std::to_string(rank.rank) +
+                  " waits at op '" + rank.next_op + "' of iteration " +
+                  std::to_string(rank.next_op_iteration) + " (a simulator bug; please report it)");
+    }
+  }
+
   // Where every rank stands now, after the failures so far.
   ReplayFailure failure_outcome() const {
     ReplayFailure outcome;
@@ -629,42 +650,113 @@ class Replay {
         return {};
       default:
         compute(plan.rank, op.kind,
-                measured(op)
-                    ? op.measured_seconds
-                    : cluster_.compute_seconds(op, features_on_device(plan.rank)) * factor);
+                measured(op) ? op.measured_seconds
+                             : cluster_.compute_seconds(op, features_on_device(plan.rank)) * factor,
+                /*in_thread=*/op.stream != Stream::server);
         return {};
     }
   }
 
   bool measured(const Op& op) const { return options_.uses_measured(op); }
 
-  void compute(int rank, OpKind kind, double seconds) {
+  // `seconds` of an op of `rank`'s; `in_thread`: run by the thread that also calls the rank's
+  // transport (not a server's), which then makes no call until the op ends (gates_transfers).
+  void compute(int rank, OpKind kind, double seconds, bool in_thread) {
     if (seconds <= 0) return;
     sg4::Host* host = compute_host(rank, kind);
+    const double op_start = sg4::Engine::get_clock();
+    const bool gated = in_thread && gates_transfers();
     SharedCore* core = sliced_core(rank);
     if (core == nullptr) {
-      execute(host, seconds);
-      return;
+      execute_in_op(rank, host, seconds, op_start, gated);
+    } else {
+      compute_in_turns(*core, rank, host, seconds, op_start, gated);
     }
-    KillableLock lock(*core->mutex);
-    core->queued.push_back(rank);
+    if (gated && rank_state(rank).holding_transfers) release_transfers(rank);
+  }
+
+  void compute_in_turns(SharedCore& core, int rank, sg4::Host* host, double seconds,
+                        double op_start, bool gated) {
+    KillableLock lock(*core.mutex);
+    core.queued.push_back(rank);
     double remaining = seconds;
     while (remaining > 0) {
-      while (core->running != -1 || core->queued.front() != rank) core->changed->wait(lock.held());
-      core->queued.pop_front();
-      core->running = rank;
+      while (core.running != -1 || core.queued.front() != rank) core.changed->wait(lock.held());
+      core.queued.pop_front();
+      core.running = rank;
       do {
         const double turn = std::min(remaining, seconds_to_next_tick());
         lock.unlock();
-        execute(host, turn);
+        execute_in_op(rank, host, turn, op_start, gated);
         lock.lock();
         remaining -= turn;
-      } while (remaining > 0 && core->queued.empty());
-      core->running = -1;
-      if (remaining > 0) core->queued.push_back(rank);
-      core->changed->notify_all();
+      } while (remaining > 0 && core.queued.empty());
+      core.running = -1;
+      if (remaining > 0) core.queued.push_back(rank);
+      core.changed->notify_all();
     }
     lock.unlock();
+  }
+
+  // Runs `seconds` of an op that started at `op_start`; a gated rank holds its transfers from
+  // the end of its progress window on.
+  void execute_in_op(int rank, sg4::Host* host, double seconds, double op_start, bool gated) {
+    if (gated && !rank_state(rank).holding_transfers) {
+      const double window_left = op_start + progress_window_seconds() - sg4::Engine::get_clock();
+      if (window_left < seconds) {
+        if (window_left > 0) {
+          execute(host, window_left);
+          seconds -= window_left;
+        }
+        hold_transfers(rank);
+      }
+    }
+    execute(host, seconds);
+  }
+
+  // MPI over TCP without a progress thread (ClusterSpec::progress_window_bytes): an engine's call
+  // to its transport between two ops moves each transfer's next fragments, about a window's worth
+  // at the link's rate; then its transfers stall until the op ends, and none starts (a rendezvous
+  // needs both ends' calls). CPU ranks only: a GPU rank's transfers run on NCCL's or its
+  // samplers' own threads. Every route of a rank's transfers crosses its transport's gate
+  // (Platform::transport_gates), closed while it holds. (SimGrid 3.32's Activity::resume leaves
+  // a comm marked suspended, so suspending the comms themselves works once only.)
+  bool gates_transfers() const { return !platform_.transport_gates.empty(); }
+  double progress_window_seconds() const {
+    return cluster_.progress_window_bytes / cluster_.nic.bandwidth_bytes_per_second;
+  }
+  void hold_transfers(int rank) {
+    rank_state(rank).holding_transfers = true;
+    platform_.transport_gates[static_cast<std::size_t>(rank)]->set_bandwidth(
+        kClosedGateBytesPerSecond);
+  }
+  void release_transfers(int rank) {
+    RankState& state = rank_state(rank);
+    state.holding_transfers = false;
+    platform_.transport_gates[static_cast<std::size_t>(rank)]->set_bandwidth(
+        platform_.open_gate_bytes_per_second);
+    for (const int waiter : state.gate_waiters) rank_state(waiter).changed->notify_all();
+    state.gate_waiters.clear();
+  }
+  // A closed gate: a byte a second, nothing against the transfers' sizes (LV08 needs a positive
+  // bandwidth).
+  static constexpr double kClosedGateBytesPerSecond = 1.0;
+  // A transfer starts only while neither end holds: SimGrid bounds a flow by the bandwidths of
+  // its route when it starts, so one started through a closed gate would crawl to its end. Where
+  // one does, `waiter` (which then waits on its rank's condition) is woken when it opens. The check
+  // and the transfer's start must see the same state: no simcall between them.
+  bool gates_open_for(int waiter, int from, int to) {
+    if (!gates_transfers()) return true;
+    bool open = true;
+    for (const int end : {from, to}) {
+      if (!rank_state(end).holding_transfers) continue;
+      std::vector<int>& waiters = rank_state(end).gate_waiters;
+      if (std::find(waiters.begin(), waiters.end(), waiter) == waiters.end()) {
+        waiters.push_back(waiter);
+      }
+      open = false;
+    }
+    return open;
   }
 
   static void execute(sg4::Host* host, double seconds) {
@@ -708,6 +800,20 @@ class Replay {
   template <typename Released>
   double wait_for_peer(int rank, Released released) {
     return wait_until(rank, released) ? wait_for_core(rank) : 0;
+  }
+
+  // Waits until `rank` may start its next transfer to `to` on `outgoing`: the receiver has posted
+  // its receive (rendezvous) and neither end's transport gate is closed; returns the seconds it
+  // waited for its core after (wait_for_core), checking again after them.
+  double wait_until_sendable(int rank, int to, Channel& outgoing) {
+    const auto sendable = [&] {
+      return outgoing.receiver_ready() && gates_open_for(rank, rank, to);
+    };
+    double core_waiting_seconds = 0;
+    do {
+      core_waiting_seconds += wait_for_peer(rank, sendable);
+    } while (!sendable());
+    return core_waiting_seconds;
   }
 
   // Waits until a peer makes `released` true; whether it had to.
@@ -780,13 +886,12 @@ class Replay {
   struct PostedReceive {
     Channel* incoming = nullptr;
     sg4::CommPtr comm;
-    void* received = nullptr;
   };
   PostedReceive post_receive(Channel& incoming, Traffic traffic, int from, sg4::Host* here) {
     PostedReceive receive;
     receive.incoming = &incoming;
     if (endpoint(from, traffic) != here)
-      receive.comm = receive.incoming->mailbox->get_async(&receive.received);
+      receive.comm = receive.incoming->mailbox->get_async(&discarded_payload_);
     ++receive.incoming->receives_posted;
     rank_state(from).changed->notify_all();
     return receive;
@@ -824,16 +929,19 @@ class Replay {
   // both ends are one host, the machine's CPU, and nothing moves), and a transfer starts once its
   // receiver has posted the receive (rendezvous). Waiting is the time until the peer that sends to
   // this rank started its transfer; a rank the transfer released then waits for its core.
+  // `sampling`: an exchange of sampling over the network, which the sampling actor (a CPU rank's
+  // thread) runs beside the network actor's collectives: its own mailbox, as the transport tags
+  // every collective, so that the two never take each other's messages.
   StepCost exchange_step(int rank, Traffic traffic, int send_to, std::int64_t bytes,
-                         int receive_from) {
+                         int receive_from, bool sampling = false) {
+    const bool lane = sampling || between_hosts(traffic);
     const double step_start = sg4::Engine::get_clock();
     sg4::Host* here = endpoint(rank, traffic);
     move_to(here);
-    PostedReceive receive = post_receive(channel(receive_from, rank, between_hosts(traffic)),
-                                         traffic, receive_from, here);
-    Channel& outgoing = channel(rank, send_to, between_hosts(traffic));
-    double core_waiting_seconds =
-        wait_for_peer(rank, [&outgoing] { return outgoing.receiver_ready(); });
+    PostedReceive receive =
+        post_receive(channel(receive_from, rank, lane), traffic, receive_from, here);
+    Channel& outgoing = channel(rank, send_to, lane);
+    double core_waiting_seconds = wait_until_sendable(rank, send_to, outgoing);
     PostedSend send = post_send(outgoing, rank, traffic, send_to, bytes);
     finish_send(send);
     const ReceiveEnd end = finish_receive(rank, receive);
@@ -907,7 +1015,7 @@ class Replay {
     move_to(endpoint(rank, op.traffic));
     Channel& outgoing = message_channel(rank, op.peer, number);
     // Until the peer posted, and then for its core where a core-mate computes: all waiting.
-    static_cast<void>(wait_for_peer(rank, [&outgoing] { return outgoing.receiver_ready(); }));
+    static_cast<void>(wait_until_sendable(rank, op.peer, outgoing));
     const double waiting = sg4::Engine::get_clock() - start;
     // A send's bytes are all to its peer (check_messages).
     PostedSend send = post_send(outgoing, rank, op.traffic, op.peer, op.total_bytes_to());
@@ -962,7 +1070,7 @@ class Replay {
     KillableLock lock(*self.mutex);
     while (!send_to.empty()) {
       const auto ready = std::stable_partition(send_to.begin(), send_to.end(), [&](int peer) {
-        return !channel(rank, peer, hosts).receiver_ready();
+        return !channel(rank, peer, hosts).receiver_ready() || !gates_open_for(rank, rank, peer);
       });
       if (ready == send_to.end()) {
         self.changed->wait(lock.held());
@@ -972,6 +1080,11 @@ class Replay {
       const std::vector<int> now(ready, send_to.end());
       send_to.erase(ready, send_to.end());
       for (const int peer : now) {
+        // A gate may have closed while the sends before it were posted.
+        if (!gates_open_for(rank, rank, peer)) {
+          send_to.push_back(peer);
+          continue;
+        }
         sends.push_back(post_send(channel(rank, peer, hosts), rank, traffic, peer,
                                   bytes_to[static_cast<std::size_t>(peer)]));
       }
@@ -992,12 +1105,14 @@ class Replay {
     return {end - start, std::min(waiting, end - start)};
   }
 
-  StepCost pairwise(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to) {
+  StepCost pairwise(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to,
+                    bool sampling = false) {
     StepCost total;
     for (int s = 1; s < num_ranks_; ++s) {
       const PairwiseStep step = pairwise_step(rank, num_ranks_, s);
       total += exchange_step(rank, traffic, step.send_to,
-                             bytes_to[static_cast<std::size_t>(step.send_to)], step.receive_from);
+                             bytes_to[static_cast<std::size_t>(step.send_to)], step.receive_from,
+                             sampling);
     }
     return total;
   }
@@ -1022,12 +1137,14 @@ class Replay {
                                                : cluster_.device_cost_model)
             .cost(OpKind::sample);
     for (const SamplingHop& hop : op.sampling_hops) {
-      const StepCost requests = pairwise(rank, Traffic::structure, hop.request_bytes_to);
+      const StepCost requests =
+          pairwise(rank, Traffic::structure, hop.request_bytes_to, /*sampling=*/true);
       OpWork work;
       work.sampled_edges =
           static_cast<double>(hop.edges_sampled_locally + hop.edges_sampled_for_peers);
-      compute(rank, OpKind::sample, cost->seconds(work) * compute_factor);
-      const StepCost replies = pairwise(rank, Traffic::structure, hop.reply_bytes_to);
+      compute(rank, OpKind::sample, cost->seconds(work) * compute_factor, /*in_thread=*/true);
+      const StepCost replies =
+          pairwise(rank, Traffic::structure, hop.reply_bytes_to, /*sampling=*/true);
       total.seconds += requests.seconds + replies.seconds;
       total.waiting_seconds += requests.waiting_seconds + replies.waiting_seconds;
     }
@@ -1035,7 +1152,8 @@ class Replay {
     OpWork planning;
     planning.planned_nodes = static_cast<double>(op.planned_nodes);
     if (op.planned_nodes > 0) {
-      compute(rank, OpKind::sample, cost->work_seconds(planning) * compute_factor);
+      compute(rank, OpKind::sample, cost->work_seconds(planning) * compute_factor,
+              /*in_thread=*/true);
     }
     return total;
   }
@@ -1047,6 +1165,10 @@ class Replay {
   int num_ranks_;
   std::vector<RankState> ranks_;
   std::vector<SharedCore> cores_;  // when shared cores time slice
+  // Where SimGrid writes each received message's payload (the sender's channel), unread: a
+  // receive's own field moved with it (returned by value, into a vector) and SimGrid wrote
+  // through the stale address when the transfer ended, into a waiting actor's stack.
+  void* discarded_payload_ = nullptr;
   std::vector<double> iteration_end_;
   std::unordered_map<std::int64_t, Channel> channels_;
   std::map<std::pair<std::int64_t, std::int64_t>, Channel> messages_;  // by pair, number

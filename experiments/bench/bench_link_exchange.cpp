@@ -17,10 +17,9 @@
 #include <thread>
 
 #include "exec/mpi/mpi_transport.hpp"
+#include "experiments/bench/mpi_bench.hpp"
 #include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
-#include "workloads/common/json_config.hpp"
-#include "workloads/common/provenance.hpp"
 #include "workloads/common/statistics.hpp"
 #include "workloads/common/stopwatch.hpp"
 
@@ -84,17 +83,10 @@ int bench_main(int argc, char** argv) {
   if (transport.size() != 2) {
     throw Error("needs 2 ranks, not " + std::to_string(transport.size()));
   }
-  std::vector<int> sizes_mib;
-  std::vector<int> pauses_ms;
-  const nlohmann::json lists = {{"sizes-mib", vm["sizes-mib"].as<std::string>()},
-                                {"pause-ms", vm["pause-ms"].as<std::string>()}};
-  JsonFieldReader reader(lists, "");
-  reader.read("sizes-mib", sizes_mib);
-  reader.read("pause-ms", pauses_ms);
+  const std::vector<int> sizes_mib = bench::int_list(vm, "sizes-mib", 1);
+  const std::vector<int> pauses_ms = bench::int_list(vm, "pause-ms", 0);
   const int repetitions = vm["repetitions"].as<int>();
   require(repetitions > 0, "repetitions", "must be positive");
-  for (const int size : sizes_mib) require(size > 0, "sizes-mib", "must be positive");
-  for (const int pause : pauses_ms) require(pause >= 0, "pause-ms", "must be at least 0");
 
   nlohmann::json rows = nlohmann::json::array();
   for (const int size_mib : sizes_mib) {
@@ -125,13 +117,7 @@ int bench_main(int argc, char** argv) {
       }
     }
   }
-  if (transport.rank() == 0) {
-    std::cout << nlohmann::json{{"bench", "link_exchange"},
-                                {"provenance", provenance_json(argc, argv)},
-                                {"results", rows}}
-                     .dump()
-              << "\n";
-  }
+  if (transport.rank() == 0) bench::print_results("link_exchange", argc, argv, rows);
   return 0;
 }
 

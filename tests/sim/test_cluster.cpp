@@ -78,11 +78,15 @@ TEST(Cluster, OverridesApplyBeforeValidation) {
   EXPECT_TRUE(load_cluster("p3-cluster", {}).uses_crosstraffic());
   EXPECT_FALSE(quiet.uses_crosstraffic());
   EXPECT_FALSE(cluster_from_json(quiet.to_json(), "round trip").uses_crosstraffic());
-  const ClusterSpec emulated =
-      load_cluster("emulated-cluster", {"shared_cores=2", "nic.cpu_seconds_per_byte=5e-10"});
+  const ClusterSpec emulated = load_cluster(
+      "emulated-cluster",
+      {"shared_cores=2", "nic.cpu_seconds_per_byte=5e-10", "nic.progress_window_bytes=400000"});
   EXPECT_EQ(emulated.shared_cores, 2);
   EXPECT_DOUBLE_EQ(emulated.nic_cpu_seconds_per_byte, 5e-10);
-  EXPECT_EQ(cluster_from_json(emulated.to_json(), "round trip").shared_cores, 2);
+  EXPECT_DOUBLE_EQ(emulated.progress_window_bytes, 400000);
+  const ClusterSpec round_trip = cluster_from_json(emulated.to_json(), "round trip");
+  EXPECT_EQ(round_trip.shared_cores, 2);
+  EXPECT_DOUBLE_EQ(round_trip.progress_window_bytes, 400000);
 }
 
 TEST(Cluster, BadValuesNameTheField) {
@@ -107,6 +111,9 @@ TEST(Cluster, BadValuesNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"nic.cpu_seconds_per_byte=-1e-9"})
                 .find("nic.cpu_seconds_per_byte"),
+            std::string::npos);
+  EXPECT_NE(error_of("emulated-cluster", {"nic.progress_window_bytes=-1"})
+                .find("nic.progress_window_bytes"),
             std::string::npos);
   EXPECT_NE(error_of("emulated-cluster", {"rank_speed_spread=-0.1"}).find("rank_speed_spread"),
             std::string::npos);

@@ -975,5 +975,102 @@ TEST(ReplayClosedForm, PipeliningIsBoundByTheSlowerOfComputeAndNetwork) {
                   kHalfCompute + kPipelinedIterations * exchange + kHalfCompute);
 }
 
+// A transport that moves data only inside its calls (cluster.hpp: nic.progress_window_bytes).
+constexpr std::int64_t kWindowBytes = 250'000;
+constexpr double kWindowSeconds = kWindowBytes / kNicBandwidth;
+
+Op compute_op(const std::string& label, double seconds) {
+  Op op;
+  op.kind = OpKind::loss;  // 3 us + memory_bytes at 5e10 bytes/s (every_kind_cost)
+  op.label = label;
+  op.memory_bytes = static_cast<std::int64_t>((seconds - 3e-6) * 5e10);
+  return op;
+}
+double compute_seconds(const Op& op) { return 3e-6 + static_cast<double>(op.memory_bytes) / 5e10; }
+
+ClusterSpec windowed_cluster(std::int64_t window_bytes) {
+  return cluster(2, 1, "cpu", {{"nic", {{"progress_window_bytes", window_bytes}}}});
+}
+
+// Both ranks post an exchange of `bytes` each way, compute `seconds` beside it, then compute the
+// same again with what arrived.
+std::vector<std::vector<Plan>> exchange_beside_compute(std::int64_t bytes, double seconds) {
+  std::vector<Plan> plans;
+  for (int r = 0; r < 2; ++r) {
+    Plan plan = empty_plan(r, 2);
+    Op exchange = exchange_op("pull", Traffic::features, 2);
+    exchange.bytes_to[static_cast<std::size_t>(1 - r)] = bytes;
+    exchange.bytes_from[static_cast<std::size_t>(1 - r)] = bytes;
+    Op beside = compute_op("beside", seconds);
+    Op after = compute_op("after", seconds);
+    after.deps = {0};
+    plan.ops = {exchange, beside, after};
+    plan.validate();
+    plans.push_back(plan);
+  }
+  return one_iteration(std::move(plans));
+}
+
+TEST(ReplayClosedForm, ATransferOverlapsComputeWhereTheTransportProgressesAlone) {
+  const std::int64_t bytes = 2'500'000;
+  const auto plans = exchange_beside_compute(bytes, 5e-3);
+  const double compute = compute_seconds(plans[0][0].ops[1]);
+  ASSERT_LT(remote_seconds(static_cast<double>(bytes)), compute);
+  const ReplayResult result = replay_plans(windowed_cluster(0), plans, {});
+  expect_relative(result.makespan_seconds, 2 * compute);
+}
+
+TEST(ReplayClosedForm, ATransferStallsWhileItsRanksComputePastTheProgressWindow) {
+  // The transfer moves from the post until the window has passed (its latency, then bytes at the
+  // link's rate), stalls until the computation beside it ends, and moves the rest after it: it
+  // ends (compute - window) later than alone.
+  const std::int64_t bytes = 2'500'000;
+  const auto plans = exchange_beside_compute(bytes, 5e-3);
+  const double compute = compute_seconds(plans[0][0].ops[1]);
+  const double transfer = remote_seconds(static_cast<double>(bytes));
+  ASSERT_LT(kWindowSeconds, transfer);
+  const ReplayResult result = replay_plans(windowed_cluster(kWindowBytes), plans, {});
+  // The closed gate lets a byte a second through: (compute - window) bytes, nothing at 1e-9.
+  expect_relative(result.makespan_seconds, transfer + (compute - kWindowSeconds) + compute);
+}
+
+// Rank 0 posts an exchange of 1 MB each way, then computes 8 ms; rank 1 computes 2 ms, then
+// posts it.
+std::vector<std::vector<Plan>> exchange_posted_at_different_times() {
+  std::vector<Plan> plans;
+  for (int r = 0; r < 2; ++r) {
+    Plan plan = empty_plan(r, 2);
+    Op exchange = exchange_op("pull", Traffic::features, 2);
+    exchange.bytes_to[static_cast<std::size_t>(1 - r)] = 1'000'000;
+    exchange.bytes_from[static_cast<std::size_t>(1 - r)] = 1'000'000;
+    if (r == 0) {
+      plan.ops = {exchange, compute_op("long", 8e-3)};
+    } else {
+      plan.ops = {compute_op("short", 2e-3), exchange};
+    }
+    plan.validate();
+    plans.push_back(plan);
+  }
+  return one_iteration(std::move(plans));
+}
+
+TEST(ReplayClosedForm, ATransferStartsWhenBothEndsPostedWhereTheTransportProgressesAlone) {
+  const auto plans = exchange_posted_at_different_times();
+  const double long_compute = compute_seconds(plans[0][0].ops[1]);
+  const double short_compute = compute_seconds(plans[0][1].ops[0]);
+  expect_relative(replay_plans(windowed_cluster(0), plans, {}).makespan_seconds,
+                  std::max(long_compute, short_compute + remote_seconds(1e6)));
+}
+
+TEST(ReplayClosedForm, ATransferDoesNotStartWhileAnEndComputesPastTheProgressWindow) {
+  // The rendezvous needs rank 0 in its transport: the transfer starts when rank 0's computation
+  // ends, not when rank 1 posts.
+  const auto plans = exchange_posted_at_different_times();
+  const double long_compute = compute_seconds(plans[0][0].ops[1]);
+  ASSERT_GT(long_compute, compute_seconds(plans[0][1].ops[0]) + kWindowSeconds);
+  expect_relative(replay_plans(windowed_cluster(kWindowBytes), plans, {}).makespan_seconds,
+                  long_compute + remote_seconds(1e6));
+}
+
 }  // namespace
 }  // namespace gnnbed
