@@ -178,6 +178,21 @@ mpirun_in_cluster() {
   return "$status"
 }
 
+# Runs a benchmark on RANKS namespaces, one rank each: its output in OUTPUT/logs/NAME.txt (WHAT
+# names it if it fails), its JSON line in OUTPUT/NAME.json.
+run_rig_benchmark() {
+  local output="$1" name="$2" what="$3" ranks="$4"
+  shift 4
+  mpirun_in_cluster "$ranks" --per-machine 1 "$@" > "$output/logs/$name.txt" 2>&1 ||
+    fail "$what failed: $output/logs/$name.txt"
+  grep '^{' "$output/logs/$name.txt" > "$output/$name.json"
+}
+
+# A benchmark's output but its JSON line, indented.
+print_rig_benchmark() {
+  grep -v '^{' "$1/logs/$2.txt" | sed 's/^/  /'
+}
+
 # Kernel TCP between namespaces costs CPU time per byte, on the cores the ranks compute on; the
 # simulator charges it at both ends of every transfer. Measured as training moves bytes: two ranks
 # exchange 16 MiB both ways at once after a pause over the unshaped path, each rank's core sending
@@ -192,9 +207,8 @@ measure_stack_cpu_seconds_per_byte() {
   stack_cpu_seconds_per_byte=0
   if [[ -x "$link_bench" ]]; then
     echo "== network stack: 16 MiB both ways after a pause, over the unshaped namespaces"
-    mpirun_in_cluster 2 --per-machine 1 "$link_bench" --sizes-mib 16 --pause-ms 250 --repetitions 21 \
-      > "$output/logs/link-unshaped.txt" 2>&1 || fail "unshaped exchange failed: $output/logs/link-unshaped.txt"
-    grep '^{' "$output/logs/link-unshaped.txt" > "$output/link-unshaped.json"
+    run_rig_benchmark "$output" link-unshaped "unshaped exchange" 2 "$link_bench" --sizes-mib 16 \
+      --pause-ms 250 --repetitions 21
     stack_cpu_seconds_per_byte=$(stack_cpu_seconds_per_byte_of "$output/link-unshaped.json")
     echo "  $stack_cpu_seconds_per_byte CPU seconds per byte sent or received"
   fi
@@ -212,10 +226,9 @@ measure_time_slice_seconds() {
   local shared_core_bench="$build/experiments/bench_shared_core_latency"
   if [[ $num_namespaces -gt $cores && -x "$shared_core_bench" ]]; then
     echo "== shared cores: the time slice, from how long a message waits beside a computing rank"
-    mpirun_in_cluster 3 --per-machine 1 "$shared_core_bench" --seconds 2 > "$output/logs/shared-core.txt" 2>&1 ||
-      fail "shared-core latency benchmark failed: $output/logs/shared-core.txt"
-    grep -v '^{' "$output/logs/shared-core.txt" | sed 's/^/  /'
-    grep '^{' "$output/logs/shared-core.txt" > "$output/shared-core.json"
+    run_rig_benchmark "$output" shared-core "shared-core latency benchmark" 3 "$shared_core_bench" \
+      --seconds 2
+    print_rig_benchmark "$output" shared-core
     time_slice_seconds=$(time_slice_seconds_of "$output/shared-core.json")
   fi
 }
@@ -235,11 +248,9 @@ measure_progress_window_bytes() {
   if [[ -x "$overlap_bench" ]]; then
     echo "== transport progress: what a transfer moves per MPI call while both ranks compute (1 Gbit/s)"
     shape 1
-    mpirun_in_cluster 2 --per-machine 1 "$overlap_bench" --sizes-mib 16,64 --compute-ms 100,400 \
-      --test-every-ms 5,20 --repetitions 5 > "$output/logs/transfer-overlap.txt" 2>&1 ||
-      fail "transfer overlap benchmark failed: $output/logs/transfer-overlap.txt"
-    grep -v '^{' "$output/logs/transfer-overlap.txt" | sed 's/^/  /'
-    grep '^{' "$output/logs/transfer-overlap.txt" > "$output/transfer-overlap.json"
+    run_rig_benchmark "$output" transfer-overlap "transfer overlap benchmark" 2 "$overlap_bench" \
+      --sizes-mib 16,64 --compute-ms 100,400 --test-every-ms 5,20 --repetitions 5
+    print_rig_benchmark "$output" transfer-overlap
     progress_window_bytes=$(progress_window_bytes_of "$output/transfer-overlap.json")
     echo "  $progress_window_bytes bytes per MPI call"
   fi

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "exec/mpi/mpi_transport.hpp"
@@ -73,16 +74,10 @@ int bench_main(int argc, char** argv) {
       "pause-ms", po::value<std::string>()->default_value("0,250"),
       "pause before each exchange (ms): 0 is back to back")(
       "repetitions", po::value<int>()->default_value(10), "timed exchanges per point");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, options), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    if (transport.rank() == 0) std::cout << options;
-    return 0;
-  }
-  if (transport.size() != 2) {
-    throw Error("needs 2 ranks, not " + std::to_string(transport.size()));
-  }
+  const std::optional<po::variables_map> parsed =
+      bench::two_rank_options(options, argc, argv, transport);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   const std::vector<int> sizes_mib = bench::int_list(vm, "sizes-mib", 1);
   const std::vector<int> pauses_ms = bench::int_list(vm, "pause-ms", 0);
   const int repetitions = vm["repetitions"].as<int>();

@@ -11,10 +11,12 @@
 // Prints one line per (size, compute, test interval) on rank 0, then one JSON line. Bytes moved
 // during the computation are inferred from the wait: S (1 - wait / E), E the median exchange
 // time without computing, measured first.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "exec/mpi/mpi_transport.hpp"
 #include "experiments/bench/mpi_bench.hpp"
@@ -83,14 +85,10 @@ int bench_main(int argc, char** argv) {
                                         po::value<std::string>()->default_value("0,10"),
                                         "MPI test interval while computing (ms); 0: none")(
       "repetitions", po::value<int>()->default_value(7), "timed exchanges per point");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, options), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    if (transport.rank() == 0) std::cout << options;
-    return 0;
-  }
-  if (transport.size() != 2) throw Error("needs 2 ranks, not " + std::to_string(transport.size()));
+  const std::optional<po::variables_map> parsed =
+      bench::two_rank_options(options, argc, argv, transport);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   const std::vector<int> sizes_mib = bench::int_list(vm, "sizes-mib", 1);
   const std::vector<int> compute_ms = bench::int_list(vm, "compute-ms", 0);
   const std::vector<int> test_every_ms = bench::int_list(vm, "test-every-ms", 0);
