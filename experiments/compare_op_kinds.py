@@ -4,7 +4,10 @@
 kind the measured seconds per epoch beside what the cost model gives for the same ops and work.
 
 Communication ops are not costed by the cost model (the simulator moves their bytes); they are
-listed with their measured time only.
+listed with their measured time only. A run's per-kind work does not say which of the rows its ops
+read where indices point miss the caches (that depends on each op's table), so the cache misses
+are left out here: for kinds that read such rows from large tables (layers, row gathers) this
+prints less than the simulator charges.
 
   compare_op_kinds.py RESULT.json CALIBRATION.json [--csv OUT.csv] [--evaluation]
 

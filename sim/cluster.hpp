@@ -212,6 +212,10 @@ struct ClusterSpec {
   // Seconds `op` computes for, on the host or the device as runs_on_host says. Throws Error naming
   // the cost model's field when it has no cost for the op.
   double compute_seconds(const Op& op, bool features_on_device = false) const;
+  // How many ranks share the caches (CostModel::caches) of what runs a rank's ops: a GPU has its
+  // own; a machine's CPU ranks share the machine's, which on the validation rig (shared_cores) are
+  // the one host's, shared by every rank.
+  int ranks_sharing_caches(bool on_host) const;
 
   nlohmann::json to_json() const;
 };

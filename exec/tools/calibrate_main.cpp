@@ -23,6 +23,7 @@
 #include "exec/calibration/speed_probe.hpp"
 #include "exec/calibration/transport_benchmark.hpp"
 #include "exec/mpi/mpi_transport.hpp"
+#include "sim/cost_model/cache_fit.hpp"
 #include "sim/cost_model/cost_fit.hpp"
 #include "strategies/config/experiment_cli.hpp"
 #include "workloads/common/errors.hpp"
@@ -149,13 +150,13 @@ std::string rate_text(double rate, double unit) {
 
 void print_fits(const std::array<std::optional<CostFit>, kNumOpKinds>& fits,
                 const SamplesByKind& samples) {
-  std::printf("\n%-17s %7s %9s %10s %10s %8s %9s %9s %9s %8s %8s\n", "op kind", "samples",
+  std::printf("\n%-17s %7s %9s %10s %10s %8s %9s %9s %9s %8s %8s %8s %8s\n", "op kind", "samples",
               "fixed us", "dense GF/s", "sparse GF/s", "mem GB/s", "Medges/s", "Mnodes/s",
-              "Mentries/s", "med|res|", "max|res|");
+              "Mentries/s", "Mnear/s", "Mfar/s", "med|res|", "max|res|");
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     if (!fits[k]) continue;
     const OpCost& c = fits[k]->cost;
-    std::printf("%-17s %7zu %9.2f %10s %10s %8s %9s %9s %9s %7.1f%% %7.1f%%\n",
+    std::printf("%-17s %7zu %9.2f %10s %10s %8s %9s %9s %9s %8s %8s %7.1f%% %7.1f%%\n",
                 std::string(to_string(static_cast<OpKind>(k))).c_str(), samples[k].size(),
                 1e6 * c.fixed_seconds, rate_text(c.dense_flops_per_second, 1e9).c_str(),
                 rate_text(c.sparse_flops_per_second, 1e9).c_str(),
@@ -163,6 +164,8 @@ void print_fits(const std::array<std::optional<CostFit>, kNumOpKinds>& fits,
                 rate_text(c.sampled_edges_per_second, 1e6).c_str(),
                 rate_text(c.planned_nodes_per_second, 1e6).c_str(),
                 rate_text(c.sparse_entries_per_second, 1e6).c_str(),
+                rate_text(c.near_cache_misses_per_second, 1e6).c_str(),
+                rate_text(c.far_cache_misses_per_second, 1e6).c_str(),
                 100 * fits[k]->summary.median_abs_relative_residual,
                 100 * fits[k]->summary.max_abs_relative_residual);
   }
@@ -336,12 +339,30 @@ void time_network(const Settings& settings, Transport& world, Transport& collect
   }
 }
 
+// The caches a rank's row reads find (cache_fit.hpp), fitted to the samples, whose cache misses
+// it then sets. The cost model records the machine's: each of the `num_ranks` calibrating ranks
+// (on this one machine) had its share.
+void fit_cache(SamplesByKind& samples, int num_ranks, Calibration& calibration) {
+  const CacheFit fit = fit_caches(samples, candidate_caches());
+  for (std::vector<CostSample>& kind : samples) set_cache_misses(kind, fit.per_rank);
+  calibration.cost_model.set_caches(
+      {fit.per_rank.near_bytes * num_ranks, fit.per_rank.far_bytes * num_ranks});
+  calibration.fits["caches"] = fit.to_json();
+  std::printf(
+      "\ncaches for rows read where indices point, per rank of %d (the best fit of %zu): "
+      "near %.2f MiB, far %.2f MiB (0: not modelled)\n",
+      num_ranks, fit.objective_by_candidate.size(), fit.per_rank.near_bytes / kMiB,
+      fit.per_rank.far_bytes / kMiB);
+}
+
 // Fits every costed op kind to its samples, or keeps scatter_rows from `kept` where one rank ran:
 // its own assemblies (evaluation's) place local rows only, not rows that arrived from peers out of
 // cache. Prints the fits.
-void fit_compute(const Measurements& measured, const std::optional<Calibration>& kept,
-                 const std::string& output, Calibration& calibration) {
-  const SamplesByKind& samples = measured.samples;
+void fit_compute(const Measurements& measured, int num_ranks,
+                 const std::optional<Calibration>& kept, const std::string& output,
+                 Calibration& calibration) {
+  SamplesByKind samples = measured.samples;
+  fit_cache(samples, num_ranks, calibration);
   std::array<std::optional<CostFit>, kNumOpKinds> fits;
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     const auto kind = static_cast<OpKind>(k);
@@ -465,7 +486,8 @@ int calibrate(int argc, char** argv) {
   if (rank != 0) return 0;
 
   Calibration calibration;
-  fit_compute(measured, kept, settings.output, calibration);
+  // A GPU's rows find its own cache; CPU ranks share their machine's.
+  fit_compute(measured, backend->is_gpu() ? 1 : num_ranks, kept, settings.output, calibration);
   fit_variation(measured, num_ranks, calibration);
   fit_links(measured, kept, settings.output, calibration);
   calibration.provenance = provenance_json(argc, argv);

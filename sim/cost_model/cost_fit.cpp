@@ -12,16 +12,16 @@
 namespace gnnbed {
 namespace {
 
-constexpr std::size_t kNumTerms = 6;
-constexpr std::array<const char*, kNumTerms> kTermNames = {"dense_flops",   "sparse_flops",
-                                                           "memory_bytes",  "sampled_edges",
-                                                           "planned_nodes", "sparse_entries"};
+constexpr std::size_t kNumTerms = 8;
+constexpr std::array<const char*, kNumTerms> kTermNames = {
+    "dense_flops",   "sparse_flops",   "memory_bytes",      "sampled_edges",
+    "planned_nodes", "sparse_entries", "near_cache_misses", "far_cache_misses"};
 // Unit columns closer than this are the same direction (exactly proportional work).
 constexpr double kProportionalTolerance = 1e-9;
 
 std::array<double, kNumTerms> term_work(const OpWork& work) {
-  return {work.dense_flops,   work.sparse_flops,  work.memory_bytes,
-          work.sampled_edges, work.planned_nodes, work.sparse_entries};
+  return {work.dense_flops,   work.sparse_flops,   work.memory_bytes,      work.sampled_edges,
+          work.planned_nodes, work.sparse_entries, work.near_cache_misses, work.far_cache_misses};
 }
 
 void check_samples(std::span<const CostSample> samples) {
@@ -58,8 +58,14 @@ void set_rate(OpCost& cost, std::size_t term, double rate) {
     case 4:
       cost.planned_nodes_per_second = rate;
       return;
-    default:
+    case 5:
       cost.sparse_entries_per_second = rate;
+      return;
+    case 6:
+      cost.near_cache_misses_per_second = rate;
+      return;
+    default:
+      cost.far_cache_misses_per_second = rate;
   }
 }
 
@@ -186,11 +192,17 @@ CostFit fit_op_cost(std::span<const CostSample> samples) {
 nlohmann::json CostFit::to_json(std::span<const CostSample> samples) const {
   nlohmann::json rows = nlohmann::json::array();
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    rows.push_back({{"label", samples[i].label},
-                    {"work", work_json(samples[i].work)},
-                    {"measured_seconds", samples[i].seconds},
-                    {"predicted_seconds", predicted_seconds[i]},
-                    {"relative_residual", relative_residuals[i]}});
+    nlohmann::json row = {{"label", samples[i].label},
+                          {"work", work_json(samples[i].work)},
+                          {"measured_seconds", samples[i].seconds},
+                          {"predicted_seconds", predicted_seconds[i]},
+                          {"relative_residual", relative_residuals[i]}};
+    if (samples[i].gathered_bytes > 0) {
+      row["gathered_rows"] = samples[i].gathered_rows;
+      row["gathered_bytes"] = samples[i].gathered_bytes;
+      row["gathered_table_bytes"] = samples[i].gathered_table_bytes;
+    }
+    rows.push_back(std::move(row));
   }
   return {{"cost", cost.to_json()},
           {"median_abs_relative_residual", summary.median_abs_relative_residual},

@@ -1,5 +1,6 @@
 #include "sim/cost_model/cost_model.hpp"
 
+#include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,21 @@ namespace {
 
 constexpr const char* kCalibrationFormat = "gnnbed-calibration";
 constexpr int kCalibrationVersion = 1;
+constexpr const char* kCachesKey = "caches";
+
+CacheSizes caches_from_json(const nlohmann::json& object, const std::string& where) {
+  CacheSizes caches;
+  JsonFieldReader reader(object, where);
+  reader.read("near_bytes", caches.near_bytes);
+  reader.read("far_bytes", caches.far_bytes);
+  reader.finish();
+  for (const auto& [key, bytes] :
+       {std::pair{"near_bytes", caches.near_bytes}, {"far_bytes", caches.far_bytes}}) {
+    require(bytes >= 0 && std::isfinite(bytes), reader.path(key),
+            "must be a number of bytes, at least 0 (0: the level is not modelled)");
+  }
+  return caches;
+}
 
 // `rate_key` names the rate as cost-model files spell it, so that a missing one can be added.
 double term_seconds(double work, double rate, const char* work_name, const char* rate_key) {
@@ -35,13 +51,27 @@ OpKind op_kind_from_name(const std::string& name, const std::string& where) {
 
 }  // namespace
 
-OpWork work_of(const Op& op) {
+double uncached_fraction(double table_bytes, double cache_bytes) {
+  if (cache_bytes <= 0 || table_bytes <= cache_bytes) return 0;
+  return 1 - cache_bytes / table_bytes;
+}
+
+CacheSizes CacheSizes::shared_by(int ranks) const {
+  const double share = 1.0 / std::max(ranks, 1);
+  return {near_bytes * share, far_bytes * share};
+}
+
+OpWork work_of(const Op& op, const CacheSizes& caches) {
+  const auto rows = static_cast<double>(op.gathered_rows);
+  const auto table = static_cast<double>(op.gathered_table_bytes);
   return {op.flops - op.sparse_flops,
           op.sparse_flops,
           static_cast<double>(op.memory_bytes),
           static_cast<double>(op.sampled_edges),
           static_cast<double>(op.planned_nodes),
-          static_cast<double>(op.sparse_entries)};
+          static_cast<double>(op.sparse_entries),
+          rows * uncached_fraction(table, caches.near_bytes),
+          rows * uncached_fraction(table, caches.far_bytes)};
 }
 
 OpWork& OpWork::operator+=(const OpWork& other) {
@@ -51,6 +81,8 @@ OpWork& OpWork::operator+=(const OpWork& other) {
   sampled_edges += other.sampled_edges;
   planned_nodes += other.planned_nodes;
   sparse_entries += other.sparse_entries;
+  near_cache_misses += other.near_cache_misses;
+  far_cache_misses += other.far_cache_misses;
   return *this;
 }
 
@@ -65,7 +97,11 @@ double OpCost::work_seconds(const OpWork& work) const {
                       "sampled_edges_per_second") +
          term_seconds(work.planned_nodes, planned_nodes_per_second, "planned nodes",
                       "planned_nodes_per_second") +
-         (sparse_entries_per_second > 0 ? work.sparse_entries / sparse_entries_per_second : 0.0);
+         (sparse_entries_per_second > 0 ? work.sparse_entries / sparse_entries_per_second : 0.0) +
+         (near_cache_misses_per_second > 0 ? work.near_cache_misses / near_cache_misses_per_second
+                                           : 0.0) +
+         (far_cache_misses_per_second > 0 ? work.far_cache_misses / far_cache_misses_per_second
+                                          : 0.0);
 }
 
 nlohmann::json OpCost::to_json() const {
@@ -77,6 +113,10 @@ nlohmann::json OpCost::to_json() const {
   if (planned_nodes_per_second > 0) object["planned_nodes_per_second"] = planned_nodes_per_second;
   if (sparse_entries_per_second > 0)
     object["sparse_entries_per_second"] = sparse_entries_per_second;
+  if (near_cache_misses_per_second > 0)
+    object["near_cache_misses_per_second"] = near_cache_misses_per_second;
+  if (far_cache_misses_per_second > 0)
+    object["far_cache_misses_per_second"] = far_cache_misses_per_second;
   return object;
 }
 
@@ -90,32 +130,37 @@ OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where)
   reader.read("sampled_edges_per_second", cost.sampled_edges_per_second);
   reader.read("planned_nodes_per_second", cost.planned_nodes_per_second);
   reader.read("sparse_entries_per_second", cost.sparse_entries_per_second);
+  reader.read("near_cache_misses_per_second", cost.near_cache_misses_per_second);
+  reader.read("far_cache_misses_per_second", cost.far_cache_misses_per_second);
   reader.finish();
   // Ranges the simulator's arithmetic handles: a rate is 0 (no such work), or at least 1 per
   // second and finite (calibration writes the largest double for work it found free); a fixed
   // cost is at most a minute.
   require(cost.fixed_seconds >= 0 && cost.fixed_seconds <= 60, reader.path("fixed_seconds"),
           "must be between 0 and 60 seconds");
-  for (const auto& [key, rate] : {std::pair{"dense_flops_per_second", cost.dense_flops_per_second},
-                                  {"sparse_flops_per_second", cost.sparse_flops_per_second},
-                                  {"memory_bytes_per_second", cost.memory_bytes_per_second},
-                                  {"sampled_edges_per_second", cost.sampled_edges_per_second},
-                                  {"planned_nodes_per_second", cost.planned_nodes_per_second},
-                                  {"sparse_entries_per_second", cost.sparse_entries_per_second}}) {
+  for (const auto& [key, rate] :
+       {std::pair{"dense_flops_per_second", cost.dense_flops_per_second},
+        {"sparse_flops_per_second", cost.sparse_flops_per_second},
+        {"memory_bytes_per_second", cost.memory_bytes_per_second},
+        {"sampled_edges_per_second", cost.sampled_edges_per_second},
+        {"planned_nodes_per_second", cost.planned_nodes_per_second},
+        {"sparse_entries_per_second", cost.sparse_entries_per_second},
+        {"near_cache_misses_per_second", cost.near_cache_misses_per_second},
+        {"far_cache_misses_per_second", cost.far_cache_misses_per_second}}) {
     require(rate == 0 || (rate >= 1 && std::isfinite(rate)), reader.path(key),
             "must be 0 (no such work) or a finite rate of at least 1 per second");
   }
   return cost;
 }
 
-double CostModel::seconds(const Op& op) const {
+double CostModel::seconds(const Op& op, int ranks_sharing_caches) const {
   const std::optional<OpCost>& entry = cost(op.kind);
   if (!entry) {
     throw Error("cost model has no entry for op kind '" + std::string(to_string(op.kind)) +
                 "' (op '" + op.label + "')");
   }
   try {
-    return entry->seconds(work_of(op));
+    return entry->seconds(work_of(op, caches_.shared_by(ranks_sharing_caches)));
   } catch (const Error& error) {
     throw Error("op '" + op.label + "': " + error.what());
   }
@@ -123,6 +168,9 @@ double CostModel::seconds(const Op& op) const {
 
 nlohmann::json CostModel::to_json() const {
   nlohmann::json object = nlohmann::json::object();
+  if (caches_ != CacheSizes{}) {
+    object[kCachesKey] = {{"near_bytes", caches_.near_bytes}, {"far_bytes", caches_.far_bytes}};
+  }
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     if (costs_[k]) object[std::string(to_string(static_cast<OpKind>(k)))] = costs_[k]->to_json();
   }
@@ -133,6 +181,10 @@ CostModel CostModel::from_json(const nlohmann::json& object, const std::string& 
   if (!object.is_object()) throw ConfigError(where, "must be an object of op kinds");
   CostModel model;
   for (const auto& [name, entry] : object.items()) {
+    if (name == kCachesKey) {
+      model.caches_ = caches_from_json(entry, where + "." + name);
+      continue;
+    }
     const OpKind kind = op_kind_from_name(name, where);
     if (!is_costed(kind)) {
       throw ConfigError(where + "." + name, "is moved as bytes over modelled links, not costed");
@@ -146,11 +198,10 @@ void CostModel::merge(const CostModel& overrides) {
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     if (overrides.costs_[k]) costs_[k] = overrides.costs_[k];
   }
+  if (overrides.caches_ != CacheSizes{}) caches_ = overrides.caches_;
 }
 
-bool is_costed(OpKind kind) {
-  return !is_communication(kind) && kind != OpKind::copy_to_device;
-}
+bool is_costed(OpKind kind) { return !is_communication(kind) && kind != OpKind::copy_to_device; }
 
 double normal_order_score(int position, int count) {
   if (count < 2) return 0;

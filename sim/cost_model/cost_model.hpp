@@ -1,7 +1,9 @@
 #pragma once
 // The cost model of compute ops: for each op kind, time = fixed cost + sum over its kinds of work
 // of work / rate (docs/design.md, "The fidelity loop"). The work of an op is what the plan says
-// about it: dense and sparse FLOPs, bytes moved through memory, sampled edges, nodes planned.
+// about it: dense and sparse FLOPs, bytes moved through memory, sampled edges, nodes planned, and
+// the rows it reads where indices point that the rank's caches cannot hold (each a wait on the
+// next level, whatever its width: measured, a row gather's time follows its rows, not its bytes).
 // Cluster presets give rates for their devices; calibration fits them on the machine at hand.
 // Communication ops are not costed here: the simulator moves their bytes over modelled links.
 #include <array>
@@ -22,15 +24,39 @@ struct OpWork {
   double sampled_edges = 0;
   double planned_nodes = 0;
   double sparse_entries = 0;
+  // Rows read where indices point that miss the near cache (and wait on the far one), and that
+  // miss the far one too (and wait on main memory): CacheSizes.
+  double near_cache_misses = 0;
+  double far_cache_misses = 0;
 
   OpWork& operator+=(const OpWork& other);
 };
-OpWork work_of(const Op& op);
+
+// The caches that rows read where indices point find: a near level, whose misses wait on the far
+// one, and a far level, whose misses wait on main memory (in bytes; 0: the level is not
+// modelled). Not a data sheet's sizes: what such rows find beside an op's other operands, as
+// calibration fits it (sim/cost_model/cache_fit.hpp).
+struct CacheSizes {
+  double near_bytes = 0;
+  double far_bytes = 0;
+  // What each of `ranks` ranks sharing these caches has of them.
+  CacheSizes shared_by(int ranks) const;
+  bool operator==(const CacheSizes&) const = default;
+};
+
+// The share of rows read at random from a table of `table_bytes` that a cache of `cache_bytes`
+// does not hold: 1 - cache / table for a larger table (every row as likely, the cache holding
+// what was read last), else 0; 0 without a cache model (`cache_bytes` 0).
+double uncached_fraction(double table_bytes, double cache_bytes);
+
+// The work of `op` on a rank with `caches` to itself (none by default: no cache misses).
+OpWork work_of(const Op& op, const CacheSizes& caches = {});
 
 // time = fixed_seconds + dense_flops / dense_flops_per_second + ... ; a rate of 0 means the term
 // does not apply (its work must then be 0, or the cost is undefined and seconds() throws). The
-// exception is sparse_entries: without a rate, their cost is taken to be in the sparse FLOPs' (as
-// in cost models fitted before entries were counted).
+// exceptions are sparse_entries and cache misses: without a rate, their cost is taken to be in
+// the other terms' (as in cost models fitted before they were counted, and device models whose
+// caches are not modelled).
 struct OpCost {
   double fixed_seconds = 0;
   double dense_flops_per_second = 0;
@@ -39,6 +65,8 @@ struct OpCost {
   double sampled_edges_per_second = 0;
   double planned_nodes_per_second = 0;
   double sparse_entries_per_second = 0;
+  double near_cache_misses_per_second = 0;
+  double far_cache_misses_per_second = 0;
 
   double seconds(const OpWork& work) const { return fixed_seconds + work_seconds(work); }
   // The terms of `work` alone, without the fixed cost.
@@ -53,18 +81,26 @@ class CostModel {
   const std::optional<OpCost>& cost(OpKind kind) const {
     return costs_[static_cast<std::size_t>(kind)];
   }
-  // Throws Error naming the op when its kind has no entry.
-  double seconds(const Op& op) const;
+  // The caches that the ranks of one machine (or one device) share for the rows their ops read
+  // where indices point; none by default. A rank has its share of them.
+  const CacheSizes& caches() const { return caches_; }
+  void set_caches(const CacheSizes& caches) { caches_ = caches; }
 
-  // {"layer_forward": {"fixed_seconds": ..., "dense_flops_per_second": ...}, ...}; unknown op
-  // kinds and fields are rejected with ConfigError naming them (`where` prefixes the field).
+  // The op on one of `ranks_sharing_caches` ranks sharing the caches. Throws Error naming the op
+  // when its kind has no entry.
+  double seconds(const Op& op, int ranks_sharing_caches = 1) const;
+
+  // {"caches": {"near_bytes": ..., "far_bytes": ...}, "layer_forward": {"fixed_seconds": ...,
+  // "dense_flops_per_second": ...}, ...}; unknown op kinds and fields are rejected with
+  // ConfigError naming them (`where` prefixes the field).
   nlohmann::json to_json() const;
   static CostModel from_json(const nlohmann::json& object, const std::string& where);
-  // Entries of `overrides` replace this model's.
+  // Entries of `overrides` replace this model's, and its caches where it models any.
   void merge(const CostModel& overrides);
 
  private:
   std::array<std::optional<OpCost>, kNumOpKinds> costs_;
+  CacheSizes caches_;
 };
 
 // True for op kinds the cost model times (everything but collectives, sends, receives and device

@@ -128,6 +128,10 @@ ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::i
       static_cast<double>(num_edges) + (self_loops ? static_cast<double>(num_dst) : 0.0);
   work.sparse_flops = 2.0 * aggregated * width;
   work.sparse_entries = aggregated;
+  work.gathered_rows = aggregated;
+  work.gathered_bytes = static_cast<double>(sizeof(float)) * aggregated * width;
+  work.gathered_table_bytes =
+      static_cast<double>(sizeof(float)) * static_cast<double>(num_src) * width;
   if (kind_ == ModelKind::gat) {
     // Attention: a score per row and head from each side (a multiply-add per column), then per
     // edge and head the sum, LeakyReLU, exponential, softmax sum and division.
@@ -151,12 +155,12 @@ ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::
   // it only carries the input gradient. GAT's backward goes through the attention too (the
   // gradients of the coefficients, the softmax and the scores): about twice its forward.
   const bool aggregates = transforms_first(l, in_width) || input_grad;
-  work.sparse_flops = aggregates ? forward.sparse_flops : 0.0;
-  work.sparse_entries = aggregates ? forward.sparse_entries : 0.0;
-  if (kind_ == ModelKind::gat) {
-    work.sparse_flops = 2.0 * forward.sparse_flops;
-    work.sparse_entries = 2.0 * forward.sparse_entries;
-  }
+  const double passes = kind_ == ModelKind::gat ? 2.0 : (aggregates ? 1.0 : 0.0);
+  work.sparse_flops = passes * forward.sparse_flops;
+  work.sparse_entries = passes * forward.sparse_entries;
+  work.gathered_rows = passes * forward.gathered_rows;
+  work.gathered_bytes = passes * forward.gathered_bytes;
+  work.gathered_table_bytes = passes > 0 ? forward.gathered_table_bytes : 0.0;
   return work;
 }
 
@@ -178,6 +182,10 @@ ModelSpec::LayerWork ModelSpec::sparse_input_work(std::int64_t num_dst, std::int
   // transposed product visits them by output row. A forward product only reads its entries, which
   // its FLOPs count.
   work.sparse_entries = aggregated + (backward ? products : 0.0);
+  work.gathered_rows = aggregated;
+  work.gathered_bytes = static_cast<double>(sizeof(float)) * aggregated * out;
+  work.gathered_table_bytes =
+      static_cast<double>(sizeof(float)) * static_cast<double>(num_src) * out;
   // The products read their entries and write their output rows.
   work.memory_bytes = static_cast<double>(kSparseEntryBytesRead) * products +
                       static_cast<double>(sizeof(float)) * product_rows * out;
@@ -191,7 +199,8 @@ ModelSpec::SplitWork ModelSpec::split_forward_work(int l, std::int64_t num_dst,
   const LayerWork whole = forward_work(l, num_dst, num_src, num_edges, in_width);
   const double scores = gat_score_flops(num_dst, num_src, layer(l).out_dim);
   return {{whole.dense_flops, scores, whole.memory_bytes, 0},
-          {0, whole.sparse_flops - scores, 0, whole.sparse_entries}};
+          {0, whole.sparse_flops - scores, 0, whole.sparse_entries, whole.gathered_rows,
+           whole.gathered_bytes, whole.gathered_table_bytes}};
 }
 
 ModelSpec::SplitWork ModelSpec::split_backward_work(int l, std::int64_t num_dst,
@@ -202,7 +211,8 @@ ModelSpec::SplitWork ModelSpec::split_backward_work(int l, std::int64_t num_dst,
   // The second step sends the score gradients into z and the attention vectors (twice the
   // scores' forward work) and runs the weight products.
   const double scores = 2.0 * gat_score_flops(num_dst, num_src, layer(l).out_dim);
-  return {{0, whole.sparse_flops - scores, 0, whole.sparse_entries},
+  return {{0, whole.sparse_flops - scores, 0, whole.sparse_entries, whole.gathered_rows,
+           whole.gathered_bytes, whole.gathered_table_bytes},
           {whole.dense_flops, scores, whole.memory_bytes, 0}};
 }
 

@@ -238,7 +238,13 @@ struct Op {
   double sparse_flops = 0;          // the part of `flops` spent aggregating over edges
   std::int64_t sparse_entries = 0;  // aggregation-matrix entries gone through (ModelSpec)
   std::int64_t memory_bytes = 0;    // bytes read and written by data-movement ops
-  std::int64_t sampled_edges = 0;   // `sample`
+  // Rows read or written where indices point (an aggregation's rows, a row gather's source rows),
+  // and the table they lie in: the cost model charges the part of those rows a rank's cache
+  // cannot hold at main memory's pace (sim/cost_model/cost_model.hpp).
+  std::int64_t gathered_rows = 0;
+  std::int64_t gathered_bytes = 0;
+  std::int64_t gathered_table_bytes = 0;
+  std::int64_t sampled_edges = 0;  // `sample`
   // Planning (host work on the batch after sampling, charged to the op_timing planning op): the
   // nodes whose holder the strategy looked up to decide what to request and where rows come from
   // (dgl-pull: every input node). Strategies whose plans take ids as sampling gave them plan none.

@@ -88,6 +88,34 @@ TEST(ModelSpec, WorkFollowsTheKernelsOrder) {
   EXPECT_EQ(gat.backward_work(0, 10, 40, 200, false).sparse_flops, 2 * a0.sparse_flops);
 }
 
+TEST(ModelSpec, AnAggregationReadsARowOfItsSourceTablePerEntry) {
+  const ModelSpec gcn(ModelConfig{"gcn", 2, 16, 0.5}, 100, 47);
+  // Layer 0 aggregates at width 16 over 200 edges and 10 self loops, from 40 source rows.
+  const auto f0 = gcn.forward_work(0, 10, 40, 200);
+  EXPECT_EQ(f0.gathered_rows, 210.0);
+  EXPECT_EQ(f0.gathered_bytes, 4.0 * 210 * 16);
+  EXPECT_EQ(f0.gathered_table_bytes, 4.0 * 40 * 16);
+  const auto b0 = gcn.backward_work(0, 10, 40, 200, false);
+  EXPECT_EQ(b0.gathered_rows, f0.gathered_rows) << "the transposed aggregation adds into as many";
+  EXPECT_EQ(b0.gathered_table_bytes, f0.gathered_table_bytes);
+  // Layer 1 aggregates first: without an input gradient its backward aggregates nothing.
+  const auto b1 = gcn.backward_work(1, 5, 10, 30, false);
+  EXPECT_EQ(b1.gathered_rows, 0.0);
+  EXPECT_EQ(b1.gathered_table_bytes, 0.0);
+  // Sparse input rows: the aggregation runs at the output width after the products.
+  const auto s0 = gcn.sparse_input_work(10, 40, 200, 500, 100, false);
+  EXPECT_EQ(s0.gathered_rows, 210.0);
+  EXPECT_EQ(s0.gathered_table_bytes, 4.0 * 40 * 16);
+  // GAT split at its sums over ranks: the aggregation's step carries the rows.
+  ModelConfig gat_config{"gat", 2, 8, 0.5};
+  gat_config.heads = 4;
+  const ModelSpec gat(gat_config, 100, 47);
+  const auto split = gat.split_forward_work(0, 10, 40, 200);
+  EXPECT_EQ(split.to_sync.gathered_rows, 0.0);
+  EXPECT_EQ(split.from_sync.gathered_rows, 210.0);
+  EXPECT_EQ(split.from_sync.gathered_table_bytes, 4.0 * 40 * 32);
+}
+
 TEST(ModelSpec, SgcAndGatShapesAndParameters) {
   const ModelSpec sgc(ModelConfig{"sgc", 3, 64, 0.0}, 100, 47);
   EXPECT_EQ(sgc.layer(0).out_dim, 47) << "the hidden size does not apply";

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 
+#include "strategies/model_ops.hpp"
 #include "strategies/p3.hpp"
 #include "strategies/plan/block_codec.hpp"
 #include "strategies/plan/collective_schedule.hpp"
@@ -513,6 +514,27 @@ TEST(BatchSchedule, EveryTrainingNodeOncePerEpochOnItsOwner) {
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, cora().split.train);
   EXPECT_NE(schedule.seeds(0, 1, 0), schedule.seeds(0, 2, 0)) << "a new order every epoch";
+}
+
+}  // namespace
+}  // namespace gnnbed
+
+namespace gnnbed {
+namespace {
+
+TEST(GatherRowsOp, ReadsItsRowsFromTheColumnsOfItsSourceItTakes) {
+  PlanBuilder builder("test", 0, 1, 0, 0);
+  const int source = builder.add_dense("table", 1000, 32);
+  const int positions = builder.add_index("positions", std::vector<std::int32_t>(10, 3));
+  const int whole = builder.add_dense("whole", 10, 32);
+  const Op all = gather_rows_op(builder, "gather all", positions, source, whole, 0, 0);
+  EXPECT_EQ(all.gathered_rows, 10);
+  EXPECT_EQ(all.gathered_bytes, 10 * 32 * 4);
+  EXPECT_EQ(all.gathered_table_bytes, 1000 * 32 * 4);
+  const int slice = builder.add_dense("slice", 10, 8);
+  const Op some = gather_rows_op(builder, "gather some", positions, source, slice, 8, 16);
+  EXPECT_EQ(some.gathered_bytes, 10 * 8 * 4);
+  EXPECT_EQ(some.gathered_table_bytes, 1000 * 8 * 4) << "the columns it reads of every row";
 }
 
 }  // namespace
