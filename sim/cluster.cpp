@@ -421,15 +421,16 @@ double ClusterSpec::compute_seconds(const Op& op, bool features_on_device) const
                       "is missing: the plans have " + std::string(to_string(op.kind)) + " ops");
   }
   try {
-    return cost->seconds(work_of(op, model.caches().shared_by(ranks_sharing_caches(on_host))));
+    return cost->seconds(work_of(op, model.caches().shared_by(cache_sharers(on_host))));
   } catch (const Error& error) {
     throw ConfigError(field(), "op '" + op.label + "': " + error.what());
   }
 }
 
-int ClusterSpec::ranks_sharing_caches(bool on_host) const {
-  if (!on_host && device_kind == DeviceKind::gpu) return 1;
-  return shared_cores > 0 ? num_ranks() : ranks_per_machine;
+CacheSharers ClusterSpec::cache_sharers(bool on_host) const {
+  if (!on_host && device_kind == DeviceKind::gpu) return {1, 1};
+  if (shared_cores > 0) return {std::min(num_ranks(), shared_cores), num_ranks()};
+  return {ranks_per_machine, ranks_per_machine};
 }
 
 ClusterSpec cluster_from_json(const nlohmann::json& document, const std::string& origin) {

@@ -213,9 +213,11 @@ struct ClusterSpec {
   // the cost model's field when it has no cost for the op.
   double compute_seconds(const Op& op, bool features_on_device = false) const;
   // How many ranks share the caches (CostModel::caches) of what runs a rank's ops: a GPU has its
-  // own; a machine's CPU ranks share the machine's, which on the validation rig (shared_cores) are
-  // the one host's, shared by every rank.
-  int ranks_sharing_caches(bool on_host) const;
+  // own; a machine's CPU ranks share the machine's. On the validation rig (shared_cores) they are
+  // the one host's: the near level (the cores' private caches) goes to the ranks that run at once,
+  // one per core, since a core-mate's 4 ms time slice refills a private cache in a fraction of it;
+  // the far level to every rank, whose data the last level keeps across their turns.
+  CacheSharers cache_sharers(bool on_host) const;
 
   nlohmann::json to_json() const;
 };

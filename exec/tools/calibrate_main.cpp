@@ -339,15 +339,20 @@ void time_network(const Settings& settings, Transport& world, Transport& collect
   }
 }
 
-// The caches a rank's row reads find (cache_fit.hpp), fitted to the samples, whose cache misses
-// it then sets. The cost model records the machine's: each of the `num_ranks` calibrating ranks
-// (on this one machine) had its share.
-void fit_cache(SamplesByKind& samples, int num_ranks, Calibration& calibration) {
-  const CacheFit fit = fit_caches(samples, candidate_caches());
+// The caches a rank's row reads find (cache_fit.hpp): the near level a CPU core's private cache
+// as the machine reports it, the far level fitted to the samples (both fitted where the machine
+// does not say, and on a GPU), whose cache misses it then sets. The cost model records the
+// machine's: each of the `num_ranks` calibrating ranks (on this one machine) had its share.
+void fit_cache(SamplesByKind& samples, int num_ranks, bool gpu, Calibration& calibration) {
+  // A GPU's cache is not the host core's.
+  const double near_bytes = gpu ? 0 : private_cache_bytes();
+  const CacheFit fit = fit_caches(samples, candidate_caches(near_bytes));
   for (std::vector<CostSample>& kind : samples) set_cache_misses(kind, fit.per_rank);
   calibration.cost_model.set_caches(
       {fit.per_rank.near_bytes * num_ranks, fit.per_rank.far_bytes * num_ranks});
   calibration.fits["caches"] = fit.to_json();
+  calibration.fits["caches"]["near_bytes_from"] =
+      near_bytes > 0 ? "the core's private cache (/sys/devices/system/cpu/cpu0/cache)" : "fitted";
   std::printf(
       "\ncaches for rows read where indices point, per rank of %d (the best fit of %zu): "
       "near %.2f MiB, far %.2f MiB (0: not modelled)\n",
@@ -358,11 +363,11 @@ void fit_cache(SamplesByKind& samples, int num_ranks, Calibration& calibration) 
 // Fits every costed op kind to its samples, or keeps scatter_rows from `kept` where one rank ran:
 // its own assemblies (evaluation's) place local rows only, not rows that arrived from peers out of
 // cache. Prints the fits.
-void fit_compute(const Measurements& measured, int num_ranks,
+void fit_compute(const Measurements& measured, int num_ranks, bool gpu,
                  const std::optional<Calibration>& kept, const std::string& output,
                  Calibration& calibration) {
   SamplesByKind samples = measured.samples;
-  fit_cache(samples, num_ranks, calibration);
+  fit_cache(samples, gpu ? 1 : num_ranks, gpu, calibration);
   std::array<std::optional<CostFit>, kNumOpKinds> fits;
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     const auto kind = static_cast<OpKind>(k);
@@ -487,7 +492,7 @@ int calibrate(int argc, char** argv) {
 
   Calibration calibration;
   // A GPU's rows find its own cache; CPU ranks share their machine's.
-  fit_compute(measured, backend->is_gpu() ? 1 : num_ranks, kept, settings.output, calibration);
+  fit_compute(measured, num_ranks, backend->is_gpu(), kept, settings.output, calibration);
   fit_variation(measured, num_ranks, calibration);
   fit_links(measured, kept, settings.output, calibration);
   calibration.provenance = provenance_json(argc, argv);

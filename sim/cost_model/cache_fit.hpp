@@ -28,8 +28,16 @@ struct CacheFit {
 };
 
 // The caches calibration tries, sizes 2^(k/2) MiB from 0.5 to 128 MiB: no cache model, one level
-// (near only) of each size, and every near level below every far one.
-std::vector<CacheSizes> candidate_caches();
+// (near only) of each size, and every near level below every far one. With `near_bytes` (a
+// core's private cache, as the machine reports it): that near level alone, and with every larger
+// far one. Two levels fitted freely can trade one for the other on calibration's tables and then
+// disagree on others (a whole partition's 6 MB table between them); the size the hardware states
+// exactly is taken from it.
+std::vector<CacheSizes> candidate_caches(double near_bytes = 0);
+
+// The size of the private cache of the core that runs this process, the largest level that serves
+// one core only (Linux's /sys/devices/system/cpu/cpu0/cache); 0 when the machine does not say.
+double private_cache_bytes();
 
 // Of `candidates`, the one whose fits of the op kinds that read rows where indices point are best;
 // a later candidate must fit better by a thousandth to be preferred, so the simpler model wins a

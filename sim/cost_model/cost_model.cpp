@@ -56,9 +56,8 @@ double uncached_fraction(double table_bytes, double cache_bytes) {
   return 1 - cache_bytes / table_bytes;
 }
 
-CacheSizes CacheSizes::shared_by(int ranks) const {
-  const double share = 1.0 / std::max(ranks, 1);
-  return {near_bytes * share, far_bytes * share};
+CacheSizes CacheSizes::shared_by(const CacheSharers& sharers) const {
+  return {near_bytes / std::max(sharers.near, 1), far_bytes / std::max(sharers.far, 1)};
 }
 
 OpWork work_of(const Op& op, const CacheSizes& caches) {
@@ -153,14 +152,14 @@ OpCost OpCost::from_json(const nlohmann::json& object, const std::string& where)
   return cost;
 }
 
-double CostModel::seconds(const Op& op, int ranks_sharing_caches) const {
+double CostModel::seconds(const Op& op, const CacheSharers& sharers) const {
   const std::optional<OpCost>& entry = cost(op.kind);
   if (!entry) {
     throw Error("cost model has no entry for op kind '" + std::string(to_string(op.kind)) +
                 "' (op '" + op.label + "')");
   }
   try {
-    return entry->seconds(work_of(op, caches_.shared_by(ranks_sharing_caches)));
+    return entry->seconds(work_of(op, caches_.shared_by(sharers)));
   } catch (const Error& error) {
     throw Error("op '" + op.label + "': " + error.what());
   }

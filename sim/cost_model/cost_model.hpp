@@ -36,11 +36,18 @@ struct OpWork {
 // one, and a far level, whose misses wait on main memory (in bytes; 0: the level is not
 // modelled). Not a data sheet's sizes: what such rows find beside an op's other operands, as
 // calibration fits it (sim/cost_model/cache_fit.hpp).
+// How many ranks share each level: the near level (a core's private cache) the ranks that run at
+// once, the far one every rank that keeps data in it.
+struct CacheSharers {
+  int near = 1;
+  int far = 1;
+};
+
 struct CacheSizes {
   double near_bytes = 0;
   double far_bytes = 0;
-  // What each of `ranks` ranks sharing these caches has of them.
-  CacheSizes shared_by(int ranks) const;
+  // What each rank sharing these caches has of them.
+  CacheSizes shared_by(const CacheSharers& sharers) const;
   bool operator==(const CacheSizes&) const = default;
 };
 
@@ -86,9 +93,9 @@ class CostModel {
   const CacheSizes& caches() const { return caches_; }
   void set_caches(const CacheSizes& caches) { caches_ = caches; }
 
-  // The op on one of `ranks_sharing_caches` ranks sharing the caches. Throws Error naming the op
-  // when its kind has no entry.
-  double seconds(const Op& op, int ranks_sharing_caches = 1) const;
+  // The op on a rank that shares the caches with others as `sharers` says. Throws Error naming the
+  // op when its kind has no entry.
+  double seconds(const Op& op, const CacheSharers& sharers = {}) const;
 
   // {"caches": {"near_bytes": ..., "far_bytes": ...}, "layer_forward": {"fixed_seconds": ...,
   // "dense_flops_per_second": ...}, ...}; unknown op kinds and fields are rejected with

@@ -48,8 +48,11 @@ TEST(CacheModel, AnOpsMissesCostAtEachLevelsRateOnItsShareOfTheCaches) {
   model.set_caches({4 * kMiB, 16 * kMiB});
   // 7/8 of the rows miss the near level, half of them the far one too.
   EXPECT_DOUBLE_EQ(model.seconds(op), streamed + 0.875e6 / 2e8 + 0.5e6 / 5e7);
-  // Four ranks sharing them: 1 and 4 MiB each.
-  EXPECT_DOUBLE_EQ(model.seconds(op, 4), streamed + (1 - 1.0 / 32) * 1e6 / 2e8 + 0.875e6 / 5e7);
+  // Four ranks sharing them: 1 and 4 MiB each; the near level shared by two, 2 MiB each.
+  EXPECT_DOUBLE_EQ(model.seconds(op, {4, 4}),
+                   streamed + (1 - 1.0 / 32) * 1e6 / 2e8 + 0.875e6 / 5e7);
+  EXPECT_DOUBLE_EQ(model.seconds(op, {2, 4}),
+                   streamed + (1 - 2.0 / 32) * 1e6 / 2e8 + 0.875e6 / 5e7);
   const OpWork work = work_of(op, {8 * kMiB, 0});
   EXPECT_DOUBLE_EQ(work.near_cache_misses, 0.75e6);
   EXPECT_DOUBLE_EQ(work.far_cache_misses, 0.0) << "a level of size 0 is not modelled";
@@ -130,6 +133,29 @@ TEST(CacheFit, FindsTheCachesTheSamplesWereTimedWith) {
     EXPECT_NEAR(cost.cost.far_cache_misses_per_second / 4e7, 1.0, 1e-6);
     EXPECT_NEAR(cost.cost.near_cache_misses_per_second / 2e8, 1.0, 1e-6);
     EXPECT_LT(cost.summary.max_abs_relative_residual, 1e-6);
+  }
+}
+
+TEST(CacheFit, ANearLevelTheMachineStatesIsKeptAndOnlyTheFarOneFitted) {
+  const std::vector<CacheSizes> candidates = candidate_caches(kMiB);
+  ASSERT_EQ(candidates.front(), CacheSizes{});
+  for (std::size_t i = 1; i < candidates.size(); ++i) {
+    EXPECT_EQ(candidates[i].near_bytes, kMiB);
+    EXPECT_TRUE(candidates[i].far_bytes == 0 || candidates[i].far_bytes > kMiB);
+  }
+  OpCost truth;
+  truth.fixed_seconds = 5e-6;
+  truth.memory_bytes_per_second = 2e10;
+  truth.near_cache_misses_per_second = 2e8;
+  truth.far_cache_misses_per_second = 4e7;
+  std::vector<std::vector<CostSample>> by_kind = {gather_samples(truth, {kMiB, 8 * kMiB})};
+  const CacheFit fit = fit_caches(by_kind, candidates);
+  EXPECT_EQ(fit.per_rank, (CacheSizes{kMiB, 8 * kMiB}));
+  // What the machine reports, where it reports it: a data cache of one core.
+  const double reported = private_cache_bytes();
+  EXPECT_GE(reported, 0.0);
+  if (reported > 0) {
+    EXPECT_EQ(std::fmod(reported, 1024.0), 0.0) << reported;
   }
 }
 

@@ -42,13 +42,16 @@ TEST(Cluster, EveryPresetLoadsAndCoversEveryOpKind) {
 
 TEST(Cluster, RanksShareTheirMachinesCachesAndAGpuHasItsOwn) {
   const ClusterSpec p3 = load_cluster("p3-cluster", {});
-  EXPECT_EQ(p3.ranks_sharing_caches(/*on_host=*/true), p3.ranks_per_machine);
-  EXPECT_EQ(p3.ranks_sharing_caches(/*on_host=*/false), 1);
+  EXPECT_EQ(p3.cache_sharers(/*on_host=*/true).far, p3.ranks_per_machine);
+  EXPECT_EQ(p3.cache_sharers(/*on_host=*/true).near, p3.ranks_per_machine);
+  EXPECT_EQ(p3.cache_sharers(/*on_host=*/false).far, 1);
   const ClusterSpec cpus = load_cluster("emulated-cluster", {"machines=3", "ranks_per_machine=2"});
-  EXPECT_EQ(cpus.ranks_sharing_caches(false), 2);
-  // On the validation rig every rank is on the one host.
+  EXPECT_EQ(cpus.cache_sharers(false).near, 2);
+  EXPECT_EQ(cpus.cache_sharers(false).far, 2);
+  // On the validation rig every rank is on the one host, two at a time on its two cores.
   const ClusterSpec rig = load_cluster("emulated-cluster", {"machines=4", "shared_cores=2"});
-  EXPECT_EQ(rig.ranks_sharing_caches(false), 4);
+  EXPECT_EQ(rig.cache_sharers(false).near, 2);
+  EXPECT_EQ(rig.cache_sharers(false).far, 4);
 }
 
 TEST(Cluster, P3ClusterIsThePapers) {
