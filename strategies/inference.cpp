@@ -566,7 +566,6 @@ int PlanWriter::combine(int l, std::size_t k, std::size_t c, int input, int prod
   op.memory_bytes = (sage ? 2 : 1) * builder_.tensor(output).bytes();
   // Every term reads a row of the products where the block points.
   op.gathered_rows = terms;
-  op.gathered_bytes = terms * shape.out_dim * kFloatBytes;
   op.gathered_table_bytes = builder_.tensor(input).bytes();
   builder_.add_op(std::move(op));
   return output;

@@ -224,7 +224,6 @@ void set_layer_work(Op& op, const ModelSpec::LayerWork& work) {
   op.sparse_entries = static_cast<std::int64_t>(work.sparse_entries);
   op.memory_bytes = static_cast<std::int64_t>(work.memory_bytes);
   op.gathered_rows = static_cast<std::int64_t>(work.gathered_rows);
-  op.gathered_bytes = static_cast<std::int64_t>(work.gathered_bytes);
   op.gathered_table_bytes = static_cast<std::int64_t>(work.gathered_table_bytes);
 }
 
@@ -265,7 +264,6 @@ Op gather_rows_op(const PlanBuilder& builder, std::string label, int positions, 
   op.column_end = column_end;
   op.memory_bytes = 2 * builder.tensor(output).bytes();  // read and written
   op.gathered_rows = builder.tensor(output).rows;
-  op.gathered_bytes = builder.tensor(output).bytes();
   const TensorSpec& table = builder.tensor(source);
   op.gathered_table_bytes = table.bytes();
   if (column_end > column_begin && table.cols > 0) {

@@ -348,7 +348,7 @@ CaseTiming OpBenchmark::run(const ComputeCase& test_case, const ComputeRepetitio
     const double seconds = world.max_over_ranks(mean_seconds);
     samples[static_cast<std::size_t>(op.kind)].push_back(
         {name + ": " + op.label, work_of(op), seconds, static_cast<double>(op.gathered_rows),
-         static_cast<double>(op.gathered_bytes), static_cast<double>(op.gathered_table_bytes)});
+         static_cast<double>(op.gathered_table_bytes)});
   }
   CaseTiming timing{iteration_seconds, std::nullopt, std::nullopt};
   if (test_case.ranks > 1) {

@@ -20,6 +20,7 @@
 #include "exec/calibration/bucket_benchmark.hpp"
 #include "exec/calibration/device_copy_benchmark.hpp"
 #include "exec/calibration/op_benchmark.hpp"
+#include "exec/calibration/private_cache.hpp"
 #include "exec/calibration/speed_probe.hpp"
 #include "exec/calibration/transport_benchmark.hpp"
 #include "exec/mpi/mpi_transport.hpp"
@@ -342,21 +343,23 @@ void time_network(const Settings& settings, Transport& world, Transport& collect
 // The caches a rank's row reads find (cache_fit.hpp): the near level a CPU core's private cache
 // as the machine reports it, the far level fitted to the samples (both fitted where the machine
 // does not say, and on a GPU), whose cache misses it then sets. The cost model records the
-// machine's: each of the `num_ranks` calibrating ranks (on this one machine) had its share.
+// machine's: each of the `num_ranks` calibrating CPU ranks (on this one machine) had its share; a
+// GPU's rows find its own cache.
 void fit_cache(SamplesByKind& samples, int num_ranks, bool gpu, Calibration& calibration) {
   // A GPU's cache is not the host core's.
   const double near_bytes = gpu ? 0 : private_cache_bytes();
   const CacheFit fit = fit_caches(samples, candidate_caches(near_bytes));
   for (std::vector<CostSample>& kind : samples) set_cache_misses(kind, fit.per_rank);
+  const int sharers = gpu ? 1 : num_ranks;
   calibration.cost_model.set_caches(
-      {fit.per_rank.near_bytes * num_ranks, fit.per_rank.far_bytes * num_ranks});
+      {fit.per_rank.near_bytes * sharers, fit.per_rank.far_bytes * sharers});
   calibration.fits["caches"] = fit.to_json();
   calibration.fits["caches"]["near_bytes_from"] =
       near_bytes > 0 ? "the core's private cache (/sys/devices/system/cpu/cpu0/cache)" : "fitted";
   std::printf(
       "\ncaches for rows read where indices point, per rank of %d (the best fit of %zu): "
       "near %.2f MiB, far %.2f MiB (0: not modelled)\n",
-      num_ranks, fit.objective_by_candidate.size(), fit.per_rank.near_bytes / kMiB,
+      sharers, fit.objective_by_candidate.size(), fit.per_rank.near_bytes / kMiB,
       fit.per_rank.far_bytes / kMiB);
 }
 
@@ -367,7 +370,7 @@ void fit_compute(const Measurements& measured, int num_ranks, bool gpu,
                  const std::optional<Calibration>& kept, const std::string& output,
                  Calibration& calibration) {
   SamplesByKind samples = measured.samples;
-  fit_cache(samples, gpu ? 1 : num_ranks, gpu, calibration);
+  fit_cache(samples, num_ranks, gpu, calibration);
   std::array<std::optional<CostFit>, kNumOpKinds> fits;
   for (std::size_t k = 0; k < kNumOpKinds; ++k) {
     const auto kind = static_cast<OpKind>(k);
@@ -491,7 +494,6 @@ int calibrate(int argc, char** argv) {
   if (rank != 0) return 0;
 
   Calibration calibration;
-  // A GPU's rows find its own cache; CPU ranks share their machine's.
   fit_compute(measured, num_ranks, backend->is_gpu(), kept, settings.output, calibration);
   fit_variation(measured, num_ranks, calibration);
   fit_links(measured, kept, settings.output, calibration);

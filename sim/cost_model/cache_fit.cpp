@@ -1,13 +1,8 @@
 #include "sim/cost_model/cache_fit.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <string>
 
 #include "workloads/common/errors.hpp"
 
@@ -53,10 +48,7 @@ std::optional<double> objective(const std::vector<const std::vector<CostSample>*
 
 void set_cache_misses(std::span<CostSample> samples, const CacheSizes& caches) {
   for (CostSample& sample : samples) {
-    sample.work.near_cache_misses =
-        sample.gathered_rows * uncached_fraction(sample.gathered_table_bytes, caches.near_bytes);
-    sample.work.far_cache_misses =
-        sample.gathered_rows * uncached_fraction(sample.gathered_table_bytes, caches.far_bytes);
+    set_cache_misses(sample.work, sample.gathered_rows, sample.gathered_table_bytes, caches);
   }
 }
 
@@ -76,29 +68,6 @@ std::vector<CacheSizes> candidate_caches(double near_bytes) {
     for (std::size_t j = i + 1; j < sizes.size(); ++j) candidates.push_back({sizes[i], sizes[j]});
   }
   return candidates;
-}
-
-double private_cache_bytes() {
-  const std::filesystem::path caches = "/sys/devices/system/cpu/cpu0/cache";
-  double largest = 0;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(caches, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("index", 0) != 0) continue;
-    std::ifstream type_file(entry.path() / "type");
-    std::ifstream size_file(entry.path() / "size");
-    std::ifstream shared_file(entry.path() / "shared_cpu_list");
-    std::string type, size, shared;
-    if (!(type_file >> type) || !(size_file >> size) || !(shared_file >> shared)) continue;
-    // One core only ("0"), holding data; sizes are written as "1024K" or "32M".
-    if (type == "Instruction" || shared.find_first_of(",-") != std::string::npos) continue;
-    char* end = nullptr;
-    double bytes = std::strtod(size.c_str(), &end);
-    if (*end == 'K') bytes *= 1024;
-    if (*end == 'M') bytes *= 1024 * 1024;
-    largest = std::max(largest, bytes);
-  }
-  return largest;
 }
 
 CacheFit fit_caches(std::span<const std::vector<CostSample>> samples_by_kind,

@@ -35,10 +35,6 @@ struct CacheFit {
 // exactly is taken from it.
 std::vector<CacheSizes> candidate_caches(double near_bytes = 0);
 
-// The size of the private cache of the core that runs this process, the largest level that serves
-// one core only (Linux's /sys/devices/system/cpu/cpu0/cache); 0 when the machine does not say.
-double private_cache_bytes();
-
 // Of `candidates`, the one whose fits of the op kinds that read rows where indices point are best;
 // a later candidate must fit better by a thousandth to be preferred, so the simpler model wins a
 // tie. Kinds without such rows fit alike for every candidate and are left out; a candidate for

@@ -197,9 +197,8 @@ nlohmann::json CostFit::to_json(std::span<const CostSample> samples) const {
                           {"measured_seconds", samples[i].seconds},
                           {"predicted_seconds", predicted_seconds[i]},
                           {"relative_residual", relative_residuals[i]}};
-    if (samples[i].gathered_bytes > 0) {
+    if (samples[i].gathered_rows > 0) {
       row["gathered_rows"] = samples[i].gathered_rows;
-      row["gathered_bytes"] = samples[i].gathered_bytes;
       row["gathered_table_bytes"] = samples[i].gathered_table_bytes;
     }
     rows.push_back(std::move(row));

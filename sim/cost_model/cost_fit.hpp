@@ -23,11 +23,10 @@ struct CostSample {
   std::string label;  // what was measured, for the report
   OpWork work;
   double seconds = 0;  // measured
-  // The op's rows read where indices point and their table (Op::gathered_rows, gathered_bytes,
+  // The op's rows read where indices point and their table (Op::gathered_rows,
   // gathered_table_bytes): reported with the sample, so that a fit with another cache size can be
   // made from the file.
   double gathered_rows = 0;
-  double gathered_bytes = 0;
   double gathered_table_bytes = 0;
 };
 

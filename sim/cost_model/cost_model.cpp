@@ -60,17 +60,21 @@ CacheSizes CacheSizes::shared_by(const CacheSharers& sharers) const {
   return {near_bytes / std::max(sharers.near, 1), far_bytes / std::max(sharers.far, 1)};
 }
 
+void set_cache_misses(OpWork& work, double rows, double table_bytes, const CacheSizes& caches) {
+  work.near_cache_misses = rows * uncached_fraction(table_bytes, caches.near_bytes);
+  work.far_cache_misses = rows * uncached_fraction(table_bytes, caches.far_bytes);
+}
+
 OpWork work_of(const Op& op, const CacheSizes& caches) {
-  const auto rows = static_cast<double>(op.gathered_rows);
-  const auto table = static_cast<double>(op.gathered_table_bytes);
-  return {op.flops - op.sparse_flops,
-          op.sparse_flops,
-          static_cast<double>(op.memory_bytes),
-          static_cast<double>(op.sampled_edges),
-          static_cast<double>(op.planned_nodes),
-          static_cast<double>(op.sparse_entries),
-          rows * uncached_fraction(table, caches.near_bytes),
-          rows * uncached_fraction(table, caches.far_bytes)};
+  OpWork work{op.flops - op.sparse_flops,
+              op.sparse_flops,
+              static_cast<double>(op.memory_bytes),
+              static_cast<double>(op.sampled_edges),
+              static_cast<double>(op.planned_nodes),
+              static_cast<double>(op.sparse_entries)};
+  set_cache_misses(work, static_cast<double>(op.gathered_rows),
+                   static_cast<double>(op.gathered_table_bytes), caches);
+  return work;
 }
 
 OpWork& OpWork::operator+=(const OpWork& other) {

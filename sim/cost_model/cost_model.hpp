@@ -56,6 +56,10 @@ struct CacheSizes {
 // what was read last), else 0; 0 without a cache model (`cache_bytes` 0).
 double uncached_fraction(double table_bytes, double cache_bytes);
 
+// Sets `work`'s cache misses: of `rows` read where indices point in a table of `table_bytes`,
+// those each level of `caches` does not hold.
+void set_cache_misses(OpWork& work, double rows, double table_bytes, const CacheSizes& caches);
+
 // The work of `op` on a rank with `caches` to itself (none by default: no cache misses).
 OpWork work_of(const Op& op, const CacheSizes& caches = {});
 

@@ -129,7 +129,6 @@ ModelSpec::LayerWork ModelSpec::forward_work(int l, std::int64_t num_dst, std::i
   work.sparse_flops = 2.0 * aggregated * width;
   work.sparse_entries = aggregated;
   work.gathered_rows = aggregated;
-  work.gathered_bytes = static_cast<double>(sizeof(float)) * aggregated * width;
   work.gathered_table_bytes =
       static_cast<double>(sizeof(float)) * static_cast<double>(num_src) * width;
   if (kind_ == ModelKind::gat) {
@@ -159,7 +158,6 @@ ModelSpec::LayerWork ModelSpec::backward_work(int l, std::int64_t num_dst, std::
   work.sparse_flops = passes * forward.sparse_flops;
   work.sparse_entries = passes * forward.sparse_entries;
   work.gathered_rows = passes * forward.gathered_rows;
-  work.gathered_bytes = passes * forward.gathered_bytes;
   work.gathered_table_bytes = passes > 0 ? forward.gathered_table_bytes : 0.0;
   return work;
 }
@@ -183,7 +181,6 @@ ModelSpec::LayerWork ModelSpec::sparse_input_work(std::int64_t num_dst, std::int
   // its FLOPs count.
   work.sparse_entries = aggregated + (backward ? products : 0.0);
   work.gathered_rows = aggregated;
-  work.gathered_bytes = static_cast<double>(sizeof(float)) * aggregated * out;
   work.gathered_table_bytes =
       static_cast<double>(sizeof(float)) * static_cast<double>(num_src) * out;
   // The products read their entries and write their output rows.
@@ -200,7 +197,7 @@ ModelSpec::SplitWork ModelSpec::split_forward_work(int l, std::int64_t num_dst,
   const double scores = gat_score_flops(num_dst, num_src, layer(l).out_dim);
   return {{whole.dense_flops, scores, whole.memory_bytes, 0},
           {0, whole.sparse_flops - scores, 0, whole.sparse_entries, whole.gathered_rows,
-           whole.gathered_bytes, whole.gathered_table_bytes}};
+           whole.gathered_table_bytes}};
 }
 
 ModelSpec::SplitWork ModelSpec::split_backward_work(int l, std::int64_t num_dst,
@@ -212,7 +209,7 @@ ModelSpec::SplitWork ModelSpec::split_backward_work(int l, std::int64_t num_dst,
   // scores' forward work) and runs the weight products.
   const double scores = 2.0 * gat_score_flops(num_dst, num_src, layer(l).out_dim);
   return {{0, whole.sparse_flops - scores, 0, whole.sparse_entries, whole.gathered_rows,
-           whole.gathered_bytes, whole.gathered_table_bytes},
+           whole.gathered_table_bytes},
           {whole.dense_flops, scores, whole.memory_bytes, 0}};
 }
 

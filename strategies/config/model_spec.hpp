@@ -106,9 +106,9 @@ class ModelSpec {
   // written (the weights stay in cache). A narrow product (few input or output columns) does few
   // FLOPs per byte and is bound by these bytes rather than by its FLOPs.
   // `gathered_rows` are the rows the aggregation reads (forward) or adds into (backward) where
-  // the block's indices point, one row of the aggregated width per entry, `gathered_bytes` their
-  // bytes and `gathered_table_bytes` the table they lie in (the block's source rows at that
-  // width). Where the table does not fit a rank's cache, most of them come from main memory
+  // the block's indices point, one row of the aggregated width per entry, and
+  // `gathered_table_bytes` the table they lie in (the block's source rows at that width). Where the
+  // table does not fit a rank's cache, most of them come from main memory
   // (sim/cost_model/cost_model.hpp).
   struct LayerWork {
     double dense_flops = 0;
@@ -116,7 +116,6 @@ class ModelSpec {
     double memory_bytes = 0;
     double sparse_entries = 0;
     double gathered_rows = 0;
-    double gathered_bytes = 0;
     double gathered_table_bytes = 0;
     double total_flops() const { return dense_flops + sparse_flops; }
   };

@@ -262,7 +262,6 @@ Op op_from_json(const nlohmann::json& object, const std::string& origin) {
   op.memory_bytes = json_integer<std::int64_t>(object.at("memory_bytes"), "memory_bytes");
   // Plans recorded before gathers were told apart have none.
   op.gathered_rows = json_integer_or<std::int64_t>(object, "gathered_rows", 0);
-  op.gathered_bytes = json_integer_or<std::int64_t>(object, "gathered_bytes", 0);
   op.gathered_table_bytes = json_integer_or<std::int64_t>(object, "gathered_table_bytes", 0);
   op.sampled_edges = json_integer<std::int64_t>(object.at("sampled_edges"), "sampled_edges");
   // Plans recorded before planning was counted have none.
@@ -638,7 +637,6 @@ nlohmann::json Plan::to_json() const {
                              {"sparse_entries", op.sparse_entries},
                              {"memory_bytes", op.memory_bytes},
                              {"gathered_rows", op.gathered_rows},
-                             {"gathered_bytes", op.gathered_bytes},
                              {"gathered_table_bytes", op.gathered_table_bytes},
                              {"sampled_edges", op.sampled_edges},
                              {"planned_nodes", op.planned_nodes},

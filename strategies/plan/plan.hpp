@@ -242,7 +242,6 @@ struct Op {
   // and the table they lie in: the cost model charges the part of those rows a rank's cache
   // cannot hold at main memory's pace (sim/cost_model/cost_model.hpp).
   std::int64_t gathered_rows = 0;
-  std::int64_t gathered_bytes = 0;
   std::int64_t gathered_table_bytes = 0;
   std::int64_t sampled_edges = 0;  // `sample`
   // Planning (host work on the batch after sampling, charged to the op_timing planning op): the
