@@ -155,6 +155,20 @@ class P3Strategy final : public Strategy {
     return all;
   }
 
+  // With partial results summed within machines, what an owner announces crosses the network once
+  // per machine too, through the relay that forwards its pushes there.
+  std::optional<AnnouncementRelays> announcement_relays(
+      const StrategyContext& context) const override {
+    const int ranks_per_machine = relay_machines(context);
+    if (!options_.sum_within_machine || ranks_per_machine == 1) return std::nullopt;
+    return AnnouncementRelays(
+        context.num_ranks, ranks_per_machine,
+        [&context, ranks_per_machine](int machine, int sender) {
+          return machine_relay(context, ranks_per_machine, machine, sender);
+        },
+        [&context](int sender, int receiver) { return computes_for(context, receiver, sender); });
+  }
+
   // The first layer's computation graph, to every rank that computes partial activations for it;
   // or, where the ranks derive it (P3Options::derive_first_layer), only the seeds it grows from.
   Announcement announce(const StrategyContext& context,
@@ -185,7 +199,8 @@ class P3Strategy final : public Strategy {
     const std::vector<ParameterSpec> parameters = this->parameters(context, rank);
     for (const ParameterSpec& p : parameters) builder.add_parameter(p);
     const OwnBatchTensors own = add_own_batch(builder, context, iteration);
-    const AnnouncementTensors announced = add_announcement(builder, sent, received, rank);
+    const AnnouncementTensors announced =
+        add_announcement(builder, sent, received, rank, announcement_relays(context));
     // The mini-batches this rank computes first-layer partial activations for (every rank's
     // without caching), over which columns, and their first-layer computation graphs.
     std::vector<std::vector<ColumnRange>> columns(static_cast<std::size_t>(num_ranks));

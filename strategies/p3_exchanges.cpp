@@ -45,9 +45,7 @@ OwnerExchanges::OwnerExchanges(PlanBuilder& builder, const StrategyContext& cont
       rank_(rank),
       first_blocks_(first_blocks),
       own_first_(own_first) {
-  // Machines of one rank, or one machine of every rank, have nothing to sum on the way.
-  const int g = context.ranks_per_machine;
-  if (within_machines && g > 1 && g < context.num_ranks) ranks_per_machine_ = g;
+  if (within_machines) ranks_per_machine_ = relay_machines(context);
 }
 
 std::vector<int> OwnerExchanges::outgoing(const std::vector<std::vector<int>>& partials,
@@ -144,15 +142,24 @@ std::vector<int> OwnerExchanges::push_from_owners(const std::string& what, Traff
   return pushed;
 }
 
-int OwnerExchanges::relay(int machine, int owner) const {
-  if (machine == machine_of(owner)) return owner;
-  const int first = machine * ranks_per_machine_;
-  const int preferred = first + owner % ranks_per_machine_;
-  if (computes_for(context_, preferred, owner)) return preferred;
-  for (int r = first; r < first + ranks_per_machine_; ++r) {
-    if (computes_for(context_, r, owner)) return r;
+int machine_relay(const StrategyContext& context, int ranks_per_machine, int machine, int owner) {
+  if (machine == owner / ranks_per_machine) return owner;
+  const int first = machine * ranks_per_machine;
+  const int preferred = first + owner % ranks_per_machine;
+  if (computes_for(context, preferred, owner)) return preferred;
+  for (int r = first; r < first + ranks_per_machine; ++r) {
+    if (computes_for(context, r, owner)) return r;
   }
   return -1;
+}
+
+int relay_machines(const StrategyContext& context) {
+  const int g = context.ranks_per_machine;
+  return g > 1 && g < context.num_ranks ? g : 1;
+}
+
+int OwnerExchanges::relay(int machine, int owner) const {
+  return machine_relay(context_, ranks_per_machine_, machine, owner);
 }
 
 std::vector<int> OwnerExchanges::relayed_batches(int rank, int relay) const {

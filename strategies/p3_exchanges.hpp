@@ -36,6 +36,16 @@ struct ColumnRange {
 std::vector<ColumnRange> columns_computed(const StrategyContext& context, int rank, int owner);
 bool computes_for(const StrategyContext& context, int rank, int owner);
 
+// The machines P3's exchanges go through (P3Options::sum_within_machine):
+// context.ranks_per_machine, or 1 where machines of one rank, or one machine of every rank, have
+// nothing to relay.
+int relay_machines(const StrategyContext& context);
+// The rank of `machine` (of `ranks_per_machine` consecutive ranks) that collects, sums and forwards
+// for `owner`'s batch: `owner` itself on its own machine, else the machine's rank with the owner's
+// local index, or if that one computes nothing for it the machine's first that does; -1 when no
+// rank of the machine computes for it.
+int machine_relay(const StrategyContext& context, int ranks_per_machine, int machine, int owner);
+
 class OwnerExchanges {
  public:
   // `first_blocks[q]` is the first-layer block of rank q's mini-batch where this rank computes for

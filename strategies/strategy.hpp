@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "strategies/announcement.hpp"
+#include "strategies/announcement_relay.hpp"
 #include "strategies/batch_schedule.hpp"
 #include "strategies/config/experiment_config.hpp"
 #include "strategies/config/model_spec.hpp"
@@ -151,6 +153,15 @@ class Strategy {
 
   // The model parameters as `rank` holds them (full tensors, or its rows of a split one).
   virtual std::vector<ParameterSpec> parameters(const StrategyContext& context, int rank) const = 0;
+
+  // How the announcements travel where they go through one relay per machine
+  // (announcement_relay.hpp): then every rank's prologue has both exchanges, the engines run them
+  // and the plans carry their bytes. None (the default): straight from sender to receiver. The
+  // relays refer to `context`, which must outlive them.
+  virtual std::optional<AnnouncementRelays> announcement_relays(
+      const StrategyContext& /*context*/) const {
+    return std::nullopt;
+  }
 
   // What `iteration.rank` tells every peer before planning (entry [rank] is ignored).
   virtual Announcement announce(const StrategyContext& context,

@@ -34,24 +34,62 @@ OwnBatchTensors add_own_batch(PlanBuilder& builder, const StrategyContext& conte
   return tensors;
 }
 
+namespace {
+
+// The exchange within machines of relayed announcements: per mate, the stack this rank forwards to
+// it and the one it forwards here.
+void add_relayed_announcements(PlanBuilder& builder, const AnnouncementRelays& relays,
+                               const Announcement& received, int rank) {
+  const std::vector<std::int64_t> bytes_to = relays.within_bytes_to(received, rank);
+  const std::vector<std::int64_t> bytes_from = relays.within_bytes_from(received, rank);
+  const auto num_ranks = static_cast<int>(received.size());
+  Op op = exchange_op("relay announcements", Traffic::structure, num_ranks);
+  const auto stack = [&builder](const std::string& name, std::int64_t bytes) {
+    if (bytes == 0) return -1;
+    TensorSpec tensor;
+    tensor.name = name;
+    tensor.kind = TensorKind::index;
+    tensor.rows = bytes / static_cast<std::int64_t>(sizeof(std::int32_t));
+    tensor.cols = 1;
+    return builder.add_tensor(std::move(tensor));
+  };
+  for (int q = 0; q < num_ranks; ++q) {
+    const auto slot = static_cast<std::size_t>(q);
+    op.bytes_to[slot] = bytes_to[slot];
+    op.bytes_from[slot] = bytes_from[slot];
+    op.inputs[slot] = stack("announce.relayed.to" + std::to_string(q), bytes_to[slot]);
+    op.outputs[slot] = stack("announce.relayed.from" + std::to_string(q), bytes_from[slot]);
+  }
+  builder.add_op(std::move(op));
+}
+
+}  // namespace
+
 AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& sent,
-                                     const Announcement& received, int rank) {
+                                     const Announcement& received, int rank,
+                                     const std::optional<AnnouncementRelays>& relays) {
   const std::size_t num_ranks = sent.size();
   AnnouncementTensors tensors;
   tensors.sent.assign(num_ranks, -1);
   tensors.received.assign(num_ranks, -1);
   Op op = exchange_op("announce", Traffic::structure, static_cast<int>(num_ranks));
   for (std::size_t q = 0; q < num_ranks; ++q) {
-    if (static_cast<int>(q) == rank) continue;
+    const auto peer = static_cast<int>(q);
+    if (peer == rank) continue;
     tensors.sent[q] = builder.add_index("announce.to" + std::to_string(q), sent.shared(q));
     tensors.received[q] =
         builder.add_index("announce.from" + std::to_string(q), received.shared(q));
-    op.bytes_to[q] = announcement_bytes(sent[q]);
-    op.bytes_from[q] = announcement_bytes(received[q]);
+    if (!relays || relays->first_hop(rank, peer)) {
+      op.inputs[q] = tensors.sent[q];
+      op.bytes_to[q] = announcement_bytes(sent[q]);
+    }
+    if (!relays || relays->first_hop(peer, rank)) {
+      op.outputs[q] = tensors.received[q];
+      op.bytes_from[q] = announcement_bytes(received[q]);
+    }
   }
-  op.inputs = tensors.sent;
-  op.outputs = tensors.received;
   tensors.op = builder.add_op(std::move(op));
+  if (relays) add_relayed_announcements(builder, *relays, received, rank);
   return tensors;
 }
 

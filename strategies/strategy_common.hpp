@@ -25,14 +25,18 @@ OwnBatchTensors add_own_batch(PlanBuilder& builder, const StrategyContext& conte
                               const RankIteration& iteration);
 
 // The announcement exchange as a prologue op (all_to_all of structure), with index tensors
-// holding each payload: sent[q] (the payload for q) and received[q]; -1 for the rank itself.
+// holding each payload: sent[q] (the payload for q) and received[q]; -1 for the rank itself. With
+// `relays`, two prologue ops: the exchange across machines, whose slots hold the payloads that
+// travel straight (to a relay or within the sender's machine), then the one within machines, whose
+// slots hold the stacks a relay forwards (shape only: the engines build them).
 struct AnnouncementTensors {
   std::vector<int> sent;
   std::vector<int> received;
   int op = -1;
 };
 AnnouncementTensors add_announcement(PlanBuilder& builder, const Announcement& sent,
-                                     const Announcement& received, int rank);
+                                     const Announcement& received, int rank,
+                                     const std::optional<AnnouncementRelays>& relays = {});
 
 // A tensor for the feature rows of `nodes`, every column: sparse rows sized by their stored
 // entries where the run keeps them sparse (StrategyContext::sparse_feature_rows), else dense.

@@ -35,8 +35,12 @@ void add_trace_events(const IterationRun& run, int rank, nlohmann::json& trace) 
   if (plan.prologue_ops > 1) {
     trace.push_back(trace_event(plan.ops[1], rank, run.announce_start, run.announce_seconds));
   }
-  trace.push_back(trace_event(plan.ops[plan.planning_op()], rank,
-                              run.announce_start + run.announce_seconds, run.planning_seconds));
+  double exchanged = run.announce_start + run.announce_seconds;
+  if (run.relayed) {
+    trace.push_back(trace_event(plan.ops[2], rank, run.relay_start, run.relay_seconds));
+    exchanged = run.relay_start + run.relay_seconds;
+  }
+  trace.push_back(trace_event(plan.ops[plan.planning_op()], rank, exchanged, run.planning_seconds));
   for (const OpRecord& op : run.outcome.records) {
     trace.push_back(
         trace_event(plan.ops[static_cast<std::size_t>(op.op)], rank, op.start_seconds, op.seconds));
@@ -53,8 +57,8 @@ struct EpochTally {
     parts[static_cast<std::size_t>(TimeCategory::sampling)] +=
         run.sample_seconds - run.sample_waiting + run.planning_seconds;
     parts[static_cast<std::size_t>(TimeCategory::communication)] +=
-        run.announce_seconds - run.announce_waiting;
-    parts[kWaiting] += run.announce_waiting + run.sample_waiting;
+        run.announce_seconds - run.announce_waiting + run.relay_seconds - run.relay_waiting;
+    parts[kWaiting] += run.announce_waiting + run.relay_waiting + run.sample_waiting;
     for (const OpRecord& op : run.outcome.records) {
       const OpKind kind = run.plan.ops[static_cast<std::size_t>(op.op)].kind;
       parts[static_cast<std::size_t>(category_of(kind))] += op.seconds - op.waiting_seconds;

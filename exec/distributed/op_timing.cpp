@@ -24,7 +24,11 @@ std::vector<PrologueTiming> prologue_timings(const IterationRun& run) {
   if (run.plan.prologue_ops > 1) {
     timings.push_back({1, run.announce_seconds, run.announce_waiting});
   }
-  if (run.plan.prologue_ops > 2) timings.push_back({2, 0.0, 0.0});
+  if (run.relayed) timings.push_back({2, run.relay_seconds, run.relay_waiting});
+  // The rest of the prologue (P3's derived graphs) ran within planning.
+  while (timings.size() < static_cast<std::size_t>(run.plan.prologue_ops)) {
+    timings.push_back({timings.size(), 0.0, 0.0});
+  }
   timings[run.plan.planning_op()].seconds += run.planning_seconds;
   return timings;
 }

@@ -15,10 +15,11 @@
 
 namespace gnnbed {
 
-// The prologue ops as the engine ran them: the sample op first, the announcement (its exchange)
-// second. The planning that follows them (deciding what to announce, building the plan from the
-// sample) is the batch's production too: it is charged to the plan's planning op
-// (Plan::planning_op), so that calibration fits it and a replay of measured plans charges it.
+// The prologue ops as the engine ran them, one per op in plan order: the sample op first, the
+// announcement (its exchange) second, its relay within machines third where it has one. The
+// planning that follows them (deciding what to announce, building the plan from the sample) is the
+// batch's production too: it is charged to the plan's planning op (Plan::planning_op), so that
+// calibration fits it and a replay of measured plans charges it.
 struct PrologueTiming {
   std::size_t op;
   double seconds;

@@ -148,11 +148,7 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   const Stopwatch requests_clock;
   const Announcement requests = context_.strategy->announce(context_, it);
   const double requests_seconds = requests_clock.seconds();
-  run.announce_start = clock.seconds();
-  TransferTiming announce_timing;
-  const Announcement received = exchange_announcement(requests, transport_, announce_timing);
-  run.announce_seconds = clock.seconds() - run.announce_start;
-  run.announce_waiting = announce_timing.waiting_seconds;
+  const Announcement received = exchange_announcements(requests, clock, run);
 
   if (context_.strategy->derives_peer_first_layers()) {
     const std::uint64_t batch_key = schedule_.batch_key(epoch, iteration);
@@ -167,6 +163,27 @@ void RankEngine::prepare(IterationRun& run, int epoch, int iteration, const Stop
   run.planning_seconds = requests_seconds + planning.seconds();
   carried_state_ = run.plan.carried_state;
   if (device_memory_bytes_ > 0) check_device_memory(run.plan);
+}
+
+Announcement RankEngine::exchange_announcements(const Announcement& sent, const Stopwatch& clock,
+                                                IterationRun& run) {
+  const std::optional<AnnouncementRelays> relays = context_.strategy->announcement_relays(context_);
+  const int rank = transport_.rank();
+  run.announce_start = clock.seconds();
+  TransferTiming announce_timing;
+  const Announcement received = exchange_announcement(relays ? relays->across(sent, rank) : sent,
+                                                      transport_, announce_timing);
+  run.announce_seconds = clock.seconds() - run.announce_start;
+  run.announce_waiting = announce_timing.waiting_seconds;
+  if (!relays) return received;
+  run.relayed = true;
+  run.relay_start = clock.seconds();
+  TransferTiming relay_timing;
+  const Announcement forwarded =
+      exchange_announcement(relays->within(received, rank), transport_, relay_timing);
+  run.relay_seconds = clock.seconds() - run.relay_start;
+  run.relay_waiting = relay_timing.waiting_seconds;
+  return relays->delivered(received, forwarded, rank);
 }
 
 void RankEngine::check_device_memory(const Plan& plan) {

@@ -33,6 +33,10 @@ struct IterationRun {
   // The prologue, as it ran (relative to the clock), with the time spent waiting for peers.
   double sample_start = 0, sample_seconds = 0, sample_waiting = 0;
   double announce_start = 0, announce_seconds = 0, announce_waiting = 0;
+  // Where the announcements go through one relay per machine (Strategy::announcement_relays):
+  // their second exchange, within machines, the plan's third prologue op.
+  bool relayed = false;
+  double relay_start = 0, relay_seconds = 0, relay_waiting = 0;
   // Host work on the sampled batch: what to announce, and the plan. Part of the mini-batch's
   // production, so charged to sampling (op_timing.hpp says to which prologue op).
   double planning_seconds = 0;
@@ -67,6 +71,10 @@ class RankEngine {
   // Sampling, the announcement and the plan of (epoch, iteration).
   void prepare(IterationRun& run, int epoch, int iteration, const Stopwatch& clock);
   // Collective: throws OutOfMemoryError on every rank when the plan does not fit on some rank.
+  // The announcement's exchanges (both, where it is relayed), timed into `run`: what every peer
+  // announced to this rank.
+  Announcement exchange_announcements(const Announcement& sent, const Stopwatch& clock,
+                                      IterationRun& run);
   void check_device_memory(const Plan& plan);
 
   const StrategyContext& context_;

@@ -499,6 +499,13 @@ const Op& Plan::op_labelled(std::string_view label) const {
               std::string(label) + "'");
 }
 
+std::size_t Plan::planning_op() const {
+  for (std::size_t i = static_cast<std::size_t>(std::max(prologue_ops, 1)); i-- > 0;) {
+    if (i < ops.size() && ops[i].kind == OpKind::sample) return i;
+  }
+  return 0;
+}
+
 void Plan::validate() const {
   const auto num_tensors = static_cast<int>(tensors.size());
   std::vector<int> written_by(tensors.size(), -1);

@@ -335,9 +335,9 @@ struct Plan {
   // The first op with this label; throws Error when there is none.
   const Op& op_labelled(std::string_view label) const;
   // The prologue op that planning (host work on the batch after sampling: deciding what to
-  // request, building this plan) is charged to: the sample op, or where the plan has a third
-  // prologue op (P3's first-layer graphs, derived while the plan is built), that one.
-  std::size_t planning_op() const { return prologue_ops > 2 ? 2 : 0; }
+  // request, building this plan) is charged to: the sample op, or where the prologue samples again
+  // after its exchanges (P3's first-layer graphs, derived while the plan is built), that one.
+  std::size_t planning_op() const;
 
   // Checks ids, dependencies (acyclic: every dependency earlier), per-peer vector sizes and that
   // every tensor read is carried by the plan or written by an earlier op. Throws Error naming the

@@ -201,7 +201,8 @@ TEST(P3MoreRanksThanColumns, GivesTheSingleProcessLossAndGradientsAndThePlannedB
 // Machines of two ranks (one where the ranks do not pair up): the hierarchical all-reduce,
 // dgl-pull's per-machine feature store and p3's partial results summed within each machine give
 // the single-process results and move the plans' bytes (on 4 ranks the all-reduce is hierarchical
-// and p3 relays through the machines; on 2 the store serves every row locally).
+// and p3 relays its partial results and its announcements through the machines; on 2 the store
+// serves every row locally).
 TEST(Machines, MachineAwareStrategiesGiveTheSingleProcessIteration) {
   MpiTransport transport;
   const int ranks_per_machine = transport.size() % 2 == 0 ? 2 : 1;
@@ -224,6 +225,12 @@ TEST(Machines, MachineAwareStrategiesGiveTheSingleProcessIteration) {
                                               : config.distribution.p3_partials) = c.value;
     testing::expect_single_process_iteration(config, cora(), transport, cpu_backend());
   }
+  // The seeds P3 announces where the ranks derive the first-layer graphs are relayed alike.
+  ExperimentConfig derived = experiment("p3", "replicated", "sage");
+  derived.distribution.ranks_per_machine = ranks_per_machine;
+  derived.distribution.p3_partials = "machine";
+  derived.distribution.p3_first_layer = "derive";
+  testing::expect_single_process_iteration(derived, cora(), transport, cpu_backend());
 }
 
 // An epoch of training with copies of every partition on every rank gives the losses and weights

@@ -159,6 +159,44 @@ TEST(MachinePlans, P3SumsPartialResultsWithinEachMachineBeforeTheNetwork) {
   }
 }
 
+// A batch's first-layer graph (pushed, or its seeds where the ranks derive it) crosses to another
+// machine once, to the relay of that machine, which forwards it to its mate: every rank ends with
+// every peer's payload, and the mate's copy adds only its length to what moves within the machine.
+TEST(MachinePlans, P3AnnouncesEachBatchOncePerMachine) {
+  for (const char* first_layer : {"push", "derive"}) {
+    SCOPED_TRACE(first_layer);
+    ExperimentConfig config = experiment("p3");
+    config.distribution.p3_first_layer = first_layer;
+    const auto flat = plans_for(make_strategy_context(config, cora(), kRanks));
+    config.distribution.p3_partials = "machine";
+    const auto relayed = plans_for(make_strategy_context(config, cora(), kRanks));
+    for (int r = 0; r < kRanks; ++r) {
+      const Plan& plan = relayed[index(r)];
+      ASSERT_EQ(plan.ops[2].label, "relay announcements");
+      const auto flat_in = received_by_peer(flat[index(r)], Traffic::structure);
+      const auto flat_out = sent_by_peer(flat[index(r)], Traffic::structure);
+      const auto in = received_by_peer(plan, Traffic::structure);
+      const auto out = sent_by_peer(plan, Traffic::structure);
+      std::int64_t expected_within_in = 0;
+      for (int q = 0; q < kRanks; ++q) {
+        if (q == r) continue;
+        if (same_machine(r, q)) continue;
+        // The other machine's rank with r's local index relays r's payload there.
+        const bool relay = q % kRanksPerMachine == r % kRanksPerMachine;
+        EXPECT_EQ(out[index(q)], relay ? flat_out[index(q)] : 0) << r << " to " << q;
+        EXPECT_EQ(in[index(q)], relay ? flat_in[index(q)] : 0) << r << " from " << q;
+        // What the mate relays arrives within the machine, after its length.
+        if (!relay) expected_within_in += flat_in[index(q)] + 4;
+      }
+      std::int64_t within_in = 0;
+      for (int q = 0; q < kRanks; ++q) {
+        if (same_machine(r, q)) within_in += in[index(q)] - (q == r ? 0 : flat_in[index(q)]);
+      }
+      EXPECT_EQ(within_in, expected_within_in) << "rank " << r;
+    }
+  }
+}
+
 // The ConfigError's field, or "" when the context builds.
 std::string refused_field(const ExperimentConfig& config, int num_ranks) {
   try {
