@@ -62,6 +62,15 @@ class Transport {
     return received;
   }
 
+  // all_to_all_into among the `ranks_per_machine` consecutive ranks of this rank's machine only
+  // (collective_schedule.hpp's exchange_steps): send[q] must be empty for every q elsewhere, and
+  // received[q] comes back empty for them. Every rank of the job calls it, each exchanging with
+  // its machine. The default runs all_to_all_into over every rank (the same bytes, more steps).
+  virtual void all_to_all_within_machine_into(const std::vector<std::span<const std::byte>>& send,
+                                              std::vector<std::vector<std::byte>>& received,
+                                              Traffic kind, TransferTiming& timing,
+                                              int ranks_per_machine);
+
   // Ring all-gather(v): every rank's `mine` reaches every other rank; received[q] is rank q's
   // payload (received[rank()] is a copy of `mine`).
   virtual std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine,
@@ -92,12 +101,12 @@ class Transport {
   // Point to point, for plans whose ranks exchange with one peer at a time (PyTorch-BigGraph's
   // partition, lock and parameter servers): `payload` to `peer`, or `receive_bytes` from `peer`
   // (received()[peer] holds them), completed by the returned transfer. The peer may be the rank
-  // itself (a server beside the rank's own trainer, which PBG runs as another process). The caller numbers the messages of
-  // each direction between two ranks (a plan: by its ops' order), and a send matches the peer's
-  // receive of the same number, whatever order the two sides start them in (a rank's streams
-  // start theirs independently); numbers are taken modulo a transport's bound, far above the
-  // messages ever in flight between two ranks. They never match a collective call's. `payload`
-  // must stay valid until completion. A transport without them throws Error.
+  // itself (a server beside the rank's own trainer, which PBG runs as another process). The caller
+  // numbers the messages of each direction between two ranks (a plan: by its ops' order), and a
+  // send matches the peer's receive of the same number, whatever order the two sides start them in
+  // (a rank's streams start theirs independently); numbers are taken modulo a transport's bound,
+  // far above the messages ever in flight between two ranks. They never match a collective call's.
+  // `payload` must stay valid until completion. A transport without them throws Error.
   virtual std::unique_ptr<PendingTransfer> start_send(int peer, int number,
                                                       std::span<const std::byte> payload,
                                                       Traffic kind);
@@ -118,6 +127,31 @@ class Transport {
   // Every rank receives every rank's floats (in rank order).
   virtual std::vector<std::vector<float>> all_gather_control(std::span<const float> mine) = 0;
 };
+
+// Throws Error unless `ranks_per_machine` divides the ranks and `send` holds nothing for a rank of
+// another machine than `rank`'s: what an exchange within machines may be given.
+inline void require_payloads_within_machine(const std::vector<std::span<const std::byte>>& send,
+                                            int rank, int size, int ranks_per_machine) {
+  if (ranks_per_machine < 1 || size % ranks_per_machine != 0) {
+    throw Error("all_to_all within machines: " + std::to_string(size) +
+                " ranks are not whole machines of " + std::to_string(ranks_per_machine));
+  }
+  for (std::size_t q = 0; q < send.size(); ++q) {
+    if (static_cast<int>(q) / ranks_per_machine != rank / ranks_per_machine && !send[q].empty()) {
+      throw Error("all_to_all within machines: rank " + std::to_string(rank) + " passed " +
+                  std::to_string(send[q].size()) + " bytes for rank " + std::to_string(q) +
+                  ", on another machine");
+    }
+  }
+}
+
+inline void Transport::all_to_all_within_machine_into(
+    const std::vector<std::span<const std::byte>>& send,
+    std::vector<std::vector<std::byte>>& received, Traffic kind, TransferTiming& timing,
+    int ranks_per_machine) {
+  require_payloads_within_machine(send, rank(), size(), ranks_per_machine);
+  all_to_all_into(send, received, kind, timing);
+}
 
 inline std::unique_ptr<PendingTransfer> Transport::start_send(int, int, std::span<const std::byte>,
                                                               Traffic) {

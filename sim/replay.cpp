@@ -632,10 +632,12 @@ class Replay {
     }
     switch (op.kind) {
       case OpKind::all_to_all:
-        // The prologue's exchanges are blocking, step by step; the plan's are posted in blocks of
-        // steps (MpiTransport::all_to_all and start_all_to_all).
-        return index < plan.prologue_ops ? pairwise(plan.rank, op.traffic, op.bytes_to)
-                                         : posted_in_blocks(plan.rank, op.traffic, op.bytes_to);
+        // The prologue's exchanges are blocking, step by step (within machines where the op says
+        // so); the plan's are posted in blocks of steps (MpiTransport::all_to_all_into,
+        // all_to_all_within_machine_into and start_all_to_all).
+        return index < plan.prologue_ops
+                   ? pairwise(plan.rank, op.traffic, op.bytes_to, false, op.ranks_per_machine)
+                   : posted_in_blocks(plan.rank, op.traffic, op.bytes_to);
       case OpKind::all_reduce:
         return all_reduce(plan, op);
       case OpKind::send:
@@ -1106,10 +1108,9 @@ class Replay {
   }
 
   StepCost pairwise(int rank, Traffic traffic, const std::vector<std::int64_t>& bytes_to,
-                    bool sampling = false) {
+                    bool sampling = false, int ranks_per_machine = 0) {
     StepCost total;
-    for (int s = 1; s < num_ranks_; ++s) {
-      const PairwiseStep step = pairwise_step(rank, num_ranks_, s);
+    for (const PairwiseStep& step : exchange_steps(rank, num_ranks_, ranks_per_machine)) {
       total += exchange_step(rank, traffic, step.send_to,
                              bytes_to[static_cast<std::size_t>(step.send_to)], step.receive_from,
                              sampling);

@@ -6,7 +6,8 @@
 //   1. across: a sender's payload to every receiver of its own machine, and to the relay of every
 //      other machine with a receiver;
 //   2. within: each relay to each of its mates, the payloads of the senders it relays to that mate
-//      in ascending sender order, each as its length (int32) and its values.
+//      in ascending sender order, each as its length (int32) and its values; an exchange among the
+//      ranks of each machine only (its pairwise steps), not over every rank.
 // P3's first-layer graphs (or their seeds) travel so when its partial results are summed within
 // machines (p3_exchanges.hpp): what an owner pushes crosses the network once per machine.
 #include <cstdint>
@@ -34,6 +35,9 @@ class AnnouncementRelays {
   // naming the relay when a forwarded stack does not hold the payloads it should.
   Announcement delivered(const Announcement& received_across, const Announcement& received_within,
                          int rank) const;
+
+  // Exchange 2 runs among the ranks of each machine only: this many consecutive ranks.
+  int ranks_per_machine() const { return ranks_per_machine_; }
 
   // Whether `rank` takes the sender's payload in exchange 1 (from the sender itself).
   bool first_hop(int sender, int rank) const;

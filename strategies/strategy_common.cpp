@@ -44,6 +44,7 @@ void add_relayed_announcements(PlanBuilder& builder, const AnnouncementRelays& r
   const std::vector<std::int64_t> bytes_from = relays.within_bytes_from(received, rank);
   const auto num_ranks = static_cast<int>(received.size());
   Op op = exchange_op("relay announcements", Traffic::structure, num_ranks);
+  op.ranks_per_machine = relays.ranks_per_machine();
   const auto stack = [&builder](const std::string& name, std::int64_t bytes) {
     if (bytes == 0) return -1;
     TensorSpec tensor;

@@ -44,10 +44,16 @@ std::vector<std::int64_t> train_counts(const RankShard& shard) {
 }  // namespace
 
 Announcement exchange_announcement(const Announcement& sent, Transport& transport,
-                                   TransferTiming& timing) {
+                                   TransferTiming& timing, int ranks_per_machine) {
   std::vector<std::span<const std::byte>> views;
   for (std::size_t q = 0; q < sent.size(); ++q) views.push_back(as_bytes_span(sent[q]));
-  const auto received = transport.all_to_all(views, Traffic::structure, timing);
+  std::vector<std::vector<std::byte>> received;
+  if (ranks_per_machine > 0) {
+    transport.all_to_all_within_machine_into(views, received, Traffic::structure, timing,
+                                             ranks_per_machine);
+  } else {
+    transport.all_to_all_into(views, received, Traffic::structure, timing);
+  }
   std::vector<std::vector<std::int32_t>> decoded;
   for (const auto& bytes : received) decoded.push_back(from_bytes<std::int32_t>(bytes));
   return Announcement(std::move(decoded));
@@ -179,8 +185,8 @@ Announcement RankEngine::exchange_announcements(const Announcement& sent, const 
   run.relayed = true;
   run.relay_start = clock.seconds();
   TransferTiming relay_timing;
-  const Announcement forwarded =
-      exchange_announcement(relays->within(received, rank), transport_, relay_timing);
+  const Announcement forwarded = exchange_announcement(relays->within(received, rank), transport_,
+                                                       relay_timing, relays->ranks_per_machine());
   run.relay_seconds = clock.seconds() - run.relay_start;
   run.relay_waiting = relay_timing.waiting_seconds;
   return relays->delivered(received, forwarded, rank);

@@ -23,9 +23,10 @@ class OutOfMemoryError : public Error {
 };
 
 // Collective: every rank's announcement to every other (structure traffic); entry [q] of the
-// result is what rank q announced to this one.
+// result is what rank q announced to this one. With `ranks_per_machine` above 0, only among the
+// ranks of this rank's machine (Transport::all_to_all_within_machine_into).
 Announcement exchange_announcement(const Announcement& sent, Transport& transport,
-                                   TransferTiming& timing);
+                                   TransferTiming& timing, int ranks_per_machine = 0);
 
 struct IterationRun {
   Plan plan;

@@ -309,12 +309,34 @@ void MpiTransport::all_to_all_into(const std::vector<std::span<const std::byte>>
   for (int peer = 0; peer < size_; ++peer) {
     if (peer != rank_) message_count(send[static_cast<std::size_t>(peer)].size(), "all_to_all");
   }
+  exchange_in_steps(send, received, kind, timing, exchange_steps(rank_, size_, 0));
+}
+
+void MpiTransport::all_to_all_within_machine_into(
+    const std::vector<std::span<const std::byte>>& send,
+    std::vector<std::vector<std::byte>>& received, Traffic kind, TransferTiming& timing,
+    int ranks_per_machine) {
+  if (send.size() != static_cast<std::size_t>(size_)) {
+    throw Error("all_to_all within machines: rank " + std::to_string(rank_) + " passed " +
+                std::to_string(send.size()) + " payloads for " + std::to_string(size_) + " ranks");
+  }
+  require_payloads_within_machine(send, rank_, size_, ranks_per_machine);
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer != rank_) message_count(send[static_cast<std::size_t>(peer)].size(), "all_to_all");
+  }
+  received.assign(static_cast<std::size_t>(size_), {});
+  exchange_in_steps(send, received, kind, timing, exchange_steps(rank_, size_, ranks_per_machine));
+}
+
+void MpiTransport::exchange_in_steps(const std::vector<std::span<const std::byte>>& send,
+                                     std::vector<std::vector<std::byte>>& received, Traffic kind,
+                                     TransferTiming& timing,
+                                     const std::vector<PairwiseStep>& steps) {
   const CallTimer call_timer(timing);
   const int tag = next_tag();
   received.resize(static_cast<std::size_t>(size_));
   received[static_cast<std::size_t>(rank_)].clear();
-  for (int step = 1; step < size_; ++step) {
-    const PairwiseStep peers = pairwise_step(rank_, size_, step);
+  for (const PairwiseStep& peers : steps) {
     exchange(send[static_cast<std::size_t>(peers.send_to)], peers.send_to, peers.receive_from, tag,
              received[static_cast<std::size_t>(peers.receive_from)], kind, timing);
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/transport.hpp"
+#include "strategies/plan/collective_schedule.hpp"
 #include "workloads/common/errors.hpp"
 
 namespace gnnbed {
@@ -43,6 +44,9 @@ class MpiTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  void all_to_all_within_machine_into(const std::vector<std::span<const std::byte>>& send,
+                                      std::vector<std::vector<std::byte>>& received, Traffic kind,
+                                      TransferTiming& timing, int ranks_per_machine) override;
   void all_to_all_into(const std::vector<std::span<const std::byte>>& send,
                        std::vector<std::vector<std::byte>>& received, Traffic kind,
                        TransferTiming& timing) override;
@@ -102,6 +106,10 @@ class MpiTransport final : public Transport {
   // One schedule step: sends `payload` to `send_to` while receiving, into `received` (resized to
   // the probed size), what `receive_from` sent with the same tag. Time blocked in MPI_Probe is
   // added to `timing.waiting_seconds`.
+  // A blocking all-to-all's steps, one after another (exchange_steps), under one tag.
+  void exchange_in_steps(const std::vector<std::span<const std::byte>>& send,
+                         std::vector<std::vector<std::byte>>& received, Traffic kind,
+                         TransferTiming& timing, const std::vector<PairwiseStep>& steps);
   void exchange(std::span<const std::byte> payload, int send_to, int receive_from, int tag,
                 std::vector<std::byte>& received, Traffic kind, TransferTiming& timing);
   // Each collective call takes the next tag, so messages of consecutive calls never match.

@@ -18,6 +18,17 @@ PairwiseStep pairwise_step(int rank, int num_ranks, int step) {
   return {wrap(rank + step, num_ranks), wrap(rank - step, num_ranks)};
 }
 
+std::vector<PairwiseStep> exchange_steps(int rank, int num_ranks, int ranks_per_machine) {
+  const int group = ranks_per_machine > 0 ? ranks_per_machine : num_ranks;
+  const int first = rank - rank % group;
+  std::vector<PairwiseStep> steps;
+  for (int step = 1; step < group; ++step) {
+    const PairwiseStep within = pairwise_step(rank - first, group, step);
+    steps.push_back({first + within.send_to, first + within.receive_from});
+  }
+  return steps;
+}
+
 std::vector<StepBlock> all_to_all_blocks(int num_ranks, int block_steps) {
   const int per_block = block_steps > 0 ? block_steps : std::max(num_ranks - 1, 1);
   std::vector<StepBlock> blocks;

@@ -37,6 +37,10 @@ struct PairwiseStep {
   int receive_from;
 };
 PairwiseStep pairwise_step(int rank, int num_ranks, int step);
+// Every step of a blocking all-to-all, in order: over every rank (`ranks_per_machine` 0), or only
+// among the `ranks_per_machine` consecutive ranks of `rank`'s machine (an exchange within
+// machines: the pairwise steps of the machine's ranks).
+std::vector<PairwiseStep> exchange_steps(int rank, int num_ranks, int ranks_per_machine);
 
 // A plan's all-to-all: the steps [first, last) a rank posts at once, in blocks of `block_steps`
 // (0: every step in one block; 1: one step at a time).

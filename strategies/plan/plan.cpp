@@ -499,6 +499,36 @@ const Op& Plan::op_labelled(std::string_view label) const {
               std::string(label) + "'");
 }
 
+namespace {
+
+// Why `op` (the plan's op `index`) cannot have its ranks_per_machine, or "" when it can: a
+// hierarchical all_reduce, or a prologue all_to_all within machines whose bytes stay in them.
+std::string machines_problem(const Plan& plan, const Op& op, int index) {
+  const int g = op.ranks_per_machine;
+  if (g == 0) return "";
+  if (op.kind == OpKind::all_reduce && hierarchical_all_reduce(plan.num_ranks, g)) return "";
+  const bool machine_exchange = op.kind == OpKind::all_to_all && index < plan.prologue_ops &&
+                                g > 0 && plan.num_ranks % g == 0;
+  if (!machine_exchange) {
+    return "ranks_per_machine " + std::to_string(g) +
+           ": only a hierarchical all_reduce (above 1 and below the " +
+           std::to_string(plan.num_ranks) +
+           " ranks, dividing them) or a prologue all_to_all within machines has one";
+  }
+  for (int q = 0; q < plan.num_ranks && q < static_cast<int>(op.bytes_to.size()) &&
+                  q < static_cast<int>(op.bytes_from.size());
+       ++q) {
+    const auto slot = static_cast<std::size_t>(q);
+    if (q / g != plan.rank / g && (op.bytes_to[slot] != 0 || op.bytes_from[slot] != 0)) {
+      return "exchanges within machines of " + std::to_string(g) +
+             " ranks but moves bytes with rank " + std::to_string(q) + ", on another machine";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::size_t Plan::planning_op() const {
   for (std::size_t i = static_cast<std::size_t>(std::max(prologue_ops, 1)); i-- > 0;) {
     if (i < ops.size() && ops[i].kind == OpKind::sample) return i;
@@ -556,11 +586,9 @@ void Plan::validate() const {
       fail(i, "sync_step " + std::to_string(op.sync_step) +
                   ": only partial layer ops have one, 1 or 2");
     }
-    if (op.ranks_per_machine != 0 && (op.kind != OpKind::all_reduce ||
-                                      !hierarchical_all_reduce(num_ranks, op.ranks_per_machine))) {
-      fail(i, "ranks_per_machine " + std::to_string(op.ranks_per_machine) +
-                  ": only a hierarchical all_reduce has one, above 1 and below the " +
-                  std::to_string(num_ranks) + " ranks, dividing them");
+    if (const std::string problem = machines_problem(*this, op, static_cast<int>(i));
+        !problem.empty()) {
+      fail(i, problem);
     }
     const bool per_peer = op.kind == OpKind::all_to_all;
     if (is_communication(op.kind) && (static_cast<int>(op.bytes_to.size()) != num_ranks ||

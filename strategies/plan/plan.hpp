@@ -230,7 +230,9 @@ struct Op {
   // parameter client: at most 100 updates/s and 1 GB/s).
   double throttle_seconds = 0;
   // all_reduce: machines of this many consecutive ranks reduce within, then across, then gather
-  // within (collective_schedule.hpp's hierarchical all-reduce); 0: one ring over every rank.
+  // within (collective_schedule.hpp's hierarchical all-reduce); 0: one ring over every rank. A
+  // prologue all_to_all: it runs among the ranks of each machine of this many only (its bytes stay
+  // there); 0: over every rank.
   int ranks_per_machine = 0;
 
   // Work, for the cost model.

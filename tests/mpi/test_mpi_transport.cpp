@@ -169,6 +169,40 @@ TEST(MpiTransport, AllToAllOfEmptyPayloadsCompletesAndCountsNothing) {
   EXPECT_EQ(transport.bytes_received(), TrafficBytes{});
 }
 
+// Within machines of two ranks (one machine per rank where they do not pair up): every rank's
+// payload reaches its mate and nothing else moves; a payload for another machine is refused
+// before anything is sent.
+TEST(MpiTransport, AllToAllWithinMachinesExchangesOnlyWithMates) {
+  MpiTransport transport;
+  const int n = transport.size();
+  const int r = transport.rank();
+  const int g = n % 2 == 0 ? 2 : 1;
+  const auto mate = [g](int rank) { return g == 2 ? rank ^ 1 : rank; };
+  std::vector<std::vector<std::byte>> send(index(n));
+  if (mate(r) != r) send[index(mate(r))] = make_payload(21, r, mate(r), index(100 + r));
+  TransferTiming timing;
+  std::vector<std::vector<std::byte>> received;
+  transport.all_to_all_within_machine_into(spans_of(send), received, Traffic::structure, timing, g);
+  ASSERT_EQ(received.size(), index(n));
+  std::int64_t expected = 0;
+  for (int q = 0; q < n; ++q) {
+    if (q == mate(r) && q != r) {
+      EXPECT_TRUE(received[index(q)] == make_payload(21, q, r, index(100 + q)));
+      expected = 100 + q;
+    } else {
+      EXPECT_TRUE(received[index(q)].empty()) << "from rank " << q;
+    }
+  }
+  EXPECT_EQ(transport.bytes_received()[Traffic::structure], expected);
+  EXPECT_EQ(transport.bytes_sent()[Traffic::structure], mate(r) != r ? 100 + r : 0);
+  if (n > g) {
+    send[index((r + g) % n)] = make_payload(22, r, 0, 8);
+    EXPECT_THROW(transport.all_to_all_within_machine_into(spans_of(send), received,
+                                                          Traffic::structure, timing, g),
+                 Error);
+  }
+}
+
 TEST(MpiTransport, AllToAllRejectsAWrongNumberOfPayloadsBeforeTalking) {
   MpiTransport transport;
   const std::vector<std::vector<std::byte>> too_many(index(transport.size() + 1));

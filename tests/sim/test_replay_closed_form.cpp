@@ -161,6 +161,28 @@ TEST(ReplayClosedForm, PrologueAllToAllRunsStepByStep) {
   expect_relative(result.makespan_seconds, (n - 1) * remote_seconds(static_cast<double>(bytes)));
 }
 
+TEST(ReplayClosedForm, PrologueExchangeWithinMachinesTakesOnlyTheMachinesSteps) {
+  // 3 machines of 2 CPU ranks: each rank sends `bytes` to its mate, in one step over the device
+  // links, not in 5 steps over every rank.
+  const int n = 6;
+  const std::int64_t bytes = 800'000;
+  std::vector<Plan> plans;
+  for (int r = 0; r < n; ++r) {
+    Plan plan = empty_plan(r, n);
+    Op op = exchange_op("relay announcements", Traffic::structure, n);
+    op.ranks_per_machine = 2;
+    op.bytes_to[static_cast<std::size_t>(r ^ 1)] = bytes;
+    op.bytes_from[static_cast<std::size_t>(r ^ 1)] = bytes;
+    plan.ops.push_back(op);
+    plan.prologue_ops = 1;
+    plans.push_back(plan);
+  }
+  const ReplayResult result = replay_plans(cluster(3, 2), one_iteration(std::move(plans)), {});
+  expect_relative(result.makespan_seconds,
+                  2 * kDeviceLatency + static_cast<double>(bytes) / kDeviceBandwidth);
+  EXPECT_EQ(result.communications, n);
+}
+
 TEST(ReplayClosedForm, ComputeOnlyPlanFollowsTheCostModel) {
   const ClusterSpec spec = cluster(1, 1);
   Plan plan = empty_plan(0, 1);

@@ -101,6 +101,37 @@ TEST(CollectiveSchedule, PairwiseStepsReachEveryPeerExactlyOnceAndMatchUp) {
   }
 }
 
+TEST(CollectiveSchedule, ExchangeStepsWithinMachinesReachEveryMateOnceAndMatchUp) {
+  for (int n = 1; n <= kMaxRanks; ++n) {
+    for (int g = 1; g <= n; ++g) {
+      if (n % g != 0) continue;
+      for (int r = 0; r < n; ++r) {
+        const std::vector<PairwiseStep> steps = exchange_steps(r, n, g);
+        ASSERT_EQ(steps.size(), index(g - 1)) << "n " << n << " g " << g;
+        std::vector<int> sent_to(index(n), 0);
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+          ASSERT_EQ(steps[s].send_to / g, r / g);
+          ASSERT_EQ(steps[s].receive_from / g, r / g);
+          ++sent_to[index(steps[s].send_to)];
+          // The mate expects this rank's message at the same step.
+          EXPECT_EQ(exchange_steps(steps[s].send_to, n, g)[s].receive_from, r);
+        }
+        for (int q = r - r % g; q < r - r % g + g; ++q)
+          EXPECT_EQ(sent_to[index(q)], q == r ? 0 : 1);
+      }
+    }
+    // Over every rank: the pairwise steps themselves.
+    for (int r = 0; r < n; ++r) {
+      const std::vector<PairwiseStep> steps = exchange_steps(r, n, 0);
+      ASSERT_EQ(steps.size(), index(n - 1));
+      for (int s = 1; s < n; ++s) {
+        EXPECT_EQ(steps[index(s - 1)].send_to, pairwise_step(r, n, s).send_to);
+        EXPECT_EQ(steps[index(s - 1)].receive_from, pairwise_step(r, n, s).receive_from);
+      }
+    }
+  }
+}
+
 TEST(CollectiveSchedule, RingAllGatherDeliversEveryBlockToEveryRankOnce) {
   for (int n = 1; n <= kMaxRanks; ++n) {
     // has[r][b]: rank r holds block b.

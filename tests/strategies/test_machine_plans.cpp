@@ -173,6 +173,7 @@ TEST(MachinePlans, P3AnnouncesEachBatchOncePerMachine) {
     for (int r = 0; r < kRanks; ++r) {
       const Plan& plan = relayed[index(r)];
       ASSERT_EQ(plan.ops[2].label, "relay announcements");
+      EXPECT_EQ(plan.ops[2].ranks_per_machine, kRanksPerMachine);
       const auto flat_in = received_by_peer(flat[index(r)], Traffic::structure);
       const auto flat_out = sent_by_peer(flat[index(r)], Traffic::structure);
       const auto in = received_by_peer(plan, Traffic::structure);
@@ -195,6 +196,25 @@ TEST(MachinePlans, P3AnnouncesEachBatchOncePerMachine) {
       EXPECT_EQ(within_in, expected_within_in) << "rank " << r;
     }
   }
+}
+
+// An exchange within machines is a prologue all_to_all whose bytes stay in the machine.
+TEST(MachinePlans, AnExchangeWithinMachinesKeepsItsBytesThere) {
+  ExperimentConfig config = experiment("p3");
+  config.distribution.p3_partials = "machine";
+  const auto plans = plans_for(make_strategy_context(config, cora(), kRanks));
+  const Plan& plan = plans[0];
+  EXPECT_NO_THROW(plan.validate());
+  Plan across = plan;
+  across.ops[2].bytes_to[index(kRanks - 1)] = 4;
+  EXPECT_THROW(across.validate(), Error);
+  Plan body = plan;
+  const auto body_exchange =
+      std::find_if(body.ops.begin() + body.prologue_ops, body.ops.end(),
+                   [](const Op& op) { return op.kind == OpKind::all_to_all; });
+  ASSERT_NE(body_exchange, body.ops.end());
+  body_exchange->ranks_per_machine = kRanksPerMachine;
+  EXPECT_THROW(body.validate(), Error);
 }
 
 // The ConfigError's field, or "" when the context builds.
