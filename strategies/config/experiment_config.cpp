@@ -233,7 +233,7 @@ const std::vector<ConfigOption>& experiment_options() {
              "dgl-pull: rank (own rows), or machine (one store per machine in host memory)"},
             {"p3-partials", "distribution.p3_partials",
              "p3: owner (partial results summed by the batch's owner), or machine (within each "
-             "machine first)"},
+             "machine first, and each batch's first-layer graph sent once per machine)"},
             {"device-memory", "distribution.device_memory_bytes",
              "bytes of the modelled device per rank: an iteration that needs more is reported as "
              "out of memory (0 = no limit)"},
