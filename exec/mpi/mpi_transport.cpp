@@ -298,17 +298,22 @@ void MpiTransport::exchange(std::span<const std::byte> payload, int send_to, int
   bytes_received_[kind] += count;
 }
 
-void MpiTransport::all_to_all_into(const std::vector<std::span<const std::byte>>& send,
-                                   std::vector<std::vector<std::byte>>& received, Traffic kind,
-                                   TransferTiming& timing) {
+void MpiTransport::check_all_to_all_payloads(const std::vector<std::span<const std::byte>>& send,
+                                             const char* call) const {
   if (send.size() != static_cast<std::size_t>(size_)) {
-    throw Error("all_to_all: rank " + std::to_string(rank_) + " passed " +
+    throw Error(std::string(call) + ": rank " + std::to_string(rank_) + " passed " +
                 std::to_string(send.size()) + " payloads for " + std::to_string(size_) + " ranks");
   }
   // Checked before the first send, so that every rank that fails fails before talking.
   for (int peer = 0; peer < size_; ++peer) {
     if (peer != rank_) message_count(send[static_cast<std::size_t>(peer)].size(), "all_to_all");
   }
+}
+
+void MpiTransport::all_to_all_into(const std::vector<std::span<const std::byte>>& send,
+                                   std::vector<std::vector<std::byte>>& received, Traffic kind,
+                                   TransferTiming& timing) {
+  check_all_to_all_payloads(send, "all_to_all");
   exchange_in_steps(send, received, kind, timing, exchange_steps(rank_, size_, 0));
 }
 
@@ -316,15 +321,11 @@ void MpiTransport::all_to_all_within_machine_into(
     const std::vector<std::span<const std::byte>>& send,
     std::vector<std::vector<std::byte>>& received, Traffic kind, TransferTiming& timing,
     int ranks_per_machine) {
-  if (send.size() != static_cast<std::size_t>(size_)) {
-    throw Error("all_to_all within machines: rank " + std::to_string(rank_) + " passed " +
-                std::to_string(send.size()) + " payloads for " + std::to_string(size_) + " ranks");
-  }
+  check_all_to_all_payloads(send, "all_to_all within machines");
   require_payloads_within_machine(send, rank_, size_, ranks_per_machine);
-  for (int peer = 0; peer < size_; ++peer) {
-    if (peer != rank_) message_count(send[static_cast<std::size_t>(peer)].size(), "all_to_all");
-  }
-  received.assign(static_cast<std::size_t>(size_), {});
+  // Nothing comes from the other machines; the buffers keep their allocations.
+  received.resize(static_cast<std::size_t>(size_));
+  for (std::vector<std::byte>& bytes : received) bytes.clear();
   exchange_in_steps(send, received, kind, timing, exchange_steps(rank_, size_, ranks_per_machine));
 }
 

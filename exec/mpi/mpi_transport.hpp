@@ -106,6 +106,10 @@ class MpiTransport final : public Transport {
   // One schedule step: sends `payload` to `send_to` while receiving, into `received` (resized to
   // the probed size), what `receive_from` sent with the same tag. Time blocked in MPI_Probe is
   // added to `timing.waiting_seconds`.
+  // Throws Error (before any message) unless `send` has a payload per rank, each of a size MPI
+  // can send; `call` names the call in the message.
+  void check_all_to_all_payloads(const std::vector<std::span<const std::byte>>& send,
+                                 const char* call) const;
   // A blocking all-to-all's steps, one after another (exchange_steps), under one tag.
   void exchange_in_steps(const std::vector<std::span<const std::byte>>& send,
                          std::vector<std::vector<std::byte>>& received, Traffic kind,

@@ -502,7 +502,8 @@ const Op& Plan::op_labelled(std::string_view label) const {
 namespace {
 
 // Why `op` (the plan's op `index`) cannot have its ranks_per_machine, or "" when it can: a
-// hierarchical all_reduce, or a prologue all_to_all within machines whose bytes stay in them.
+// hierarchical all_reduce, or a prologue all_to_all within machines whose bytes stay in them (its
+// byte counts, one per rank, already checked).
 std::string machines_problem(const Plan& plan, const Op& op, int index) {
   const int g = op.ranks_per_machine;
   if (g == 0) return "";
@@ -515,9 +516,7 @@ std::string machines_problem(const Plan& plan, const Op& op, int index) {
            std::to_string(plan.num_ranks) +
            " ranks, dividing them) or a prologue all_to_all within machines has one";
   }
-  for (int q = 0; q < plan.num_ranks && q < static_cast<int>(op.bytes_to.size()) &&
-                  q < static_cast<int>(op.bytes_from.size());
-       ++q) {
+  for (int q = 0; q < plan.num_ranks; ++q) {
     const auto slot = static_cast<std::size_t>(q);
     if (q / g != plan.rank / g && (op.bytes_to[slot] != 0 || op.bytes_from[slot] != 0)) {
       return "exchanges within machines of " + std::to_string(g) +
@@ -586,14 +585,14 @@ void Plan::validate() const {
       fail(i, "sync_step " + std::to_string(op.sync_step) +
                   ": only partial layer ops have one, 1 or 2");
     }
-    if (const std::string problem = machines_problem(*this, op, static_cast<int>(i));
-        !problem.empty()) {
-      fail(i, problem);
-    }
     const bool per_peer = op.kind == OpKind::all_to_all;
     if (is_communication(op.kind) && (static_cast<int>(op.bytes_to.size()) != num_ranks ||
                                       static_cast<int>(op.bytes_from.size()) != num_ranks)) {
       fail(i, "needs one byte count per rank");
+    }
+    if (const std::string problem = machines_problem(*this, op, static_cast<int>(i));
+        !problem.empty()) {
+      fail(i, problem);
     }
     if (per_peer && (static_cast<int>(op.inputs.size()) != num_ranks ||
                      static_cast<int>(op.outputs.size()) != num_ranks)) {
