@@ -46,10 +46,7 @@ std::int64_t local_elements(const std::vector<ParameterSpec>& parameters,
 }
 
 ModelEmitter::ModelEmitter(PlanBuilder& builder, const ModelSpec& spec, std::uint64_t dropout_key)
-    : builder_(builder),
-      spec_(spec),
-      dropout_key_(dropout_key),
-      traces_(static_cast<std::size_t>(spec.num_layers())) {}
+    : builder_(builder), spec_(spec), dropout_key_(dropout_key) {}
 
 std::uint64_t ModelEmitter::layer_dropout_key(int layer) const {
   return hash_mix(dropout_key_, static_cast<std::uint64_t>(layer));
@@ -104,24 +101,26 @@ int ModelEmitter::forward(std::span<const int> blocks, int input, int first_laye
   return h;
 }
 
-int ModelEmitter::forward_layer(int layer, int block_tensor, int input) {
+int ModelEmitter::forward_layer(int layer, int block_tensor, int input, const LayerUse& use) {
   const Block& block = block_of(builder_, block_tensor);
-  LayerTrace& trace = traces_[static_cast<std::size_t>(layer)];
+  LayerTrace& trace = traces_[{layer, use.instance}];
   trace.block = block_tensor;
   if (spec_.dropout() > 0) dropout(input, block_tensor, layer, 0);
   trace.input = input;
-  const int z = builder_.add_dense("layer" + std::to_string(layer) + ".out", block.num_dst,
-                                   spec_.layer(layer).out_dim);
+  const std::string name = "layer" + std::to_string(layer);
+  const int z =
+      builder_.add_dense(name + ".out" + use.part, block.num_dst, spec_.layer(layer).out_dim);
   Op forward_op;
   forward_op.kind = OpKind::layer_forward;
-  forward_op.label = "layer" + std::to_string(layer) + ".forward";
+  forward_op.label = name + ".forward" + use.part;
   forward_op.set_input(Input::block, block_tensor);
   forward_op.set_input(Input::tensor, input);
   forward_op.outputs = {z};
   forward_op.layer = layer;
+  forward_op.instance = use.instance;
   set_layer_work(forward_op, layer_work(layer, block, input, false, false));
   builder_.add_op(std::move(forward_op));
-  if (spec_.layer(layer).relu) relu(layer, z);
+  if (spec_.layer(layer).relu) relu(layer, z, use.part);
   trace.output = z;
   return z;
 }
@@ -149,20 +148,20 @@ ModelSpec::LayerWork ModelEmitter::layer_work(int layer, const Block& block, int
                                  dst_entries, backward);
 }
 
-int ModelEmitter::relu(int layer, int z) {
+int ModelEmitter::relu(int layer, int z, const std::string& part) {
   Op op;
   op.kind = OpKind::relu;
-  op.label = "layer" + std::to_string(layer) + ".relu";
+  op.label = "layer" + std::to_string(layer) + ".relu" + part;
   op.set_input(Input::tensor, z);
   op.outputs = {z};
   op.memory_bytes = 2 * builder_.tensor(z).bytes();
   return builder_.add_op(std::move(op));
 }
 
-int ModelEmitter::relu_backward(int layer, int grad, int z) {
+int ModelEmitter::relu_backward(int layer, int grad, int z, const std::string& part) {
   Op op;
   op.kind = OpKind::relu_backward;
-  op.label = "layer" + std::to_string(layer) + ".relu_backward";
+  op.label = "layer" + std::to_string(layer) + ".relu_backward" + part;
   op.set_input(Input::gradient, grad);
   op.set_input(Input::relu_output, z);
   op.outputs = {grad};
@@ -194,13 +193,18 @@ int ModelEmitter::backward(int grad_logits, int bottom_layer, bool bottom_input_
   return grad;
 }
 
-int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
-  const LayerTrace& trace = traces_[static_cast<std::size_t>(layer)];
+int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad, const LayerUse& use) {
+  const auto found = traces_.find({layer, use.instance});
+  if (found == traces_.end()) {
+    throw Error("layer" + std::to_string(layer) + use.part + ": backward before forward");
+  }
+  const LayerTrace& trace = found->second;
   const Block& block = block_of(builder_, trace.block);
-  if (spec_.layer(layer).relu) relu_backward(layer, grad_output, trace.output);
+  if (spec_.layer(layer).relu) relu_backward(layer, grad_output, trace.output, use.part);
   Op op;
   op.kind = OpKind::layer_backward;
-  op.label = "layer" + std::to_string(layer) + ".backward";
+  op.label = "layer" + std::to_string(layer) + ".backward" + use.part;
+  op.instance = use.instance;
   op.set_input(Input::gradient, grad_output);
   op.set_input(Input::block, trace.block);
   op.set_input(Input::tensor, trace.input);
@@ -209,8 +213,8 @@ int ModelEmitter::backward_layer(int layer, int grad_output, bool input_grad) {
   set_layer_work(op, layer_work(layer, block, trace.input, true, input_grad));
   int grad_input = -1;
   if (input_grad) {
-    grad_input = builder_.add_dense("layer" + std::to_string(layer) + ".in.grad", block.num_src(),
-                                    spec_.layer(layer).in_dim);
+    grad_input = builder_.add_dense("layer" + std::to_string(layer) + ".in.grad" + use.part,
+                                    block.num_src(), spec_.layer(layer).in_dim);
     op.outputs = {grad_input};
   }
   gradient_ops_.push_back(builder_.add_op(std::move(op)));

@@ -4,6 +4,7 @@
 // Strategies emit the data-parallel part of a model through ModelEmitter and add their own ops
 // around it (P3's model-parallel first layer).
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,14 @@ std::vector<ParameterSpec> full_model_parameters(const ModelSpec& spec);
 std::int64_t local_elements(const std::vector<ParameterSpec>& parameters,
                             const std::vector<std::string>& names);
 
+// Which use of a layer its ops belong to, where a plan runs a layer on more than one block
+// (NeutronStar: the destinations that wait for no peer, then the others): every use keeps its
+// own state for its backward, and its backward adds to the same parameter gradients.
+struct LayerUse {
+  int instance = 0;
+  std::string part;  // appended to the ops' labels; empty for a layer's only use
+};
+
 class ModelEmitter {
  public:
   ModelEmitter(PlanBuilder& builder, const ModelSpec& spec, std::uint64_t dropout_key);
@@ -49,13 +58,13 @@ class ModelEmitter {
   // on `input` (in place), the layer on `block`, ReLU unless it is the last layer; returns the
   // output. Backward: from the gradient of the layer's output (after its ReLU), returns the
   // gradient of its input (after dropout) when `input_grad`, else -1.
-  int forward_layer(int layer, int block, int input);
-  int backward_layer(int layer, int grad_output, bool input_grad);
+  int forward_layer(int layer, int block, int input, const LayerUse& use = {});
+  int backward_layer(int layer, int grad_output, bool input_grad, const LayerUse& use = {});
 
   // Layer `layer`'s ReLU on its output `z`, in place, and its backward on the gradient `grad`
   // (masked where `z` is not positive).
-  int relu(int layer, int z);
-  int relu_backward(int layer, int grad, int z);
+  int relu(int layer, int z, const std::string& part = "");
+  int relu_backward(int layer, int grad, int z, const std::string& part = "");
 
   int num_layers() const { return spec_.num_layers(); }
 
@@ -83,7 +92,7 @@ class ModelEmitter {
   // A layer op's work, from its input's kind (sparse rows: ModelSpec's sparse-input work).
   ModelSpec::LayerWork layer_work(int layer, const Block& block, int input, bool backward,
                                   bool input_grad) const;
-  std::vector<LayerTrace> traces_;  // per layer
+  std::map<std::pair<int, int>, LayerTrace> traces_;  // per (layer, use's instance)
   std::vector<int> gradient_ops_;
 };
 

@@ -18,17 +18,24 @@
 // Gradients flow back only along what was fetched; what a rank recomputed it differentiates
 // itself, so the sum over ranks of the weight gradients is the single-process one.
 //
-// Not modelled: ring-ordered sends, overlap of communication with compute and the lock-free
-// queues are the engines' business (the plans' dependencies allow the overlap); Tv, Te and Tc are
-// options (NeutronStarOptions), not probed on the machine.
+// Overlap (NeutronStarOptions::overlap): a layer's destinations whose every source was computed
+// here run while the fetch moves, and the others once it has arrived; backward, the others first,
+// so that the fetched rows' gradients go back while the rest is computed (block_split.hpp: exact
+// for every model, GAT's softmax included). NeutronStar overlaps by source instead, aggregating
+// each peer's chunk as it arrives, which needs a layer split around a sum over source chunks that
+// the engines do not have. The fetches run in the pairwise all-to-all's ring order with
+// distribution.all_to_all_block_steps 1; the lock-free queues are the engines' business; Tv, Te
+// and Tc are options (NeutronStarOptions), which simulate probes from its cluster.
 #include "strategies/neutronstar.hpp"
 
 #include <algorithm>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "strategies/block_split.hpp"
 #include "strategies/full_graph.hpp"
 #include "strategies/halo.hpp"
 #include "strategies/model_ops.hpp"
@@ -190,11 +197,13 @@ std::vector<std::int32_t> positions_of(const std::unordered_map<NodeId, std::int
 class NeutronStarPlanner {
  public:
   NeutronStarPlanner(const StrategyContext& context, const RankIteration& iteration,
-                     std::shared_ptr<const Dependencies> dependencies, const Announcement& received)
+                     std::shared_ptr<const Dependencies> dependencies, const Announcement& received,
+                     bool overlap)
       : context_(context),
         iteration_(iteration),
         rank_(iteration.rank),
         num_ranks_(context.num_ranks),
+        overlap_(overlap),
         dependencies_(std::move(dependencies)),
         builder_("neutronstar", iteration.rank, context.num_ranks, iteration.epoch,
                  iteration.iteration),
@@ -227,6 +236,30 @@ class NeutronStarPlanner {
     std::vector<int> fetched;
   };
   const PeerRows& peer_rows(int layer);
+  // A layer's destinations split for the overlap (block_split.hpp): the ready part reads only
+  // rows the layer below computed here and runs while the fetch moves; the waiting part reads
+  // fetched rows too. As plan tensors: blocks, and index tensors of positions.
+  struct LayerSplit {
+    int ready_block = -1;
+    int waiting_block = -1;
+    int ready_destinations = -1;    // the ready part's destinations among the layer's
+    int waiting_destinations = -1;  // the waiting part's
+    int ready_rows_below = -1;      // each ready source's row among the layer below's outputs
+    int waiting_local = -1;         // the waiting sources computed below, among its sources
+    int waiting_rows_below = -1;    // and their rows below
+    std::vector<int> fetched;       // per peer: where its rows sit among the waiting sources
+  };
+  // The layer's split, or nullptr where it computes as one block: without overlap, on one rank,
+  // at the first layer (whose dependencies' features are copied once, not fetched) and where
+  // either part would be empty.
+  const LayerSplit* layer_split(int layer);
+  std::optional<LayerSplit> make_split(int layer);
+  // Layer `layer` forward from the layer below's output `below`; its backward from the gradient of
+  // its output, returning the gradient of the layer below's output.
+  int forward(int layer, int below);
+  int backward(int layer, int grad_output);
+  int overlapped_forward(int layer, int below, const LayerSplit& split);
+  int overlapped_backward(int layer, int grad_output, const LayerSplit& split);
   int first_layer_input();
   // The first layer's input over its sources from (positions, rows) pairs: the own features and
   // the dependencies' copies, sparse rows where they are sparse.
@@ -239,12 +272,16 @@ class NeutronStarPlanner {
   // (source positions, destination-below positions) of the sources the layer below computes.
   // Built once per layer and shared by forward and backward.
   std::pair<int, int> local_rows(int layer);
+  // Per source of the layer's block, its row among the layer below's destinations where that
+  // layer computes it here, else -1 (it is fetched). Built once per layer.
+  const std::vector<std::int32_t>& rows_below(int layer);
   const std::unordered_map<NodeId, std::int32_t>& positions(int layer);
 
   const StrategyContext& context_;
   const RankIteration& iteration_;
   const int rank_;
   const int num_ranks_;
+  const bool overlap_;
   const std::shared_ptr<const Dependencies> dependencies_;
   PlanBuilder builder_;
   ModelEmitter model_;
@@ -253,6 +290,8 @@ class NeutronStarPlanner {
   std::vector<std::unordered_map<NodeId, std::int32_t>> positions_;  // [layer], when built
   std::vector<std::pair<int, int>> local_rows_;                      // [layer], when built
   std::vector<PeerRows> peer_rows_;                                  // [layer], when built
+  std::vector<std::vector<std::int32_t>> rows_below_;                // [layer], when built
+  std::vector<std::optional<std::optional<LayerSplit>>> splits_;     // [layer], when decided
 };
 
 Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement& received) {
@@ -270,12 +309,10 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
   emit_copy_to_device(builder_, input, "copy layer0 input to device");
   int output = model_.forward_layer(0, graphs_.front(), input);
   const int last = context_.model.num_layers() - 1;
-  for (int l = 1; l <= last; ++l) {
-    output = model_.forward_layer(l, graphs_[static_cast<std::size_t>(l)], layer_input(l, output));
-  }
+  for (int l = 1; l <= last; ++l) output = forward(l, output);
   int grad = emit_training_loss(builder_, model_, iteration_, own.seeds, output,
                                 block(last).num_dst, "neutronstar");
-  for (int l = last; l > 0; --l) grad = output_gradient(l, model_.backward_layer(l, grad, true));
+  for (int l = last; l > 0; --l) grad = backward(l, grad);
   model_.backward_layer(0, grad, false);
   emit_all_reduce_and_step(builder_, parameters, rank_, num_ranks_,
                            context_.all_reduce_ranks_per_machine(), model_.gradient_ops());
@@ -359,19 +396,31 @@ const std::unordered_map<NodeId, std::int32_t>& NeutronStarPlanner::positions(in
   return built;
 }
 
+const std::vector<std::int32_t>& NeutronStarPlanner::rows_below(int layer) {
+  rows_below_.resize(dependencies_->blocks.size());
+  auto& built = rows_below_[static_cast<std::size_t>(layer)];
+  if (!built.empty() || block(layer).src_nodes.empty()) return built;
+  const Block& here = block(layer);
+  const auto& below = positions(layer - 1);
+  built.assign(here.src_nodes.size(), -1);
+  for (std::size_t s = 0; s < here.src_nodes.size(); ++s) {
+    const auto it = below.find(here.src_nodes[s]);
+    if (it != below.end() && it->second < block(layer - 1).num_dst) built[s] = it->second;
+  }
+  return built;
+}
+
 std::pair<int, int> NeutronStarPlanner::local_rows(int layer) {
   local_rows_.resize(dependencies_->blocks.size(), {-1, -1});
   auto& built = local_rows_[static_cast<std::size_t>(layer)];
   if (built.first >= 0) return built;
-  const Block& here = block(layer);
-  const auto& below = positions(layer - 1);
+  const std::vector<std::int32_t>& below = rows_below(layer);
   std::vector<std::int32_t> sources;
   std::vector<std::int32_t> destinations;
-  for (std::size_t s = 0; s < here.src_nodes.size(); ++s) {
-    const auto it = below.find(here.src_nodes[s]);
-    if (it == below.end() || it->second >= block(layer - 1).num_dst) continue;
+  for (std::size_t s = 0; s < below.size(); ++s) {
+    if (below[s] < 0) continue;
     sources.push_back(static_cast<std::int32_t>(s));
-    destinations.push_back(it->second);
+    destinations.push_back(below[s]);
   }
   const std::string name = "layer" + std::to_string(layer);
   built = {builder_.add_index(name + " sources computed below", std::move(sources)),
@@ -411,6 +460,127 @@ int NeutronStarPlanner::output_gradient(int layer, int grad_input) {
   return grad;
 }
 
+const LayerUse kReadyPart{0, " (ready)"};
+const LayerUse kWaitingPart{1, " (waiting)"};
+
+int NeutronStarPlanner::forward(int layer, int below) {
+  if (const LayerSplit* split = layer_split(layer)) return overlapped_forward(layer, below, *split);
+  return model_.forward_layer(layer, graphs_[static_cast<std::size_t>(layer)],
+                              layer_input(layer, below));
+}
+
+int NeutronStarPlanner::backward(int layer, int grad_output) {
+  if (const LayerSplit* split = layer_split(layer)) {
+    return overlapped_backward(layer, grad_output, *split);
+  }
+  return output_gradient(layer, model_.backward_layer(layer, grad_output, true));
+}
+
+const NeutronStarPlanner::LayerSplit* NeutronStarPlanner::layer_split(int layer) {
+  if (!overlap_ || num_ranks_ == 1 || layer == 0) return nullptr;
+  splits_.resize(dependencies_->blocks.size());
+  auto& decided = splits_[static_cast<std::size_t>(layer)];
+  if (!decided) decided = make_split(layer);
+  return decided->has_value() ? &**decided : nullptr;
+}
+
+std::optional<NeutronStarPlanner::LayerSplit> NeutronStarPlanner::make_split(int layer) {
+  const std::vector<std::int32_t>& below = rows_below(layer);
+  std::vector<bool> at_hand(below.size());
+  for (std::size_t s = 0; s < below.size(); ++s) at_hand[s] = below[s] >= 0;
+  BlockSplit parts = split_by_sources_at_hand(block(layer), at_hand);
+  if (parts.ready.destinations.empty() || parts.waiting.destinations.empty()) return std::nullopt;
+  const std::string name = "layer" + std::to_string(layer);
+  LayerSplit split;
+  split.ready_block = builder_.add_block(name + " ready block", parts.ready.block);
+  split.waiting_block = builder_.add_block(name + " waiting block", parts.waiting.block);
+  split.ready_destinations =
+      builder_.add_index(name + " ready destinations", std::move(parts.ready.destinations));
+  split.waiting_destinations =
+      builder_.add_index(name + " waiting destinations", std::move(parts.waiting.destinations));
+  std::vector<std::int32_t> ready_rows;
+  ready_rows.reserve(parts.ready.sources.size());
+  for (const std::int32_t s : parts.ready.sources)
+    ready_rows.push_back(below[static_cast<std::size_t>(s)]);
+  split.ready_rows_below = builder_.add_index(name + " ready sources below", std::move(ready_rows));
+  std::vector<std::int32_t> local;
+  std::vector<std::int32_t> local_rows;
+  std::unordered_map<NodeId, std::int32_t> fetched_at;  // a fetched node's waiting source
+  for (std::size_t i = 0; i < parts.waiting.sources.size(); ++i) {
+    const auto s = static_cast<std::size_t>(parts.waiting.sources[i]);
+    if (below[s] >= 0) {
+      local.push_back(static_cast<std::int32_t>(i));
+      local_rows.push_back(below[s]);
+    } else {
+      fetched_at.emplace(block(layer).src_nodes[s], static_cast<std::int32_t>(i));
+    }
+  }
+  split.waiting_local =
+      builder_.add_index(name + " waiting sources computed below", std::move(local));
+  split.waiting_rows_below = builder_.add_index(name + " their rows below", std::move(local_rows));
+  split.fetched.assign(static_cast<std::size_t>(num_ranks_), -1);
+  for (int q = 0; q < num_ranks_; ++q) {
+    if (q == rank_) continue;
+    split.fetched[static_cast<std::size_t>(q)] =
+        builder_.add_index(name + " waiting positions fetched from " + peer_name(q),
+                           positions_of(fetched_at, fetched(layer, q)));
+  }
+  return split;
+}
+
+// The fetch starts first and the ready part runs while it moves; the waiting part runs once its
+// rows are there. The output is the two parts' rows in the layer's destination order.
+int NeutronStarPlanner::overlapped_forward(int layer, int below, const LayerSplit& split) {
+  const std::string name = "layer" + std::to_string(layer);
+  std::vector<int> pairs =
+      exchange_rows(builder_, name + " fetch dependencies", Traffic::activations, rank_,
+                    peer_rows(layer).served, split.fetched, below, {});
+  const int ready_input =
+      rows_for(builder_, name + " input (ready)", split.ready_rows_below, below);
+  const int ready = model_.forward_layer(layer, split.ready_block, ready_input, kReadyPart);
+  pairs.push_back(split.waiting_local);
+  pairs.push_back(
+      rows_for(builder_, name + " computed rows (waiting)", split.waiting_rows_below, below));
+  const int waiting_input = builder_.add_dense(
+      name + " input (waiting)", builder_.tensor(split.waiting_block).block->num_src(),
+      builder_.tensor(below).cols);
+  builder_.add_op(
+      scatter_add_op(builder_, "assemble " + name + " input", std::move(pairs), waiting_input));
+  const int waiting = model_.forward_layer(layer, split.waiting_block, waiting_input, kWaitingPart);
+  const int output =
+      builder_.add_dense(name + ".out", block(layer).num_dst, builder_.tensor(ready).cols);
+  builder_.add_op(
+      scatter_rows_op(builder_, "assemble " + name + " output",
+                      {split.ready_destinations, ready, split.waiting_destinations, waiting},
+                      output, Stream::compute));
+  return output;
+}
+
+// The waiting part first, so that its fetched rows' gradients go back to their owners while the
+// ready part's are computed.
+int NeutronStarPlanner::overlapped_backward(int layer, int grad_output, const LayerSplit& split) {
+  const std::string name = "layer" + std::to_string(layer);
+  const int waiting = model_.backward_layer(layer,
+                                            rows_for(builder_, name + " output gradient (waiting)",
+                                                     split.waiting_destinations, grad_output),
+                                            true, kWaitingPart);
+  std::vector<int> pairs =
+      exchange_rows(builder_, name + " dependency gradients", Traffic::gradients, rank_,
+                    split.fetched, peer_rows(layer).served, waiting, {});
+  const int ready = model_.backward_layer(
+      layer,
+      rows_for(builder_, name + " output gradient (ready)", split.ready_destinations, grad_output),
+      true, kReadyPart);
+  const int waiting_local =
+      rows_for(builder_, name + " computed gradients (waiting)", split.waiting_local, waiting);
+  pairs.insert(pairs.end(),
+               {split.ready_rows_below, ready, split.waiting_rows_below, waiting_local});
+  const int grad = builder_.add_dense("layer" + std::to_string(layer - 1) + ".out.grad",
+                                      block(layer - 1).num_dst, builder_.tensor(ready).cols);
+  builder_.add_op(scatter_add_op(builder_, "add " + name + " gradients", std::move(pairs), grad));
+  return grad;
+}
+
 class NeutronStarStrategy final : public HaloStrategy {
  public:
   explicit NeutronStarStrategy(NeutronStarOptions options) : options_(std::move(options)) {}
@@ -439,7 +609,8 @@ class NeutronStarStrategy final : public HaloStrategy {
 
   Plan plan(const StrategyContext& context, const RankIteration& iteration,
             const Announcement& requests, const Announcement& received) const override {
-    return NeutronStarPlanner(context, iteration, dependencies_of(context, iteration), received)
+    return NeutronStarPlanner(context, iteration, dependencies_of(context, iteration), received,
+                              options_.overlap)
         .build(requests, received);
   }
 
@@ -484,6 +655,7 @@ NeutronStarOptions neutronstar_options(const DistributionConfig& distribution) {
   options.edge_seconds = distribution.neutronstar_edge_seconds.value_or(options.edge_seconds);
   options.transfer_seconds =
       distribution.neutronstar_transfer_seconds.value_or(options.transfer_seconds);
+  options.overlap = distribution.neutronstar_overlap;
   return options;
 }
 

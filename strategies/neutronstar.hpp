@@ -20,6 +20,9 @@ struct NeutronStarOptions {
   double vertex_seconds = kDefaultVertexSeconds;
   double edge_seconds = kDefaultEdgeSeconds;
   double transfer_seconds = kDefaultTransferSeconds;
+  // Whether a layer's destinations that read no fetched dependency are computed while the fetch
+  // moves (distribution.neutronstar_overlap).
+  bool overlap = false;
 
   // Where no probe sets them (run_experiment, unless the configuration does): near what simulate
   // probes on the p3-cluster preset at hidden 16 (sim/probed_costs.hpp: a P100's Tv 2.8e-11 and

@@ -90,6 +90,7 @@ DistributionConfig distribution_config_from_json(const nlohmann::json& object,
   reader.read("neutronstar_vertex_seconds", config.neutronstar_vertex_seconds);
   reader.read("neutronstar_edge_seconds", config.neutronstar_edge_seconds);
   reader.read("neutronstar_transfer_seconds", config.neutronstar_transfer_seconds);
+  reader.read("neutronstar_overlap", config.neutronstar_overlap);
   reader.read("ranks_per_machine", config.ranks_per_machine);
   reader.read("all_reduce", config.all_reduce);
   reader.read("all_to_all_block_steps", config.all_to_all_block_steps);
@@ -165,6 +166,7 @@ nlohmann::json to_json(const DistributionConfig& config) {
           {"neutronstar_vertex_seconds", or_null(config.neutronstar_vertex_seconds)},
           {"neutronstar_edge_seconds", or_null(config.neutronstar_edge_seconds)},
           {"neutronstar_transfer_seconds", or_null(config.neutronstar_transfer_seconds)},
+          {"neutronstar_overlap", config.neutronstar_overlap},
           {"ranks_per_machine", config.ranks_per_machine},
           {"all_reduce", config.all_reduce},
           {"all_to_all_block_steps", config.all_to_all_block_steps},
@@ -222,6 +224,8 @@ const std::vector<ConfigOption>& experiment_options() {
              "sancus, change bound, simulate only: chance a block changed beyond the threshold"},
             {"neutronstar", "distribution.neutronstar_dependencies",
              "neutronstar: cache (DepCache), communicate (DepComm) or hybrid"},
+            {"neutronstar-overlap", "distribution.neutronstar_overlap",
+             "neutronstar: true computes what reads no fetched dependency while the fetch moves"},
             {"ranks-per-machine", "distribution.ranks_per_machine",
              "ranks per machine, consecutive (0 = the cluster's, or MPI's hosts)"},
             {"all-reduce", "distribution.all_reduce",

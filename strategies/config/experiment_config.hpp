@@ -66,6 +66,11 @@ struct DistributionConfig {
   std::optional<double> neutronstar_vertex_seconds;
   std::optional<double> neutronstar_edge_seconds;
   std::optional<double> neutronstar_transfer_seconds;
+  // Whether a neutronstar rank computes the destinations of a layer that read no fetched
+  // dependency while the fetch moves, and sends the fetched rows' gradients back while it
+  // computes the others' (overlap by destination; NeutronStar's own overlaps by source chunk,
+  // docs/plans.md). Off by default: on high-degree graphs few destinations read no fetched row.
+  bool neutronstar_overlap = false;
   // The machines the ranks run on: every ranks_per_machine consecutive ranks share one, its host
   // memory and its NIC (0: where the run learns it: simulate from its cluster, run_experiment from
   // MPI's shared-memory groups, which must then be equal blocks of consecutive ranks).

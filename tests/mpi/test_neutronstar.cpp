@@ -15,11 +15,13 @@ namespace {
 
 const Dataset& cora() { return testing::bundled_workload("cora"); }
 
+// (dependencies, model, layers, overlap: the destinations that read no fetched dependency are
+// computed while the fetch moves, as their own layer ops)
 class NeutronStarEpochs
-    : public ::testing::TestWithParam<std::tuple<std::string, std::string, int>> {};
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string, int, bool>> {};
 
 TEST_P(NeutronStarEpochs, GiveTheSingleProcessStepsAndThePlannedBytes) {
-  const auto& [dependencies, model_kind, num_layers] = GetParam();
+  const auto& [dependencies, model_kind, num_layers, overlap] = GetParam();
   MpiTransport transport;
   ExperimentConfig config;
   config.workload.source = "cora";
@@ -30,6 +32,7 @@ TEST_P(NeutronStarEpochs, GiveTheSingleProcessStepsAndThePlannedBytes) {
   config.training.optimizer = "sgd";
   config.distribution.strategy = "neutronstar";
   config.distribution.neutronstar_dependencies = dependencies;
+  config.distribution.neutronstar_overlap = overlap;
   // Fetching 16 hidden values costs about as much as aggregating Cora's 1433 features over two
   // edges: the hybrid recomputes the dependencies of the lowest degrees and fetches the rest.
   config.distribution.neutronstar_transfer_seconds = 2e-9;
@@ -56,13 +59,18 @@ TEST_P(NeutronStarEpochs, GiveTheSingleProcessStepsAndThePlannedBytes) {
 
 INSTANTIATE_TEST_SUITE_P(
     Modes, NeutronStarEpochs,
-    ::testing::Values(std::tuple{"communicate", "gcn", 2}, std::tuple{"cache", "gcn", 2},
-                      std::tuple{"hybrid", "gcn", 2}, std::tuple{"hybrid", "gcn", 3},
-                      std::tuple{"cache", "gcn", 3}, std::tuple{"hybrid", "sage", 2},
-                      std::tuple{"hybrid", "gat", 2}, std::tuple{"cache", "sgc", 2}),
+    ::testing::Values(
+        std::tuple{"communicate", "gcn", 2, true}, std::tuple{"communicate", "gcn", 2, false},
+        std::tuple{"cache", "gcn", 2, true}, std::tuple{"hybrid", "gcn", 2, true},
+        std::tuple{"hybrid", "gcn", 3, true}, std::tuple{"hybrid", "gcn", 3, false},
+        std::tuple{"cache", "gcn", 3, true}, std::tuple{"hybrid", "sage", 2, true},
+        std::tuple{"communicate", "sage", 3, true}, std::tuple{"hybrid", "gat", 2, true},
+        std::tuple{"communicate", "gat", 2, false}, std::tuple{"communicate", "sgc", 3, true},
+        std::tuple{"cache", "sgc", 2, true}),
     [](const auto& param_info) {
       return std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param) + "_" +
-             std::to_string(std::get<2>(param_info.param)) + "layers";
+             std::to_string(std::get<2>(param_info.param)) + "layers" +
+             (std::get<3>(param_info.param) ? "" : "_no_overlap");
     });
 
 }  // namespace

@@ -108,6 +108,70 @@ TEST(NeutronStarPlans, TheHybridFollowsItsCostModelBetweenTheExtremes) {
   EXPECT_LT(mixed, fetching);
 }
 
+// Whether op `later` of `plan` waits, through its dependencies, for op `earlier`.
+bool waits_for(const Plan& plan, int later, int earlier) {
+  std::vector<int> pending = {later};
+  std::vector<bool> seen(plan.ops.size(), false);
+  while (!pending.empty()) {
+    const int op = pending.back();
+    pending.pop_back();
+    if (op == earlier) return true;
+    for (const int dep : plan.ops[static_cast<std::size_t>(op)].deps) {
+      if (!seen[static_cast<std::size_t>(dep)]) {
+        seen[static_cast<std::size_t>(dep)] = true;
+        pending.push_back(dep);
+      }
+    }
+  }
+  return false;
+}
+
+int op_index(const Plan& plan, const std::string& label) {
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    if (plan.ops[i].label == label) return static_cast<int>(i);
+  }
+  ADD_FAILURE() << "no op " << label;
+  return -1;
+}
+
+// With overlap, a layer's destinations that read no fetched row are computed after the fetch has
+// started and before it is waited for, and their gradients while the fetched rows' go back; the
+// traffic is the same as without.
+TEST(NeutronStarPlans, DepCommComputesWhatNeedsNoFetchedRowWhileTheRowsMove) {
+  ExperimentConfig config = full_graph_config("neutronstar", "communicate");
+  config.distribution.neutronstar_overlap = true;
+  const std::vector<Plan> overlapped = plans(config, 2);
+  config.distribution.neutronstar_overlap = false;
+  const std::vector<Plan> plain = plans(config, 2);
+  for (const Plan& plan : overlapped) {
+    SCOPED_TRACE("rank " + std::to_string(plan.rank));
+    EXPECT_EQ(plan.bytes_sent(), plain[static_cast<std::size_t>(plan.rank)].bytes_sent());
+    EXPECT_EQ(plan.bytes_received(), plain[static_cast<std::size_t>(plan.rank)].bytes_received());
+    const int fetch = op_index(plan, "layer1 fetch dependencies");
+    const int ready = op_index(plan, "layer1.forward (ready)");
+    const int waiting = op_index(plan, "layer1.forward (waiting)");
+    EXPECT_LT(fetch, ready);
+    EXPECT_FALSE(waits_for(plan, ready, fetch));
+    EXPECT_TRUE(waits_for(plan, waiting, fetch));
+    const int gradients = op_index(plan, "layer1 dependency gradients");
+    const int ready_backward = op_index(plan, "layer1.backward (ready)");
+    EXPECT_TRUE(waits_for(plan, gradients, op_index(plan, "layer1.backward (waiting)")));
+    EXPECT_LT(gradients, ready_backward);
+    EXPECT_FALSE(waits_for(plan, ready_backward, gradients));
+    // Both parts hold destinations, and together every one of the layer's.
+    const auto destinations = [&](const std::string& label) {
+      const Op& op = plan.op_labelled(label);
+      return plan.tensors[static_cast<std::size_t>(op.input(Input::block))].block->num_dst;
+    };
+    const std::int64_t ready_rows = destinations("layer1.forward (ready)");
+    EXPECT_GT(ready_rows, 0);
+    EXPECT_GT(destinations("layer1.forward (waiting)"), 0);
+    EXPECT_EQ(ready_rows + destinations("layer1.forward (waiting)"), destinations("layer0.forward"))
+        << "DepComm computes the own nodes at both layers";
+    EXPECT_NO_THROW(plan.validate());
+  }
+}
+
 TEST(NeutronStarConfig, ModesCostsAndStructureAreChecked) {
   nlohmann::json document = {
       {"distribution", {{"strategy", "neutronstar"}, {"neutronstar_dependencies", "both"}}}};
