@@ -136,6 +136,9 @@ std::unique_ptr<Strategy> make_strategy(const DistributionConfig& distribution) 
   // Checked here rather than where the configuration is read: a sweep may set the strategy after.
   require(distribution.p3_partials == "owner" || distribution.strategy == "p3",
           "distribution.p3_partials", "is P3's: " + distribution.strategy + " does not take it");
+  require(!distribution.neutronstar_overlap || distribution.strategy == "neutronstar",
+          "distribution.neutronstar_overlap",
+          "is NeutronStar's: " + distribution.strategy + " does not take it");
   if (distribution.strategy != "sancus") {
     for (const auto& [field, set] :
          {std::pair{"sancus_bound", distribution.sancus_bound != "epochs"},

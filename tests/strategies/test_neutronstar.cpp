@@ -184,6 +184,9 @@ TEST(NeutronStarConfig, ModesCostsAndStructureAreChecked) {
   EXPECT_THROW(make_strategy_context(partitioned, cora(), 2), ConfigError);
   partitioned.distribution.neutronstar_dependencies = "communicate";
   EXPECT_NO_THROW(make_strategy_context(partitioned, cora(), 2));
+  ExperimentConfig roc = full_graph_config("roc", "hybrid");
+  roc.distribution.neutronstar_overlap = true;
+  EXPECT_THROW(make_strategy_context(roc, cora(), 2), ConfigError) << "overlap is NeutronStar's";
 }
 
 }  // namespace
