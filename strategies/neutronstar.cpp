@@ -236,6 +236,8 @@ class NeutronStarPlanner {
     std::vector<int> fetched;
   };
   const PeerRows& peer_rows(int layer);
+  // Only the `served` half (the overlap fetches into its own positions).
+  const std::vector<int>& served_rows(int layer);
   // A layer's destinations split for the overlap (block_split.hpp): the ready part reads only
   // rows the layer below computed here and runs while the fetch moves; the waiting part reads
   // fetched rows too. As plan tensors: blocks, and index tensors of positions.
@@ -320,23 +322,34 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
 }
 
 const NeutronStarPlanner::PeerRows& NeutronStarPlanner::peer_rows(int layer) {
-  peer_rows_.resize(dependencies_->blocks.size());
+  served_rows(layer);
   PeerRows& built = peer_rows_[static_cast<std::size_t>(layer)];
-  if (!built.served.empty()) return built;
+  if (!built.fetched.empty()) return built;
   const std::string name = "layer" + std::to_string(layer);
-  built.served.assign(static_cast<std::size_t>(num_ranks_), -1);
   built.fetched.assign(static_cast<std::size_t>(num_ranks_), -1);
   for (int q = 0; q < num_ranks_; ++q) {
     if (q == rank_) continue;
-    const auto slot = static_cast<std::size_t>(q);
-    built.served[slot] = builder_.add_index(
+    built.fetched[static_cast<std::size_t>(q)] =
+        builder_.add_index(name + " positions fetched from " + peer_name(q),
+                           positions_of(positions(layer), fetched(layer, q)));
+  }
+  return built;
+}
+
+const std::vector<int>& NeutronStarPlanner::served_rows(int layer) {
+  peer_rows_.resize(dependencies_->blocks.size());
+  PeerRows& built = peer_rows_[static_cast<std::size_t>(layer)];
+  if (!built.served.empty()) return built.served;
+  const std::string name = "layer" + std::to_string(layer);
+  built.served.assign(static_cast<std::size_t>(num_ranks_), -1);
+  for (int q = 0; q < num_ranks_; ++q) {
+    if (q == rank_) continue;
+    built.served[static_cast<std::size_t>(q)] = builder_.add_index(
         name + " positions fetched by " + peer_name(q),
         own_positions(local_block(iteration_), served(layer, q),
                       "neutronstar: the dependencies announced by " + peer_name(q)));
-    built.fetched[slot] = builder_.add_index(name + " positions fetched from " + peer_name(q),
-                                             positions_of(positions(layer), fetched(layer, q)));
   }
-  return built;
+  return built.served;
 }
 
 int NeutronStarPlanner::first_layer_input() {
@@ -534,7 +547,7 @@ int NeutronStarPlanner::overlapped_forward(int layer, int below, const LayerSpli
   const std::string name = "layer" + std::to_string(layer);
   std::vector<int> pairs =
       exchange_rows(builder_, name + " fetch dependencies", Traffic::activations, rank_,
-                    peer_rows(layer).served, split.fetched, below, {});
+                    served_rows(layer), split.fetched, below, {});
   const int ready_input =
       rows_for(builder_, name + " input (ready)", split.ready_rows_below, below);
   const int ready = model_.forward_layer(layer, split.ready_block, ready_input, kReadyPart);
@@ -566,7 +579,7 @@ int NeutronStarPlanner::overlapped_backward(int layer, int grad_output, const La
                                             true, kWaitingPart);
   std::vector<int> pairs =
       exchange_rows(builder_, name + " dependency gradients", Traffic::gradients, rank_,
-                    split.fetched, peer_rows(layer).served, waiting, {});
+                    split.fetched, served_rows(layer), waiting, {});
   const int ready = model_.backward_layer(
       layer,
       rows_for(builder_, name + " output gradient (ready)", split.ready_destinations, grad_output),
