@@ -239,6 +239,14 @@ void apply_feature_options(Dataset& dataset, const WorkloadConfig& config) {
 
 void validate_config(const WorkloadConfig& config) {
   require(config.scale > 0, "workload.scale", "must be positive");
+  // Only a preset has a size to scale: anywhere else a scale would be ignored without a word.
+  const auto& known = presets();
+  require(config.scale == 1 ||
+              std::any_of(known.begin(), known.end(),
+                          [&](const PresetSpec& preset) { return preset.name == config.source; }),
+          "workload.scale",
+          "scales a preset (products-like, papers-like, ...); '" + config.source +
+              "' has the size it has");
   require(config.num_nodes >= 2, "workload.num_nodes", "must be at least 2");
   require(config.average_degree > 0, "workload.average_degree", "must be positive");
   require(config.num_classes >= 2, "workload.num_classes", "must be at least 2");

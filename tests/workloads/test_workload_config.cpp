@@ -82,6 +82,14 @@ TEST(LoadWorkload, FeatureOptions) {
                ConfigError);
 }
 
+// A scale resizes a preset; on any other source it would be ignored, so it is refused.
+TEST(LoadWorkload, OnlyAPresetTakesAScale) {
+  EXPECT_THROW(load({{"source", "cora"}, {"scale", 0.5}}), ConfigError);
+  EXPECT_THROW(load({{"source", "csbm"}, {"num_nodes", 100}, {"scale", 2}}), ConfigError);
+  EXPECT_NO_THROW(load({{"source", "cora"}, {"scale", 1}}));
+  EXPECT_EQ(load({{"source", "products-like"}, {"scale", 0.001}}).num_nodes(), 2449);
+}
+
 TEST(LoadWorkload, StoredFeaturesHoldTheGeneratedValues) {
   const Dataset generated = load({{"source", "csbm"}, {"num_nodes", 300}, {"feature_dim", 6}});
   const Dataset stored =
