@@ -263,9 +263,9 @@ class NeutronStarPlanner {
   int overlapped_forward(int layer, int below, const LayerSplit& split);
   int overlapped_backward(int layer, int grad_output, const LayerSplit& split);
   int first_layer_input();
-  // The first layer's input over its sources from (positions, rows) pairs: the own features and
-  // the dependencies' copies, sparse rows where they are sparse.
-  int assemble_first_layer_input(std::vector<int> pairs);
+  // Writes the first layer's input over its sources (`input`): the own features and the
+  // dependencies', copied from their owners.
+  void assemble_first_layer_input(int input);
   // Layer `layer`'s input over its sources, from the layer below's output `below` and what
   // the owners of the fetched dependencies send.
   int layer_input(int layer, int below);
@@ -308,7 +308,6 @@ Plan NeutronStarPlanner::build(const Announcement& requests, const Announcement&
   builder_.end_prologue();
 
   const int input = first_layer_input();
-  emit_copy_to_device(builder_, input, "copy layer0 input to device");
   int output = model_.forward_layer(0, graphs_.front(), input);
   const int last = context_.model.num_layers() - 1;
   for (int l = 1; l <= last; ++l) output = forward(l, output);
@@ -352,7 +351,32 @@ const std::vector<int>& NeutronStarPlanner::served_rows(int layer) {
   return built.served;
 }
 
+// The first layer's input never changes (features, own and the dependencies'): assembled and moved
+// to the device in the first epoch and kept there (persistent), as NeutronStar keeps its
+// partition's features in GPU memory. Dropout writes into its input, so with dropout every epoch
+// works on a copy made on the device.
 int NeutronStarPlanner::first_layer_input() {
+  const Block& first = block(0);
+  // Feature rows are sparse where the run keeps them sparse (add_feature_rows), dense otherwise.
+  const int kept = builder_.persistent(
+      add_feature_rows(builder_, context_, "layer0 input kept", first.src_nodes));
+  if (iteration_.epoch <= 1) {
+    assemble_first_layer_input(kept);
+    emit_copy_to_device(builder_, kept, "copy layer0 input to device");
+  }
+  if (context_.model.dropout() == 0) return kept;
+  std::vector<std::int32_t> every_row(first.src_nodes.size());
+  std::iota(every_row.begin(), every_row.end(), 0);
+  const int input = add_feature_rows(builder_, context_, "layer0 input", first.src_nodes);
+  builder_.add_op(gather_rows_op(builder_, "copy layer0 input",
+                                 builder_.add_index("layer0 input rows", std::move(every_row)),
+                                 kept, input));
+  return input;
+}
+
+// Gathers the own features and copies the dependencies' from their owners (the only epoch that
+// moves features), then writes every row of `input`.
+void NeutronStarPlanner::assemble_first_layer_input(int input) {
   const Block& first = block(0);
   std::vector<std::int32_t> own_ids;
   std::vector<std::int32_t> own_rows;
@@ -361,15 +385,13 @@ int NeutronStarPlanner::first_layer_input() {
     own_ids.push_back(first.src_nodes[s]);
     own_rows.push_back(static_cast<std::int32_t>(s));
   }
-  const bool all_own = static_cast<std::int64_t>(own_ids.size()) == first.num_src();
-  // Feature rows are sparse where the run keeps them sparse (add_feature_rows), dense otherwise.
+  const bool all_own = static_cast<std::int64_t>(own_rows.size()) == first.num_src();
   const int own_features =
-      add_feature_rows(builder_, context_, all_own ? "layer0 input" : "own features", own_ids);
+      all_own ? input : add_feature_rows(builder_, context_, "own features", own_ids);
   emit_gather_feature_rows(builder_, "gather own features",
                            builder_.add_index("own source nodes", std::move(own_ids)),
                            own_features);
-  if (all_own) return own_features;
-  // The dependencies' features: copied from their owners in the first epoch, kept after.
+  if (all_own) return;
   Op copy = exchange_op("copy dependency features", Traffic::features, num_ranks_);
   const auto& positions = this->positions(0);
   std::vector<int> pairs = {builder_.add_index("own source positions", std::move(own_rows)),
@@ -377,8 +399,8 @@ int NeutronStarPlanner::first_layer_input() {
   for (int q = 0; q < num_ranks_; ++q) {
     if (q == rank_) continue;
     const auto slot = static_cast<std::size_t>(q);
-    copy.outputs[slot] = builder_.persistent(add_feature_rows(
-        builder_, context_, "dependency features of " + peer_name(q), fetched(0, q)));
+    copy.outputs[slot] = add_feature_rows(builder_, context_,
+                                          "dependency features of " + peer_name(q), fetched(0, q));
     copy.inputs[slot] = add_feature_rows(builder_, context_,
                                          "dependency features for " + peer_name(q), served(0, q));
     emit_gather_feature_rows(builder_, "gather dependency features for " + peer_name(q),
@@ -390,16 +412,9 @@ int NeutronStarPlanner::first_layer_input() {
                                        positions_of(positions, fetched(0, q))));
     pairs.push_back(copy.outputs[slot]);
   }
-  if (iteration_.epoch <= 1) builder_.add_op(std::move(copy));
-  return assemble_first_layer_input(std::move(pairs));
-}
-
-int NeutronStarPlanner::assemble_first_layer_input(std::vector<int> pairs) {
-  const int input =
-      add_assembled_rows(builder_, "layer0 input", pairs, block(0).num_src(), context_.feature_dim);
+  builder_.add_op(std::move(copy));
   builder_.add_op(
       scatter_rows_op(builder_, "assemble layer0 input", std::move(pairs), input, Stream::copy));
-  return input;
 }
 
 const std::unordered_map<NodeId, std::int32_t>& NeutronStarPlanner::positions(int layer) {
