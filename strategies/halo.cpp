@@ -147,9 +147,7 @@ Plan HaloPlanner::build(const Announcement& requests, const Announcement& receiv
   builder_.end_prologue();
   add_positions();
 
-  const int input = first_layer_input();
-  emit_copy_to_device(builder_, input, "copy layer0 input to device");
-  int output = model_.forward_layer(0, graph, input);
+  int output = model_.forward_layer(0, graph, device_first_layer_input());
   for (int l = 1; l < context_.model.num_layers(); ++l) {
     output = model_.forward_layer(l, graph, layer_input(l, output, Traffic::activations));
   }
@@ -174,6 +172,37 @@ void HaloPlanner::add_positions() {
                            own_positions(block_, (*received_)[slot],
                                          strategy_ + ": the halo announced by " + peer_name(q)));
   }
+}
+
+int HaloPlanner::device_first_layer_input() {
+  if (num_ranks_ == 1 || !keeps_first_layer_input()) {
+    const int input = first_layer_input();
+    emit_copy_to_device(builder_, input, "copy layer0 input to device");
+    return input;
+  }
+  int kept = -1;
+  if (reuses_first_layer_input()) {
+    const std::span<const NodeId> sources = block_.src_nodes;
+    kept = takes_sparse_features()
+               ? add_feature_rows(builder_, context_, "layer0 input", sources)
+               : builder_.add_dense("layer0 input", block_.num_src(), context_.feature_dim);
+  } else {
+    kept = first_layer_input();
+    emit_copy_to_device(builder_, kept, "copy layer0 input to device");
+  }
+  builder_.persistent(kept);
+  if (context_.model.dropout() == 0) return kept;
+  std::vector<std::int32_t> every_row(static_cast<std::size_t>(block_.num_src()));
+  std::iota(every_row.begin(), every_row.end(), 0);
+  const TensorSpec& spec = builder_.tensor(kept);
+  const int input =
+      spec.kind == TensorKind::sparse
+          ? builder_.add_sparse("layer0 input (dropout)", spec.rows, spec.cols, spec.entries)
+          : builder_.add_dense("layer0 input (dropout)", spec.rows, spec.cols);
+  builder_.add_op(gather_rows_op(builder_, "copy layer0 input",
+                                 builder_.add_index("layer0 input rows", std::move(every_row)),
+                                 kept, input));
+  return input;
 }
 
 int HaloPlanner::first_layer_input() {

@@ -83,6 +83,11 @@ class HaloPlanner {
   // Whether layer_input(0, ...) takes the own features as sparse rows where the run keeps them
   // sparse (StrategyContext::sparse_feature_rows); otherwise they are gathered dense.
   virtual bool takes_sparse_features() const { return false; }
+  // Whether the first layer's input, once built, is kept on the device (persistent) for the
+  // rank's later plans, and whether this plan reuses the kept one (nothing in it changed since it
+  // was built). Neither: it is built and copied to the device every epoch.
+  virtual bool keeps_first_layer_input() const { return false; }
+  virtual bool reuses_first_layer_input() const { return false; }
 
   // Assembles a layer's input (or an own gradient) from (positions, rows) pairs: on the host for
   // the features (layer 0, before the copy to the device), on the device after. Sparse rows (the
@@ -111,6 +116,9 @@ class HaloPlanner {
  private:
   void add_positions();
   int first_layer_input();
+  // The first layer's input on the device: built and copied, or kept from an earlier plan; with
+  // dropout (which writes into its input) a copy of the kept one.
+  int device_first_layer_input();
   void backward_and_step(int output, int seeds, const std::vector<ParameterSpec>& parameters);
 };
 

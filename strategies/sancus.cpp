@@ -44,10 +44,11 @@ bool any_broadcast(const std::vector<char>& layer) {
 class SancusPlanner final : public HaloPlanner {
  public:
   SancusPlanner(const StrategyContext& context, const RankIteration& iteration,
-                SancusBroadcasts broadcasts, bool keeps_computed_blocks)
+                SancusBroadcasts broadcasts, bool keeps_computed_blocks, bool skips)
       : HaloPlanner(context, iteration, "sancus"),
         broadcasts_(std::move(broadcasts)),
-        keeps_computed_blocks_(keeps_computed_blocks) {}
+        keeps_computed_blocks_(keeps_computed_blocks),
+        skips_(skips) {}
 
  private:
   // With peers: their blocks (broadcast now, or the copies from their last broadcast) placed at
@@ -66,9 +67,14 @@ class SancusPlanner final : public HaloPlanner {
   int kept_block(const std::string& name, int q, int own);
   int halo_rows_of(const std::string& name, int q, int copy);
   bool takes_sparse_features() const override { return true; }
+  // The features never change: with skipping they move in the first epoch only, and the first
+  // layer's input built then is kept on the device; without, it is built every epoch.
+  bool keeps_first_layer_input() const override { return skips_; }
+  bool reuses_first_layer_input() const override { return !any_broadcast(broadcasts_.front()); }
 
   const SancusBroadcasts broadcasts_;
   const bool keeps_computed_blocks_;
+  const bool skips_;
   std::vector<std::int64_t> rows_of_rank_;
   std::vector<int> block_rows_;
 };
@@ -222,13 +228,13 @@ class SancusStrategy final : public HaloStrategy {
     if (!options_.skips()) {
       const SancusBroadcasts every(static_cast<std::size_t>(num_layers),
                                    std::vector<char>(received.size(), 1));
-      return SancusPlanner(context, iteration, every, false).build(sent, received);
+      return SancusPlanner(context, iteration, every, false, false).build(sent, received);
     }
     DecodedAnnouncements decoded = decode_broadcasts(sent, received, iteration.rank, num_layers);
     std::vector<char> reads_from(decoded.sent.size(), 0);
     for (std::size_t q = 0; q < reads_from.size(); ++q) reads_from[q] = !decoded.sent[q].empty();
     SancusPlanner planner(context, iteration, decoded.broadcasts,
-                          options_.bound == SancusBound::change);
+                          options_.bound == SancusBound::change, true);
     planner.announced_as(sent, received);
     Plan plan = planner.build(decoded.sent, decoded.received);
     plan.carried_state = next_sancus_state(iteration, decoded.broadcasts, reads_from);
