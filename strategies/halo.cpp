@@ -175,34 +175,18 @@ void HaloPlanner::add_positions() {
 }
 
 int HaloPlanner::device_first_layer_input() {
-  if (num_ranks_ == 1 || !keeps_first_layer_input()) {
-    const int input = first_layer_input();
-    emit_copy_to_device(builder_, input, "copy layer0 input to device");
-    return input;
+  const bool keeps = num_ranks_ > 1 && keeps_first_layer_input();
+  if (keeps && reuses_first_layer_input()) {
+    const int kept =
+        takes_sparse_features()
+            ? add_feature_rows(builder_, context_, "layer0 input", block_.src_nodes)
+            : builder_.add_dense("layer0 input", block_.num_src(), context_.feature_dim);
+    return first_layer_input_from_kept(builder_, context_, builder_.persistent(kept));
   }
-  int kept = -1;
-  if (reuses_first_layer_input()) {
-    const std::span<const NodeId> sources = block_.src_nodes;
-    kept = takes_sparse_features()
-               ? add_feature_rows(builder_, context_, "layer0 input", sources)
-               : builder_.add_dense("layer0 input", block_.num_src(), context_.feature_dim);
-  } else {
-    kept = first_layer_input();
-    emit_copy_to_device(builder_, kept, "copy layer0 input to device");
-  }
-  builder_.persistent(kept);
-  if (context_.model.dropout() == 0) return kept;
-  std::vector<std::int32_t> every_row(static_cast<std::size_t>(block_.num_src()));
-  std::iota(every_row.begin(), every_row.end(), 0);
-  const TensorSpec& spec = builder_.tensor(kept);
-  const int input =
-      spec.kind == TensorKind::sparse
-          ? builder_.add_sparse("layer0 input (dropout)", spec.rows, spec.cols, spec.entries)
-          : builder_.add_dense("layer0 input (dropout)", spec.rows, spec.cols);
-  builder_.add_op(gather_rows_op(builder_, "copy layer0 input",
-                                 builder_.add_index("layer0 input rows", std::move(every_row)),
-                                 kept, input));
-  return input;
+  const int input = first_layer_input();
+  emit_copy_to_device(builder_, input, "copy layer0 input to device");
+  return keeps ? first_layer_input_from_kept(builder_, context_, builder_.persistent(input))
+               : input;
 }
 
 int HaloPlanner::first_layer_input() {

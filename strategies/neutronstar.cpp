@@ -358,20 +358,13 @@ const std::vector<int>& NeutronStarPlanner::served_rows(int layer) {
 int NeutronStarPlanner::first_layer_input() {
   const Block& first = block(0);
   // Feature rows are sparse where the run keeps them sparse (add_feature_rows), dense otherwise.
-  const int kept = builder_.persistent(
-      add_feature_rows(builder_, context_, "layer0 input kept", first.src_nodes));
+  const int kept =
+      builder_.persistent(add_feature_rows(builder_, context_, "layer0 input", first.src_nodes));
   if (iteration_.epoch <= 1) {
     assemble_first_layer_input(kept);
     emit_copy_to_device(builder_, kept, "copy layer0 input to device");
   }
-  if (context_.model.dropout() == 0) return kept;
-  std::vector<std::int32_t> every_row(first.src_nodes.size());
-  std::iota(every_row.begin(), every_row.end(), 0);
-  const int input = add_feature_rows(builder_, context_, "layer0 input", first.src_nodes);
-  builder_.add_op(gather_rows_op(builder_, "copy layer0 input",
-                                 builder_.add_index("layer0 input rows", std::move(every_row)),
-                                 kept, input));
-  return input;
+  return first_layer_input_from_kept(builder_, context_, kept);
 }
 
 // Gathers the own features and copies the dependencies' from their owners (the only epoch that

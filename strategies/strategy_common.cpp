@@ -1,5 +1,7 @@
 #include "strategies/strategy_common.hpp"
 
+#include <numeric>
+
 #include "strategies/model_ops.hpp"
 
 namespace gnnbed {
@@ -108,6 +110,21 @@ int emit_gather_feature_rows(PlanBuilder& builder, std::string label, int ids, i
   Op op = gather_features_op(std::move(label), ids, output, 0, rows.cols, rows.rows);
   op.memory_bytes = 2 * rows.bytes();  // read from the store and written
   return builder.add_op(std::move(op));
+}
+
+int first_layer_input_from_kept(PlanBuilder& builder, const StrategyContext& context, int kept) {
+  if (context.model.dropout() == 0) return kept;
+  const TensorSpec spec = builder.tensor(kept);
+  std::vector<std::int32_t> every_row(static_cast<std::size_t>(spec.rows));
+  std::iota(every_row.begin(), every_row.end(), 0);
+  const std::string name = spec.name + " (dropout)";
+  const int input = spec.kind == TensorKind::sparse
+                        ? builder.add_sparse(name, spec.rows, spec.cols, spec.entries)
+                        : builder.add_dense(name, spec.rows, spec.cols);
+  builder.add_op(gather_rows_op(builder, "copy " + spec.name,
+                                builder.add_index(spec.name + " rows", std::move(every_row)), kept,
+                                input));
+  return input;
 }
 
 int add_assembled_rows(PlanBuilder& builder, std::string name, const std::vector<int>& pairs,

@@ -44,6 +44,10 @@ int add_feature_rows(PlanBuilder& builder, const StrategyContext& context, std::
                      std::span<const NodeId> nodes);
 // Gathers the feature rows of `nodes` (index tensor `ids`) from this rank's store into `output`.
 int emit_gather_feature_rows(PlanBuilder& builder, std::string label, int ids, int output);
+// The first layer's input for its dropout, from `kept`, an input kept on the device from one
+// plan to the next (persistent), which dropout must not write into: `kept` itself without
+// dropout, else a copy of its every row made on the device (dense or sparse rows as `kept`).
+int first_layer_input_from_kept(PlanBuilder& builder, const StrategyContext& context, int kept);
 // The tensor, rows x cols, that (positions, rows) `pairs` are placed into: sparse rows holding
 // every part's entries where the parts are sparse rows, else dense.
 int add_assembled_rows(PlanBuilder& builder, std::string name, const std::vector<int>& pairs,
